@@ -1,0 +1,22 @@
+#pragma once
+// The subcommand registry of dflash-eval. A command adds its options to a CLI::App
+// subcommand and stores the action to run when that subcommand is chosen.
+
+#include <functional>
+
+namespace CLI {
+class App;
+}
+
+namespace dfi::eval {
+
+using Action = std::function<int()>;
+
+// Called by each command file: declares `sub` as runnable with `action`.
+void setAction(CLI::App& sub, Action action);
+
+void registerCommands(CLI::App& app);
+// Runs the action of the chosen subcommand and returns its exit code.
+int runSelected(CLI::App& app);
+
+}  // namespace dfi::eval

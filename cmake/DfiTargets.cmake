@@ -1,0 +1,33 @@
+# Helpers that keep every library and test declared the same way.
+
+# dfi_add_library(<name> SOURCES ... [PUBLIC_DEPS ...] [PRIVATE_DEPS ...])
+# A core library lives in core/<dir>/ with public headers in include/dfi/<dir>/.
+function(dfi_add_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;PUBLIC_DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_link_libraries(${name} PUBLIC ${ARG_PUBLIC_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+  dfi_set_warnings(${name})
+endfunction()
+
+function(dfi_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-unused-parameter -Wno-missing-field-initializers)
+endfunction()
+
+# dfi_add_gtest(<name> SOURCES ... LIBS ... LABELS ... [TIMEOUT s])
+# Core and engine tests use GoogleTest so that they build without Qt (the engine side must
+# never include Qt headers); UI tests use Qt Test (dfi_add_qtest in tests/ui).
+function(dfi_add_gtest name)
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
+  target_compile_definitions(${name} PRIVATE
+    DFI_SOURCE_DIR="${CMAKE_SOURCE_DIR}" DFI_BINARY_DIR="${CMAKE_BINARY_DIR}")
+  dfi_set_warnings(${name})
+  add_test(NAME ${name} COMMAND ${name})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 300)
+  endif()
+  set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+                       ENVIRONMENT "${ARG_ENV}")
+endfunction()

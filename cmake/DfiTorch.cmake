@@ -1,0 +1,51 @@
+# libtorch comes from the torch wheel in the project's .venv (scripts/setup.sh), so the
+# engine and the Python oracles always use the same torch build.
+set(DFI_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
+    "Python interpreter whose torch package provides libtorch")
+if(NOT EXISTS "${DFI_PYTHON}")
+  message(FATAL_ERROR "DFI_BUILD_ENGINE needs libtorch: ${DFI_PYTHON} does not exist. "
+                      "Run scripts/setup.sh, or pass -DDFI_PYTHON=/path/to/python with torch, "
+                      "or -DDFI_BUILD_ENGINE=OFF for a GUI-only build.")
+endif()
+execute_process(
+  COMMAND "${DFI_PYTHON}" -c "import torch, torch.utils; print(torch.utils.cmake_prefix_path); print(torch.version.cuda or '')"
+  OUTPUT_VARIABLE _dfi_torch_info OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _rc)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "${DFI_PYTHON} cannot import torch; run scripts/setup.sh")
+endif()
+string(REPLACE "\n" ";" _dfi_torch_info "${_dfi_torch_info}")
+list(GET _dfi_torch_info 0 _dfi_torch_prefix)
+list(LENGTH _dfi_torch_info _n)
+set(DFI_TORCH_CUDA_VERSION "")
+if(_n GREATER 1)
+  list(GET _dfi_torch_info 1 DFI_TORCH_CUDA_VERSION)
+endif()
+list(APPEND CMAKE_PREFIX_PATH "${_dfi_torch_prefix}")
+
+# A CUDA wheel needs a CUDA toolkit of the same major version to compile against (headers of
+# c10/cuda); the runtime libraries come from the wheel's nvidia packages. Without a matching
+# toolkit the engine is built CPU-only instead of failing.
+set(DFI_WITH_CUDA OFF)
+if(DFI_TORCH_CUDA_VERSION)
+  find_package(CUDAToolkit QUIET)
+  string(REGEX MATCH "^[0-9]+" _wheel_major "${DFI_TORCH_CUDA_VERSION}")
+  if(CUDAToolkit_FOUND AND CUDAToolkit_VERSION_MAJOR STREQUAL _wheel_major)
+    set(DFI_WITH_CUDA ON)
+  else()
+    message(WARNING "torch was built with CUDA ${DFI_TORCH_CUDA_VERSION} but the CUDA toolkit "
+                    "found is '${CUDAToolkit_VERSION}'; building the engine without CUDA paths. "
+                    "Install a CUDA ${_wheel_major}.x toolkit (or set CUDAToolkit_ROOT) to enable them.")
+  endif()
+endif()
+if(NOT DFI_WITH_CUDA)
+  # Keep Caffe2's config from insisting on a toolkit it cannot use.
+  set(USE_CUDA OFF)
+  set(CAFFE2_USE_CUDA OFF CACHE BOOL "" FORCE)
+endif()
+# Our engine has no .cu files; only libtorch's headers and libraries are needed.
+if(NOT DEFINED TORCH_CUDA_ARCH_LIST)
+  set(TORCH_CUDA_ARCH_LIST "9.0")
+endif()
+find_package(Torch REQUIRED)
+message(STATUS "libtorch ${Torch_VERSION} from ${_dfi_torch_prefix}; CUDA paths: ${DFI_WITH_CUDA} "
+               "(wheel CUDA '${DFI_TORCH_CUDA_VERSION}')")

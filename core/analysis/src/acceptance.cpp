@@ -1,0 +1,48 @@
+#include "dfi/analysis/acceptance.h"
+
+#include <numeric>
+
+namespace dfi::analysis {
+namespace {
+
+// Responses with no verify step carry no acceptance information; every convention skips them.
+template <typename PerResponse>
+double meanOverResponses(std::span<const ResponseAcceptance> responses, PerResponse perResponse) {
+  double sum = 0;
+  int counted = 0;
+  for (const auto& r : responses) {
+    if (r.stepAcceptLengths.empty()) continue;
+    sum += perResponse(r);
+    ++counted;
+  }
+  return counted ? sum / counted : 0.0;
+}
+
+double stepSum(const ResponseAcceptance& r) {
+  return std::accumulate(r.stepAcceptLengths.begin(), r.stepAcceptLengths.end(), 0.0);
+}
+
+}  // namespace
+
+double tauReference(std::span<const ResponseAcceptance> responses) {
+  return meanOverResponses(responses, [](const ResponseAcceptance& r) {
+    return stepSum(r) / static_cast<double>(r.stepAcceptLengths.size());
+  });
+}
+
+double tauSglang(std::span<const ResponseAcceptance> responses) {
+  return meanOverResponses(responses, [](const ResponseAcceptance& r) {
+    return r.completionTokens / static_cast<double>(r.stepAcceptLengths.size());
+  });
+}
+
+double tauVllm(std::span<const ResponseAcceptance> responses) {
+  double accepted = 0, drafts = 0;
+  for (const auto& r : responses) {
+    accepted += stepSum(r) - static_cast<double>(r.stepAcceptLengths.size());
+    drafts += static_cast<double>(r.stepAcceptLengths.size());
+  }
+  return drafts > 0 ? 1.0 + accepted / drafts : 0.0;
+}
+
+}  // namespace dfi::analysis

@@ -1,0 +1,26 @@
+#include <gtest/gtest.h>
+
+#include "dfi/analysis/acceptance.h"
+
+using namespace dfi::analysis;
+
+// Two responses of different length make the three conventions disagree, as they do in
+// practice; the expected values are worked out by hand from each code base's definition.
+TEST(Acceptance, ConventionsDifferAsDocumented) {
+  const std::vector<ResponseAcceptance> responses{
+      {{4, 2}, 7},          // mean 3; SGLang 7/2 = 3.5 (prefill token counted)
+      {{1, 1, 1, 5}, 9},    // mean 2; SGLang 9/4 = 2.25
+  };
+  EXPECT_DOUBLE_EQ(tauReference(responses), (3.0 + 2.0) / 2);
+  EXPECT_DOUBLE_EQ(tauSglang(responses), (3.5 + 2.25) / 2);
+  // vLLM pools steps: accepted drafts = (3+1) + (0+0+0+4) = 8 over 6 drafts.
+  EXPECT_DOUBLE_EQ(tauVllm(responses), 1.0 + 8.0 / 6.0);
+}
+
+TEST(Acceptance, EmptyResponsesAreSkipped) {
+  const std::vector<ResponseAcceptance> responses{{{}, 1}, {{16}, 17}};
+  EXPECT_DOUBLE_EQ(tauReference(responses), 16.0);
+  EXPECT_DOUBLE_EQ(tauSglang(responses), 17.0);
+  EXPECT_DOUBLE_EQ(tauVllm(responses), 16.0);
+  EXPECT_DOUBLE_EQ(tauReference({}), 0.0);
+}
