@@ -14,11 +14,11 @@ function(dfi_set_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-unused-parameter -Wno-missing-field-initializers)
 endfunction()
 
-# dfi_add_gtest(<name> SOURCES ... LIBS ... LABELS ... [TIMEOUT s])
+# dfi_add_gtest(<name> SOURCES ... LIBS ... LABELS ... [TIMEOUT s] [FIXTURES f...] [ENV k=v...])
 # Core and engine tests use GoogleTest so that they build without Qt (the engine side must
 # never include Qt headers); UI tests use Qt Test (dfi_add_qtest in tests/ui).
 function(dfi_add_gtest name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENV" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENV;FIXTURES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
@@ -30,4 +30,21 @@ function(dfi_add_gtest name)
   endif()
   set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
                        ENVIRONMENT "${ARG_ENV}")
+  if(ARG_FIXTURES)
+    set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "${ARG_FIXTURES}")
+  endif()
+endfunction()
+
+# dfi_add_python_fixture(<fixture> SCRIPT <file.py> [ARGS ...])
+# Runs a reference generator (Hugging Face transformers/tokenizers/safetensors from .venv)
+# before every test that names <fixture> in FIXTURES; outputs go under the build tree.
+function(dfi_add_python_fixture fixture)
+  cmake_parse_arguments(ARG "" "SCRIPT;TIMEOUT" "ARGS" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 600)
+  endif()
+  add_test(NAME ${fixture}_generate COMMAND ${DFI_PYTHON} ${ARG_SCRIPT} ${ARG_ARGS})
+  set_tests_properties(${fixture}_generate PROPERTIES
+    FIXTURES_SETUP ${fixture} LABELS oracle TIMEOUT ${ARG_TIMEOUT}
+    ENVIRONMENT "HF_HUB_OFFLINE=1;TOKENIZERS_PARALLELISM=false;PYTHONDONTWRITEBYTECODE=1")
 endfunction()

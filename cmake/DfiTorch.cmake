@@ -1,7 +1,5 @@
 # libtorch comes from the torch wheel in the project's .venv (scripts/setup.sh), so the
 # engine and the Python oracles always use the same torch build.
-set(DFI_PYTHON "${CMAKE_SOURCE_DIR}/.venv/bin/python" CACHE FILEPATH
-    "Python interpreter whose torch package provides libtorch")
 if(NOT EXISTS "${DFI_PYTHON}")
   message(FATAL_ERROR "DFI_BUILD_ENGINE needs libtorch: ${DFI_PYTHON} does not exist. "
                       "Run scripts/setup.sh, or pass -DDFI_PYTHON=/path/to/python with torch, "
