@@ -1,0 +1,53 @@
+#pragma once
+// Typed, validated config of a DFlash drafter (HF DFlashDraftModel, model_type "qwen3"):
+// Qwen3 decoder-layer geometry plus the DFlash fields (block size, target layer taps, mask
+// token id) and per-layer sliding attention (Qwen3.6 drafters).
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dfi/tensorfile/layer_type.h"
+#include "dfi/tensorfile/rope_config.h"
+
+namespace dfi::tensorfile {
+
+struct DrafterConfig {
+  std::string modelType;
+  std::vector<std::string> architectures;
+  int hiddenSize = 0;
+  int numHiddenLayers = 0;
+  int numAttentionHeads = 0;
+  int numKeyValueHeads = 0;
+  int headDim = 0;
+  int intermediateSize = 0;
+  int vocabSize = 0;
+  double rmsNormEps = 1e-6;
+  bool attentionBias = false;
+  int maxPositionEmbeddings = 0;
+  int blockSize = 16;
+  std::vector<int> targetLayerIds;  // 0-based target decoder layers, in concat order
+  bool targetLayerIdsFromConfig = false;  // false: derived by the default rule
+  std::optional<int> maskTokenId;
+  RopeConfig rope;
+  std::vector<LayerType> layerTypes;  // one per drafter layer
+  std::optional<int> slidingWindow;
+  int numTargetLayers = 0;  // num_target_layers from the file, else the caller's value, else 0
+  std::optional<int> targetHiddenSize;  // vLLM extra "target_hidden_size" when present
+  std::string rawJson;
+};
+
+// targetNumLayers feeds the default layer-id rule when the file has neither
+// dflash_config.target_layer_ids nor num_target_layers.
+DrafterConfig parseDrafterConfig(const std::filesystem::path& configJson,
+                                 std::optional<int> targetNumLayers = {});
+DrafterConfig parseDrafterConfigText(std::string_view jsonText, const std::string& origin,
+                                     std::optional<int> targetNumLayers = {});
+
+// z-lab's build_target_layer_ids: one draft layer -> [L/2]; otherwise
+// round(1 + i*(L-4)/(n-1)) for i < n, with Python's round-half-to-even.
+std::vector<int> defaultTargetLayerIds(int numTargetLayers, int numDraftLayers);
+
+}  // namespace dfi::tensorfile

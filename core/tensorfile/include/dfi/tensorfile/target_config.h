@@ -1,0 +1,79 @@
+#pragma once
+// Typed, validated config of a target model: Qwen3 (flat), Qwen3.5 / Qwen3.6 (nested
+// text_config, hybrid Gated DeltaNet + gated attention) and Qwen3-Next (flat hybrid).
+// parseTargetConfig normalises every spelling transformers reads (rope_theta + rope_scaling,
+// rope_parameters flat or per layer type, partial_rotary_factor at either level) and throws
+// dfi::ValidationError naming the file and the JSON path of the offending field.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dfi/tensorfile/layer_type.h"
+#include "dfi/tensorfile/rope_config.h"
+
+namespace dfi::tensorfile {
+
+enum class TargetFamily { Qwen3, Qwen3_5, Qwen3Next };
+
+std::string_view targetFamilyName(TargetFamily family);
+
+// Sparse MLP parameters (Qwen3-Next); absent for dense models.
+struct MoeConfig {
+  int numExperts = 0;
+  int numExpertsPerToken = 0;
+  int moeIntermediateSize = 0;
+  int sharedExpertIntermediateSize = 0;
+  int decoderSparseStep = 1;
+  std::vector<int> mlpOnlyLayers;  // layers that keep a dense MLP
+  bool normTopkProb = true;
+};
+
+struct TargetConfig {
+  TargetFamily family = TargetFamily::Qwen3;
+  std::string modelType;  // top-level model_type ("qwen3", "qwen3_5", "qwen3_next")
+  std::vector<std::string> architectures;
+  // Where the language-model parameters live in the config file: "" (flat) or "text_config".
+  std::string textConfigPath;
+
+  int hiddenSize = 0;
+  int intermediateSize = 0;
+  int numHiddenLayers = 0;
+  int numAttentionHeads = 0;
+  int numKeyValueHeads = 0;
+  int headDim = 0;
+  int vocabSize = 0;
+  double rmsNormEps = 1e-6;
+  bool tieWordEmbeddings = false;
+  bool attentionBias = false;
+  int maxPositionEmbeddings = 0;
+  RopeConfig rope;
+  std::vector<LayerType> layerTypes;  // one per layer
+  std::optional<int> slidingWindow;   // Qwen3 with use_sliding_window
+
+  bool attnOutputGate = false;  // Qwen3.5/Next gated attention
+  int linearConvKernelDim = 0;
+  int linearKeyHeadDim = 0;
+  int linearValueHeadDim = 0;
+  int linearNumKeyHeads = 0;
+  int linearNumValueHeads = 0;
+  std::optional<MoeConfig> moe;
+
+  std::optional<int> bosTokenId;
+  std::vector<int> eosTokenIds;
+  std::string rawJson;  // the file as read
+
+  int numLayersOfType(LayerType type) const;
+};
+
+TargetConfig parseTargetConfig(const std::filesystem::path& configJson);
+// Same, from JSON text already in memory; `origin` names the source in error messages.
+TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string& origin);
+
+// The model types and architectures parseTargetConfig accepts, for messages and `info`.
+const std::vector<std::string>& supportedTargetModelTypes();
+const std::vector<std::string>& supportedTargetArchitectures();
+
+}  // namespace dfi::tensorfile
