@@ -1,0 +1,82 @@
+#pragma once
+// The drafter's attention masks, defined once for the engine (which turns them into tensors)
+// and for the GUI (which draws them), so the picture is always the mask that ran.
+//
+// Two layouts (spec-dflash 2.3 and 4.4):
+//  - inference: the B slots of one block query [context | block]; context = the committed
+//    positions whose target features the drafter has (0 .. anchor-1), block = B slots at
+//    positions anchor .. anchor+B-1.
+//  - training: N anchors x B slots query [context (T positions of the sequence) | N blocks].
+// A variant changes the rule; `reference` is the published one, the others are the known
+// train/eval mismatches (spec-dflash 4.6), so their cost can be measured and seen.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace dfi::analysis {
+
+enum class MaskVariant {
+  Reference,         // context k < anchor, own block bidirectional
+  AnchorVisible,     // context k <= anchor: the anchor's feature is seen twice (user story)
+  BlockCausal,       // own block causal (slot k sees slots <= k) instead of bidirectional
+  PositionsPlusOne,  // same mask, block slot k placed at anchor + k + 1
+  NoContext,         // the block sees only itself
+};
+inline constexpr MaskVariant kAllMaskVariants[] = {
+    MaskVariant::Reference, MaskVariant::AnchorVisible, MaskVariant::BlockCausal,
+    MaskVariant::PositionsPlusOne, MaskVariant::NoContext};
+
+std::string_view maskVariantName(MaskVariant variant);  // "reference", "anchor-visible", ...
+std::optional<MaskVariant> parseMaskVariant(std::string_view name);
+
+enum class LayerAttention { Full, Sliding };
+
+struct MaskSpec {
+  MaskVariant variant = MaskVariant::Reference;
+  LayerAttention layer = LayerAttention::Full;
+  int blockSize = 16;
+  // Sliding layers only: a query at position p sees keys at positions in (p - W, p] and its
+  // own block causally, as vLLM and SGLang serve Qwen3.6 drafters (spec-dflash 2.3).
+  int slidingWindow = 0;
+};
+
+// Position of block slot `slot` for a block anchored at `anchor` under `variant`.
+std::int64_t blockSlotPosition(MaskVariant variant, std::int64_t anchor, int slot);
+
+// Why a (query, key) cell is or is not allowed; the GUI shows this on hover.
+enum class MaskReason {
+  ContextBeforeAnchor,  // allowed: committed context strictly before the anchor
+  AnchorFeature,        // the anchor's own target feature (allowed only in anchor-visible)
+  ContextAfterAnchor,   // not allowed: the future of the anchor
+  OwnBlock,             // allowed: a slot of the query's own block
+  OwnBlockLater,        // not allowed in causal layouts: a later slot of the own block
+  OtherBlock,           // not allowed: another anchor's block (training layout)
+  OutsideWindow,        // not allowed: beyond the sliding window
+  ContextDisabled,      // not allowed: the no-context variant
+};
+std::string_view maskReasonText(MaskReason reason);
+
+struct MaskCell {
+  bool allowed;
+  MaskReason reason;
+};
+
+// Inference layout: query slot q (0..B-1) of the block anchored at `anchor`, key index k in
+// [0, contextLength + B) where contextLength = inferenceContextLength(variant, anchor).
+std::int64_t inferenceContextLength(MaskVariant variant, std::int64_t anchor);
+MaskCell inferenceCell(const MaskSpec& spec, std::int64_t anchor, int querySlot, std::int64_t key);
+
+// Training layout: query row r (block r / B, slot r % B) against key k in [0, T + N*B).
+MaskCell trainingCell(const MaskSpec& spec, std::span<const std::int64_t> anchors,
+                      std::int64_t sequenceLength, std::int64_t queryRow, std::int64_t key);
+
+// Dense row-major masks (1 = allowed) for the engine and for small displays; the GUI samples
+// large ones cell by cell instead.
+std::vector<std::uint8_t> inferenceMask(const MaskSpec& spec, std::int64_t anchor);
+std::vector<std::uint8_t> trainingMask(const MaskSpec& spec, std::span<const std::int64_t> anchors,
+                                       std::int64_t sequenceLength);
+
+}  // namespace dfi::analysis

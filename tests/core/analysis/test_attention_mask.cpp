@@ -1,0 +1,109 @@
+#include <gtest/gtest.h>
+
+#include "dfi/analysis/attention_mask.h"
+
+using namespace dfi::analysis;
+
+namespace {
+
+// spec-dflash 4.4 transcribed literally (SpecForge/speculators mask_mod), as the reference.
+bool publishedTrainingRule(std::int64_t q, std::int64_t k, const std::vector<std::int64_t>& anchors,
+                           std::int64_t T, int B) {
+  const std::int64_t jq = q / B;
+  const std::int64_t a = anchors[jq];
+  const bool ctxOk = k < T && k < a;
+  const bool blockOk = k >= T && (k - T) / B == jq;
+  return ctxOk || blockOk;
+}
+
+}  // namespace
+
+TEST(AttentionMask, ReferenceTrainingMaskIsThePublishedRule) {
+  const std::vector<std::int64_t> anchors{0, 3, 9, 20};
+  const std::int64_t T = 40;
+  const MaskSpec spec{.blockSize = 4};
+  const auto mask = trainingMask(spec, anchors, T);
+  const std::int64_t rows = 16, cols = T + rows;
+  ASSERT_EQ(mask.size(), static_cast<size_t>(rows * cols));
+  for (std::int64_t q = 0; q < rows; ++q)
+    for (std::int64_t k = 0; k < cols; ++k)
+      ASSERT_EQ(mask[q * cols + k], publishedTrainingRule(q, k, anchors, T, 4)) << q << "," << k;
+}
+
+TEST(AttentionMask, AnchorVisibleDiffersExactlyAtTheAnchorColumn) {
+  const std::vector<std::int64_t> anchors{5, 11};
+  const std::int64_t T = 16;
+  const MaskSpec ref{.blockSize = 4};
+  const MaskSpec bug{.variant = MaskVariant::AnchorVisible, .blockSize = 4};
+  for (std::int64_t q = 0; q < 8; ++q)
+    for (std::int64_t k = 0; k < T + 8; ++k) {
+      const auto a = trainingCell(ref, anchors, T, q, k), b = trainingCell(bug, anchors, T, q, k);
+      const bool anchorColumn = k == anchors[q / 4];
+      EXPECT_EQ(a.allowed != b.allowed, anchorColumn) << q << "," << k;
+      if (anchorColumn) {
+        EXPECT_EQ(b.reason, MaskReason::AnchorFeature);
+        EXPECT_TRUE(b.allowed);
+      }
+    }
+}
+
+// The live loop's mask for one block must be the training mask's rows for that anchor, with
+// the context truncated at the anchor: this is what makes teacher-forced acceptance comparable.
+TEST(AttentionMask, InferenceLayoutIsTheTrainingRowsOfOneAnchor) {
+  for (MaskVariant variant : kAllMaskVariants) {
+    for (LayerAttention layer : {LayerAttention::Full, LayerAttention::Sliding}) {
+      const MaskSpec spec{.variant = variant, .layer = layer, .blockSize = 4, .slidingWindow = 6};
+      const std::vector<std::int64_t> anchors{2, 9};
+      const std::int64_t T = 20;
+      for (size_t j = 0; j < anchors.size(); ++j) {
+        const std::int64_t a = anchors[j];
+        const std::int64_t C = inferenceContextLength(variant, a);
+        for (int q = 0; q < 4; ++q) {
+          const std::int64_t row = static_cast<std::int64_t>(j) * 4 + q;
+          for (std::int64_t k = 0; k < C; ++k)
+            EXPECT_EQ(inferenceCell(spec, a, q, k).allowed, trainingCell(spec, anchors, T, row, k).allowed)
+                << maskVariantName(variant) << " ctx " << k;
+          for (int s = 0; s < 4; ++s)
+            EXPECT_EQ(inferenceCell(spec, a, q, C + s).allowed,
+                      trainingCell(spec, anchors, T, row, T + static_cast<std::int64_t>(j) * 4 + s).allowed)
+                << maskVariantName(variant) << " slot " << s;
+        }
+      }
+    }
+  }
+}
+
+TEST(AttentionMask, VariantsChangeWhatTheyClaim) {
+  const std::int64_t anchor = 10;
+  auto cell = [&](MaskVariant v, int q, std::int64_t k) {
+    return inferenceCell({.variant = v, .blockSize = 4}, anchor, q, k);
+  };
+  // Reference: all 10 context positions, whole block both ways.
+  EXPECT_TRUE(cell(MaskVariant::Reference, 0, 9).allowed);
+  EXPECT_TRUE(cell(MaskVariant::Reference, 0, 10 + 3).allowed);
+  // Block-causal: slot 0 no longer sees slot 3.
+  EXPECT_EQ(cell(MaskVariant::BlockCausal, 0, 10 + 3).reason, MaskReason::OwnBlockLater);
+  EXPECT_TRUE(cell(MaskVariant::BlockCausal, 3, 10 + 0).allowed);
+  // No-context: nothing before the block.
+  EXPECT_EQ(cell(MaskVariant::NoContext, 2, 0).reason, MaskReason::ContextDisabled);
+  // Positions+1 keeps the mask and shifts the positions.
+  EXPECT_EQ(inferenceMask({.variant = MaskVariant::PositionsPlusOne, .blockSize = 4}, anchor),
+            inferenceMask({.blockSize = 4}, anchor));
+  EXPECT_EQ(blockSlotPosition(MaskVariant::PositionsPlusOne, anchor, 0), anchor + 1);
+  EXPECT_EQ(blockSlotPosition(MaskVariant::Reference, anchor, 3), anchor + 3);
+}
+
+TEST(AttentionMask, SlidingLayersAreCausalWithALeftWindow) {
+  // Query slot 2 sits at position 12; with W = 4 it sees positions 9..12 (p-W, p].
+  const MaskSpec spec{.layer = LayerAttention::Sliding, .blockSize = 4, .slidingWindow = 4};
+  const std::int64_t anchor = 10;
+  EXPECT_EQ(inferenceCell(spec, anchor, 2, 8).reason, MaskReason::OutsideWindow);
+  EXPECT_TRUE(inferenceCell(spec, anchor, 2, 9).allowed);
+  EXPECT_TRUE(inferenceCell(spec, anchor, 2, 10 + 2).allowed);
+  EXPECT_EQ(inferenceCell(spec, anchor, 2, 10 + 3).reason, MaskReason::OwnBlockLater);
+}
+
+TEST(AttentionMask, VariantNamesRoundTrip) {
+  for (MaskVariant v : kAllMaskVariants) EXPECT_EQ(parseMaskVariant(maskVariantName(v)), v);
+  EXPECT_FALSE(parseMaskVariant("anchor_visible"));
+}
