@@ -1,0 +1,92 @@
+#include "dfi/analysis/ddtree.h"
+
+#include <algorithm>
+#include <queue>
+
+namespace dfi::analysis {
+namespace {
+
+// A candidate node on the frontier. `path` holds the ranks from depth 1 down to this node:
+// the reference breaks weight ties by comparing these rank tuples lexicographically.
+struct Candidate {
+  double logWeight;
+  std::vector<std::int32_t> path;
+  std::int32_t parent;
+  std::int32_t depth;
+  std::int32_t rank;
+};
+
+struct PopsFirst {
+  // std::priority_queue pops the largest; "larger" here means popped earlier.
+  bool operator()(const Candidate& a, const Candidate& b) const {
+    if (a.logWeight != b.logWeight) return a.logWeight < b.logWeight;
+    if (a.path != b.path) return a.path > b.path;
+    if (a.parent != b.parent) return a.parent > b.parent;
+    return a.depth > b.depth;
+  }
+};
+
+}  // namespace
+
+std::int32_t DDTree::child(std::int32_t node, std::int32_t token) const {
+  for (std::size_t i = static_cast<std::size_t>(node) + 1; i < tokens.size(); ++i)
+    if (parents[i] == node && tokens[i] == token) return static_cast<std::int32_t>(i);
+  return -1;
+}
+
+DDTree buildDDTree(std::span<const SlotTopK> slots, int budget, std::int32_t rootToken) {
+  DDTree tree;
+  tree.tokens = {rootToken};
+  tree.parents = {-1};
+  tree.depths = {0};
+  tree.ranks = {0};
+  tree.logWeights = {0.0};
+  const auto depthLimit = static_cast<std::int32_t>(slots.size());
+  if (budget <= 0 || depthLimit == 0 || slots[0].tokens.empty()) return tree;
+
+  auto candidatesAt = [&](std::int32_t depth) {
+    return std::min<std::size_t>(static_cast<std::size_t>(budget), slots[depth - 1].tokens.size());
+  };
+  auto logProb = [&](std::int32_t depth, std::int32_t rank) {
+    return static_cast<double>(slots[depth - 1].logProbs[rank]);
+  };
+
+  std::priority_queue<Candidate, std::vector<Candidate>, PopsFirst> frontier;
+  frontier.push({logProb(1, 0), {0}, 0, 1, 0});
+  while (!frontier.empty() && static_cast<int>(tree.size()) - 1 < budget) {
+    Candidate c = frontier.top();
+    frontier.pop();
+    const auto index = static_cast<std::int32_t>(tree.size());
+    tree.tokens.push_back(slots[c.depth - 1].tokens[c.rank]);
+    tree.parents.push_back(c.parent);
+    tree.depths.push_back(c.depth);
+    tree.ranks.push_back(c.rank);
+    tree.logWeights.push_back(c.logWeight);
+
+    if (static_cast<std::size_t>(c.rank) + 1 < candidatesAt(c.depth)) {
+      Candidate sibling = c;
+      sibling.rank = c.rank + 1;
+      sibling.path.back() = sibling.rank;
+      sibling.logWeight = c.logWeight - logProb(c.depth, c.rank) + logProb(c.depth, sibling.rank);
+      frontier.push(std::move(sibling));
+    }
+    if (c.depth < depthLimit && !slots[c.depth].tokens.empty()) {
+      Candidate firstChild{c.logWeight + logProb(c.depth + 1, 0), c.path, index, c.depth + 1, 0};
+      firstChild.path.push_back(0);
+      frontier.push(std::move(firstChild));
+    }
+  }
+  return tree;
+}
+
+std::vector<std::int32_t> acceptedPath(const DDTree& tree, std::span<const std::int32_t> targetGreedy) {
+  std::vector<std::int32_t> path{0};
+  for (std::int32_t token : targetGreedy) {
+    const std::int32_t next = tree.child(path.back(), token);
+    if (next < 0) break;
+    path.push_back(next);
+  }
+  return path;
+}
+
+}  // namespace dfi::analysis
