@@ -1,0 +1,34 @@
+#pragma once
+// Summary statistics for comparing drafters: acceptance-length histograms, per-slot
+// acceptance (survival) curves and bootstrap confidence intervals.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace dfi::analysis {
+
+// counts[L] = number of steps with acceptance length L, for L in 0..blockSize (0 stays empty
+// for live steps; it is kept so that index = length).
+std::vector<std::int64_t> acceptanceHistogram(std::span<const int> acceptLengths, int blockSize);
+
+// rates[i] = fraction of steps whose draft slot i+1 was accepted (acceptance length >= i+2),
+// for i in 0..blockSize-2: the survival curve that falls off with depth.
+std::vector<double> slotAcceptanceRates(std::span<const int> acceptLengths, int blockSize);
+
+struct Interval {
+  double estimate = 0;  // the statistic on the full sample
+  double low = 0;
+  double high = 0;
+};
+
+// Percentile bootstrap interval of the mean (e.g. of per-prompt tau). Deterministic for a seed.
+Interval bootstrapMean(std::span<const double> values, double confidence = 0.95,
+                       int resamples = 2000, std::uint64_t seed = 0);
+
+// Paired bootstrap of mean(b - a) over the same prompts: does B beat A beyond noise?
+Interval bootstrapPairedDifference(std::span<const double> a, std::span<const double> b,
+                                   double confidence = 0.95, int resamples = 2000,
+                                   std::uint64_t seed = 0);
+
+}  // namespace dfi::analysis

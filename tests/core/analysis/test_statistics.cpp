@@ -1,0 +1,60 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "dfi/analysis/statistics.h"
+#include "dfi/base/error.h"
+
+using namespace dfi::analysis;
+
+TEST(Statistics, HistogramAndSurvivalCurve) {
+  const std::vector<int> lengths{1, 4, 4, 2, 16};
+  const auto hist = acceptanceHistogram(lengths, 16);
+  ASSERT_EQ(hist.size(), 17u);
+  EXPECT_EQ(hist[1], 1);
+  EXPECT_EQ(hist[4], 2);
+  EXPECT_EQ(hist[16], 1);
+  const auto rates = slotAcceptanceRates(lengths, 16);
+  ASSERT_EQ(rates.size(), 15u);
+  EXPECT_DOUBLE_EQ(rates[0], 4.0 / 5);   // slot 1 accepted whenever length >= 2
+  EXPECT_DOUBLE_EQ(rates[2], 3.0 / 5);   // slot 3: lengths 4, 4, 16
+  EXPECT_DOUBLE_EQ(rates[3], 1.0 / 5);   // slot 4: only 16
+  EXPECT_DOUBLE_EQ(rates[14], 1.0 / 5);
+}
+
+// For a large normal sample the percentile interval approaches mean +- 1.96 sigma / sqrt(n).
+TEST(Statistics, BootstrapMatchesTheNormalApproximation) {
+  std::mt19937 rng(3);
+  std::normal_distribution<double> normal(3.0, 1.5);
+  std::vector<double> v(2000);
+  for (double& x : v) x = normal(rng);
+  const Interval ci = bootstrapMean(v, 0.95, 4000, 11);
+  double m = 0, s = 0;
+  for (double x : v) m += x;
+  m /= v.size();
+  for (double x : v) s += (x - m) * (x - m);
+  const double se = std::sqrt(s / (v.size() - 1)) / std::sqrt(double(v.size()));
+  EXPECT_DOUBLE_EQ(ci.estimate, m);
+  EXPECT_NEAR(ci.low, m - 1.96 * se, 0.15 * se * 1.96);
+  EXPECT_NEAR(ci.high, m + 1.96 * se, 0.15 * se * 1.96);
+  EXPECT_EQ(bootstrapMean(v, 0.95, 500, 5).low, bootstrapMean(v, 0.95, 500, 5).low);
+}
+
+TEST(Statistics, PairedDifferenceSeesAConsistentGain) {
+  std::vector<double> a, b;
+  std::mt19937 rng(1);
+  std::normal_distribution<double> noise(0, 0.05);
+  for (int i = 0; i < 200; ++i) {
+    const double base = 1.5 + (i % 7) * 0.5;  // prompts differ a lot...
+    a.push_back(base);
+    b.push_back(base + 0.2 + noise(rng));     // ...B is consistently 0.2 better
+  }
+  const Interval d = bootstrapPairedDifference(a, b);
+  EXPECT_GT(d.low, 0.15);
+  EXPECT_LT(d.high, 0.25);
+  const Interval constant = bootstrapMean(std::vector<double>{2.0, 2.0, 2.0});
+  EXPECT_DOUBLE_EQ(constant.low, 2.0);
+  EXPECT_DOUBLE_EQ(constant.high, 2.0);
+  EXPECT_THROW(bootstrapPairedDifference(a, std::vector<double>{1.0}), dfi::ValidationError);
+}
