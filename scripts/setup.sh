@@ -12,11 +12,11 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache git
-  qt6-base-dev qt6-svg-dev libqt6svg6-dev qt6-base-dev-tools libgl-dev
+  qt6-base-dev qt6-svg-dev qt6-base-dev-tools libgl-dev
   libqcustomplot-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libpcre2-dev libutf8proc-dev libzstd-dev libsqlite3-dev sqlite3
-  libbenchmark-dev
+  libbenchmark-dev libgtest-dev
   xvfb xauth
   clang libclang-rt-14-dev
   python3-venv file dpkg-dev fakeroot
