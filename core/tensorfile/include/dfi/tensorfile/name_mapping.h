@@ -1,0 +1,29 @@
+#pragma once
+// How stored tensor names become the names the engine asks for. Qwen3.5 / 3.6 checkpoints are
+// vision-language models: their text weights live under "model.language_model." and come with
+// a vision tower ("model.visual.") and a multi-token-prediction head ("mtp.") that a text-only
+// engine leaves out (spec-qwen.md 0.3).
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dfi::tensorfile {
+
+struct NameMapping {
+  struct Rename {
+    std::string from;  // prefix of the stored name
+    std::string to;    // what replaces it
+  };
+  std::vector<std::string> skippedPrefixes;  // checked first, on the stored name
+  std::vector<Rename> renames;               // the first matching prefix is replaced
+
+  static NameMapping identity();
+  static NameMapping qwenText();
+
+  // The engine-side name, or nullopt if the tensor is skipped.
+  std::optional<std::string> map(std::string_view stored) const;
+};
+
+}  // namespace dfi::tensorfile
