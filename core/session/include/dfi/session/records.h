@@ -1,0 +1,156 @@
+#pragma once
+// The one record format: what the engine fills, what the session file stores, what the
+// protocol streams and what the GUI reads. Plain value types keyed by stable ids (run, prompt,
+// step, slot, layer, head, position, token id), so comparing two runs is a join on those ids.
+// Ids a writer assigns (run, step, tensor, annotation) are 0 until the record is written.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dfi::session {
+
+using RunId = std::int64_t;
+using PromptId = std::int64_t;  // the prompt's stable index in its prompt set (JSONL line)
+using StepId = std::int64_t;    // unique in a file, increasing in write order
+using TensorId = std::int64_t;
+using AnnotationId = std::int64_t;
+using TokenId = std::int32_t;
+
+// A checkpoint as loaded: where it came from and what it was, so a result can be traced.
+struct ModelIdentity {
+  std::string path;
+  std::string configJson;     // config.json verbatim
+  std::string weightsSha256;  // SHA-256 (hex) over the safetensors headers
+};
+
+struct RunRecord {
+  RunId runId = 0;
+  std::string name;
+  ModelIdentity target;
+  ModelIdentity drafter;
+  std::string engineVersion;
+  std::string device;  // "cuda:0 (NVIDIA H200)", "cpu"
+  std::string dtype;   // "bfloat16", ...
+  std::int32_t blockSize = 0;  // B: anchor + B-1 draft slots
+  std::int32_t topK = 0;       // k of the per-slot top-k tables of this run's steps
+  std::string settingsJson;    // every setting of the run, as JSON
+  std::string shard;           // "i/N" when recorded with --shard, else empty
+  double startedAt = 0;        // Unix seconds
+  double finishedAt = 0;       // 0 while running
+  std::string timingsJson;     // prefill/draft/verify totals, as JSON
+};
+
+struct PromptRecord {
+  RunId runId = 0;
+  PromptId promptId = 0;
+  std::string dataset;
+  std::int32_t turn = 0;
+  std::string text;                   // the prompt after its chat template
+  std::vector<TokenId> promptTokens;  // its token ids
+  std::int32_t completionTokens = 0;  // generated tokens, the one sampled at prefill included
+};
+
+enum class StepMode : std::int32_t { Live = 0, TeacherForced = 1, DDTree = 2 };
+
+std::string_view stepModeName(StepMode mode);  // "live", "teacher_forced", "ddtree"
+
+// Garble flags, one byte per draft slot (bit set = detector fired on that slot's token).
+enum GarbleFlag : std::uint8_t {
+  kGarbleRepeat = 1u << 0,     // repeats the previous token
+  kGarbleMaskToken = 1u << 1,  // the mask token leaked into the draft
+  kGarbleInvalid = 1u << 2,    // outside the tokenizer's vocabulary / special token
+  kGarbleOther = 1u << 7,
+};
+
+// One verify step: the anchor, the drafter's block and what the target said about it.
+struct StepRecord {
+  StepId stepId = 0;
+  RunId runId = 0;
+  PromptId promptId = 0;
+  std::int32_t stepIndex = 0;  // 0-based position of the step within its response
+  StepMode mode = StepMode::Live;
+  std::int64_t anchorPosition = 0;  // sequence position of the anchor token
+  TokenId anchorToken = 0;
+  std::vector<TokenId> draftTokens;   // B-1 slots: slot i drafts position anchorPosition+i+1
+  std::vector<TokenId> targetTokens;  // the target's token at each slot's position
+  std::int32_t acceptedCount = 0;     // leading slots equal to the target (0..B-1)
+  TokenId bonusToken = 0;
+  std::vector<TokenId> topKIds;     // slots x k, row-major (k = RunRecord::topK)
+  std::vector<float> topKProbs;     // slots x k, same order as topKIds
+  std::vector<std::uint8_t> garbleFlags;  // one GarbleFlag mask per slot, or empty
+  std::string maskVariant;                // attention-mask variant the drafter ran with
+
+  std::int32_t acceptLength() const { return acceptedCount + 1; }  // bonus included
+  bool operator==(const StepRecord&) const = default;
+};
+
+// A DDTree verified at one step. Node 0 is the root (the anchor); parents[0] = -1.
+struct TreeRecord {
+  StepId stepId = 0;
+  std::vector<TokenId> nodeTokens;
+  std::vector<float> nodeLogProbs;        // log w(path) of each node under the draft
+  std::vector<std::int32_t> parents;      // index of each node's parent
+  std::vector<std::int32_t> acceptedPath; // node indices from the root, root included
+  bool operator==(const TreeRecord&) const = default;
+};
+
+// A named statistic (hidden-state norm, attention entropy, ...) at a layer/head, either one
+// value or one per position/slot. stepId 0 means a run-level statistic; -1 means "not per
+// layer/head".
+struct StatisticRecord {
+  RunId runId = 0;
+  StepId stepId = 0;
+  std::string name;
+  std::int32_t layer = -1;
+  std::int32_t head = -1;
+  std::vector<float> values;
+  bool operator==(const StatisticRecord&) const = default;
+};
+
+enum class TensorDType : std::int32_t { F32 = 0, F16 = 1, BF16 = 2, U8 = 3, I32 = 4 };
+std::string_view tensorDTypeName(TensorDType dtype);
+std::size_t tensorDTypeSize(TensorDType dtype);
+
+// Describes a stored tensor; its bytes are fetched separately (Reader::readTensor).
+struct TensorInfo {
+  TensorId tensorId = 0;
+  RunId runId = 0;
+  StepId stepId = 0;  // 0 when not tied to a step
+  std::string name;   // hook path: "target.layers.3.attn.probs", "drafter.mask"
+  std::int32_t layer = -1;
+  std::int32_t head = -1;
+  TensorDType dtype = TensorDType::F32;
+  std::vector<std::int64_t> shape;
+  std::string layout = "row_major";  // axis names or storage order, for the viewer
+  std::int64_t tileBytes = 0;  // raw bytes per stored tile (set by the writer)
+  bool operator==(const TensorInfo&) const = default;
+};
+
+// A tensor with its data: row-major bytes of shape x dtype, little-endian.
+struct TensorRecord {
+  TensorInfo info;
+  std::vector<std::uint8_t> data;
+};
+
+// Lets a reader show tokens without a tokenizer.
+struct TokenString {
+  TokenId tokenId = 0;
+  std::string raw;      // the token's bytes (may be a partial UTF-8 sequence)
+  std::string display;  // printable form: "␣the", "\\n", "<0xE2>"
+  bool operator==(const TokenString&) const = default;
+};
+
+enum class AnnotationKind : std::int32_t { Bookmark = 0, Note = 1, Layout = 2 };
+
+struct Annotation {
+  AnnotationId annotationId = 0;
+  RunId runId = 0;    // 0: session-wide
+  StepId stepId = 0;  // 0: not tied to a step
+  AnnotationKind kind = AnnotationKind::Note;
+  std::string body;   // note text, bookmark label, or view layout JSON
+  double createdAt = 0;
+};
+
+}  // namespace dfi::session
