@@ -36,6 +36,7 @@ struct DrafterConfig {
   std::optional<int> slidingWindow;
   int numTargetLayers = 0;  // num_target_layers from the file, else the caller's value, else 0
   std::optional<int> targetHiddenSize;  // vLLM extra "target_hidden_size" when present
+  std::optional<bool> isCausal;  // "is_causal" when present (absent: engines' per-type default)
   std::string rawJson;
 };
 

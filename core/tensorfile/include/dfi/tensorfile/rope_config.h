@@ -15,11 +15,15 @@ struct RopeConfig {
   double partialRotaryFactor = 1.0;  // fraction of head_dim that is rotated
   // YaRN parameters (ignored for "default").
   double factor = 1.0;
-  double originalMaxPositionEmbeddings = 0;  // 0: use the model's max_position_embeddings
+  // The parsers fill it in (absent in the file: max_position_embeddings); 0 here means
+  // "the model's max_position_embeddings" for hand-built values.
+  double originalMaxPositionEmbeddings = 0;
   double betaFast = 32;
   double betaSlow = 1;
-  std::optional<double> attentionFactor;  // absent: 0.1*ln(factor)+1 (YaRN paper)
-  bool truncate = true;                   // YaRN: floor/ceil the correction range
+  std::optional<double> attentionFactor;  // absent: derived from factor (and mscale)
+  std::optional<double> mscale;           // DeepSeek-style attention-factor terms
+  std::optional<double> mscaleAllDim;
+  bool truncate = true;  // YaRN: floor/ceil the correction range
   // Qwen3.5 multimodal RoPE sections; with text-only positions (t = h = w) M-RoPE equals
   // plain 1-D RoPE, so these are informational for a text engine.
   std::vector<int> mropeSection;
@@ -28,11 +32,13 @@ struct RopeConfig {
   // Number of rotated channels of a head: head_dim * partial_rotary_factor, as transformers
   // computes it (int() truncation).
   int rotaryDim(int headDim) const;
+
+  bool operator==(const RopeConfig&) const = default;
 };
 
 // inv_freq of the rotated channels (rotaryDim/2 values), as transformers'
-// ROPE_INIT_FUNCTIONS computes them for this rope type. maxPositionEmbeddings is the model's
-// value, used by YaRN when original_max_position_embeddings is absent.
+// ROPE_INIT_FUNCTIONS computes them for this rope type (in double precision here).
+// maxPositionEmbeddings stands in for a zero originalMaxPositionEmbeddings.
 std::vector<double> ropeInverseFrequencies(const RopeConfig& rope, int headDim,
                                            int maxPositionEmbeddings);
 // The factor transformers multiplies cos and sin by (1 for "default").

@@ -1,0 +1,40 @@
+#include "decoder_geometry.h"
+
+namespace dfi::tensorfile::detail {
+
+DecoderGeometry readDecoderGeometry(const ConfigObject& level, bool kvHeadsDefaultToHeads) {
+  DecoderGeometry g;
+  g.hiddenSize = level.requiredInt("hidden_size", 1).value_or(0);
+  g.intermediateSize = level.requiredInt("intermediate_size", 1).value_or(0);
+  g.numHiddenLayers = level.requiredInt("num_hidden_layers", 1).value_or(0);
+  g.numAttentionHeads = level.requiredInt("num_attention_heads", 1).value_or(0);
+  g.numKeyValueHeads = kvHeadsDefaultToHeads && !level.has("num_key_value_heads")
+                           ? g.numAttentionHeads
+                           : level.requiredInt("num_key_value_heads", 1).value_or(0);
+  g.headDim = level.requiredInt("head_dim", 1).value_or(0);
+  g.vocabSize = level.requiredInt("vocab_size", 1).value_or(0);
+  g.rmsNormEps = level.optionalNumber("rms_norm_eps").value_or(1e-6);
+  if (!(g.rmsNormEps > 0 && g.rmsNormEps < 1))
+    level.problems().add(level.pathOf("rms_norm_eps"),
+                         "must be in (0, 1), found " + nlohmann::json(g.rmsNormEps).dump());
+  g.attentionBias = level.optionalBool("attention_bias").value_or(false);
+  g.maxPositionEmbeddings = level.optionalInt("max_position_embeddings", 1).value_or(32768);
+
+  // Grouped-query attention shares each key/value head among heads/kv query heads.
+  if (g.numAttentionHeads > 0 && g.numKeyValueHeads > 0 &&
+      g.numAttentionHeads % g.numKeyValueHeads != 0) {
+    level.problems().add(level.pathOf("num_key_value_heads"),
+                         std::to_string(g.numKeyValueHeads) + " does not divide num_attention_heads " +
+                             std::to_string(g.numAttentionHeads));
+  }
+  return g;
+}
+
+std::vector<int> readTokenIds(const ConfigObject& level, const ConfigObject* fallback,
+                              std::string_view key) {
+  if (level.has(key)) return level.optionalIntList(key, 0).value_or(std::vector<int>{});
+  if (fallback && fallback->has(key)) return fallback->optionalIntList(key, 0).value_or(std::vector<int>{});
+  return {};
+}
+
+}  // namespace dfi::tensorfile::detail

@@ -1,0 +1,36 @@
+#pragma once
+// Internal: the decoder-layer geometry shared by targets and drafters (both are Qwen3-style
+// decoder stacks), read and cross-checked in one place.
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "config_json.h"
+
+namespace dfi::tensorfile::detail {
+
+struct DecoderGeometry {
+  int hiddenSize = 0;
+  int intermediateSize = 0;
+  int numHiddenLayers = 0;
+  int numAttentionHeads = 0;
+  int numKeyValueHeads = 0;
+  int headDim = 0;
+  int vocabSize = 0;
+  double rmsNormEps = 1e-6;
+  bool attentionBias = false;
+  int maxPositionEmbeddings = 32768;
+};
+
+// Shape-defining fields are required (a guessed default would silently mis-size every
+// tensor); num_key_value_heads may default to num_attention_heads where the model's
+// transformers class does so (Qwen3).
+DecoderGeometry readDecoderGeometry(const ConfigObject& level, bool kvHeadsDefaultToHeads);
+
+// Token ids that may be one integer or a list (eos_token_id), looked up in `level` first and
+// then in `fallback` (a nested text_config inherits the top-level ids).
+std::vector<int> readTokenIds(const ConfigObject& level, const ConfigObject* fallback,
+                              std::string_view key);
+
+}  // namespace dfi::tensorfile::detail

@@ -1,0 +1,244 @@
+#include "dfi/tensorfile/target_config.h"
+
+#include <algorithm>
+
+#include "config_json.h"
+#include "decoder_geometry.h"
+#include "layer_types_field.h"
+#include "rope_field.h"
+
+namespace dfi::tensorfile {
+namespace {
+
+using detail::ConfigObject;
+using detail::ProblemList;
+
+// One accepted model_type: which family it is, whether the language model sits under
+// text_config, and the architectures that may name it.
+struct FamilySpec {
+  std::string modelType;
+  TargetFamily family;
+  bool nestedTextConfig;
+  std::vector<std::string> architectures;
+};
+
+const std::vector<FamilySpec>& families() {
+  static const std::vector<FamilySpec> table = {
+      {"qwen3", TargetFamily::Qwen3, false, {"Qwen3ForCausalLM"}},
+      {"qwen3_5", TargetFamily::Qwen3_5, true,
+       {"Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM"}},
+      // What Qwen3_5ForCausalLM.save_pretrained writes: the text config, flat.
+      {"qwen3_5_text", TargetFamily::Qwen3_5, false, {"Qwen3_5ForCausalLM"}},
+      {"qwen3_next", TargetFamily::Qwen3Next, false, {"Qwen3NextForCausalLM"}},
+  };
+  return table;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+const FamilySpec* findFamily(const ConfigObject& root) {
+  std::optional<std::string> modelType = root.optionalString("model_type");
+  if (!modelType) {
+    root.problems().add("model_type", "required field is missing (supported: " +
+                                          joined(supportedTargetModelTypes()) + ")");
+    return nullptr;
+  }
+  for (const FamilySpec& f : families())
+    if (f.modelType == *modelType) return &f;
+  root.problems().add("model_type", "unsupported model_type \"" + *modelType +
+                                        "\" (supported: " + joined(supportedTargetModelTypes()) + ")");
+  return nullptr;
+}
+
+void checkArchitectures(const ConfigObject& root, const FamilySpec& family,
+                        std::vector<std::string>& out) {
+  out = root.optionalStringList("architectures").value_or(std::vector<std::string>{});
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (std::find(family.architectures.begin(), family.architectures.end(), out[i]) !=
+        family.architectures.end())
+      continue;
+    std::string hint = out[i].find("DFlash") != std::string::npos
+                           ? " (this is a DFlash drafter config, not a target)"
+                           : "";
+    root.problems().add("architectures[" + std::to_string(i) + "]",
+                        "unsupported architecture \"" + out[i] + "\" for model_type " + family.modelType +
+                            hint + " (supported: " + joined(family.architectures) + ")");
+  }
+}
+
+void readQwen3Attention(const ConfigObject& level, TargetConfig& c) {
+  // Qwen3Config keeps sliding_window only when use_sliding_window is set; an absent
+  // sliding_window (not null) means the class default 4096.
+  if (level.optionalBool("use_sliding_window").value_or(false)) {
+    if (level.has("sliding_window")) c.slidingWindow = level.optionalInt("sliding_window", 1);
+    else if (!level.json().contains("sliding_window")) c.slidingWindow = 4096;
+  }
+  int maxWindowLayers = level.optionalInt("max_window_layers", 0).value_or(28);
+  c.layerTypes = detail::readExplicitLayerTypes(level, c.numHiddenLayers,
+                                                {LayerType::FullAttention, LayerType::SlidingAttention})
+                     .value_or(detail::qwen3LayerTypes(c.numHiddenLayers, c.slidingWindow, maxWindowLayers));
+  if (c.numLayersOfType(LayerType::SlidingAttention) > 0 && !c.slidingWindow)
+    level.problems().add(level.pathOf("sliding_window"),
+                         "layer_types has sliding_attention layers but no sliding window is in use "
+                         "(use_sliding_window false or sliding_window null)");
+}
+
+void readHybridAttention(const ConfigObject& level, TargetConfig& c) {
+  std::optional<std::vector<LayerType>> explicitTypes = detail::readExplicitLayerTypes(
+      level, c.numHiddenLayers, {LayerType::FullAttention, LayerType::LinearAttention});
+  if (explicitTypes) {
+    c.layerTypes = *explicitTypes;
+  } else if (!level.has("layer_types")) {
+    int interval = level.optionalInt("full_attention_interval", 1).value_or(4);
+    c.layerTypes = detail::hybridLayerTypes(c.numHiddenLayers, interval);
+  }
+  // transformers' Qwen3.5 / Next attention always has the output gate.
+  if (level.optionalBool("attn_output_gate").value_or(true) == false)
+    level.problems().add(level.pathOf("attn_output_gate"),
+                         "false is not supported: this architecture always gates attention output");
+  c.attnOutputGate = true;
+  c.linearConvKernelDim = level.requiredInt("linear_conv_kernel_dim", 1).value_or(0);
+  c.linearKeyHeadDim = level.requiredInt("linear_key_head_dim", 1).value_or(0);
+  c.linearValueHeadDim = level.requiredInt("linear_value_head_dim", 1).value_or(0);
+  c.linearNumKeyHeads = level.requiredInt("linear_num_key_heads", 1).value_or(0);
+  c.linearNumValueHeads = level.requiredInt("linear_num_value_heads", 1).value_or(0);
+  // Gated DeltaNet repeats each key head over linear_num_value_heads / linear_num_key_heads
+  // value heads.
+  if (c.linearNumKeyHeads > 0 && c.linearNumValueHeads % c.linearNumKeyHeads != 0)
+    level.problems().add(level.pathOf("linear_num_value_heads"),
+                         std::to_string(c.linearNumValueHeads) + " is not a multiple of linear_num_key_heads " +
+                             std::to_string(c.linearNumKeyHeads));
+}
+
+void readMoe(const ConfigObject& level, TargetConfig& c) {
+  int numExperts = level.requiredInt("num_experts", 0).value_or(0);
+  if (numExperts == 0) return;
+  MoeConfig moe;
+  moe.numExperts = numExperts;
+  moe.numExpertsPerToken = level.requiredInt("num_experts_per_tok", 1).value_or(0);
+  if (moe.numExpertsPerToken > numExperts)
+    level.problems().add(level.pathOf("num_experts_per_tok"),
+                         std::to_string(moe.numExpertsPerToken) + " exceeds num_experts " + std::to_string(numExperts));
+  moe.moeIntermediateSize = level.requiredInt("moe_intermediate_size", 1).value_or(0);
+  moe.sharedExpertIntermediateSize = level.requiredInt("shared_expert_intermediate_size", 0).value_or(0);
+  moe.decoderSparseStep = level.optionalInt("decoder_sparse_step", 1).value_or(1);
+  moe.mlpOnlyLayers = level.optionalIntList("mlp_only_layers", 0).value_or(std::vector<int>{});
+  for (int layer : moe.mlpOnlyLayers)
+    if (layer >= c.numHiddenLayers)
+      level.problems().add(level.pathOf("mlp_only_layers"),
+                           "layer " + std::to_string(layer) + " is not below num_hidden_layers " +
+                               std::to_string(c.numHiddenLayers));
+  moe.normTopkProb = level.optionalBool("norm_topk_prob").value_or(true);
+  c.moe = moe;
+}
+
+}  // namespace
+
+std::string_view targetFamilyName(TargetFamily family) {
+  switch (family) {
+    case TargetFamily::Qwen3: return "Qwen3";
+    case TargetFamily::Qwen3_5: return "Qwen3.5";
+    case TargetFamily::Qwen3Next: return "Qwen3-Next";
+  }
+  return "unknown";
+}
+
+int TargetConfig::numLayersOfType(LayerType type) const {
+  return static_cast<int>(std::count(layerTypes.begin(), layerTypes.end(), type));
+}
+
+const std::vector<std::string>& supportedTargetModelTypes() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const FamilySpec& f : families()) out.push_back(f.modelType);
+    return out;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& supportedTargetArchitectures() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const FamilySpec& f : families())
+      for (const std::string& a : f.architectures)
+        if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+    return out;
+  }();
+  return names;
+}
+
+TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string& origin) {
+  const nlohmann::json root = detail::parseConfigJson(jsonText, origin);
+  ProblemList problems;
+  ConfigObject top(root, "", problems);
+  const FamilySpec* family = findFamily(top);
+  if (!family) problems.throwIfAny(origin);
+
+  TargetConfig c;
+  c.family = family->family;
+  c.modelType = family->modelType;
+  c.rawJson = std::string(jsonText);
+  checkArchitectures(top, *family, c.architectures);
+
+  std::optional<ConfigObject> text = top;
+  if (family->nestedTextConfig) {
+    text = top.optionalObject("text_config");
+    if (!text) {
+      problems.add("text_config", "required for model_type " + family->modelType +
+                                      " (it holds the language model's parameters)");
+      problems.throwIfAny(origin);
+    }
+    c.textConfigPath = "text_config";
+    if (auto inner = text->optionalString("model_type"); inner && *inner != "qwen3_5_text")
+      problems.add("text_config.model_type", "expected \"qwen3_5_text\", found \"" + *inner + "\"");
+  }
+  const ConfigObject& level = *text;
+
+  detail::DecoderGeometry g = detail::readDecoderGeometry(level, c.family == TargetFamily::Qwen3);
+  c.hiddenSize = g.hiddenSize;
+  c.intermediateSize = g.intermediateSize;
+  c.numHiddenLayers = g.numHiddenLayers;
+  c.numAttentionHeads = g.numAttentionHeads;
+  c.numKeyValueHeads = g.numKeyValueHeads;
+  c.headDim = g.headDim;
+  c.vocabSize = g.vocabSize;
+  c.rmsNormEps = g.rmsNormEps;
+  c.attentionBias = g.attentionBias;
+  c.maxPositionEmbeddings = g.maxPositionEmbeddings;
+  // Qwen3_5ForConditionalGeneration ties by its top-level flag; the text flag is what a
+  // text-only save writes.
+  c.tieWordEmbeddings = (family->nestedTextConfig && top.has("tie_word_embeddings") ? top : level)
+                            .optionalBool("tie_word_embeddings")
+                            .value_or(false);
+
+  if (c.family == TargetFamily::Qwen3) readQwen3Attention(level, c);
+  else readHybridAttention(level, c);
+  if (c.family == TargetFamily::Qwen3Next) readMoe(level, c);
+
+  const bool hybrid = c.family != TargetFamily::Qwen3;
+  c.rope = detail::readRope(level, {.layerTypes = c.layerTypes,
+                                    .defaultPartialRotaryFactor = hybrid ? std::optional(0.25) : std::nullopt,
+                                    .maxPositionEmbeddings = c.maxPositionEmbeddings,
+                                    .headDim = c.headDim});
+
+  const ConfigObject* fallback = family->nestedTextConfig ? &top : nullptr;
+  std::vector<int> bos = detail::readTokenIds(level, fallback, "bos_token_id");
+  if (!bos.empty()) c.bosTokenId = bos.front();
+  c.eosTokenIds = detail::readTokenIds(level, fallback, "eos_token_id");
+  for (int id : c.eosTokenIds)
+    if (c.vocabSize > 0 && id >= c.vocabSize)
+      problems.add(level.pathOf("eos_token_id"), "token " + std::to_string(id) +
+                                                     " is not below vocab_size " + std::to_string(c.vocabSize));
+  problems.throwIfAny(origin);
+  return c;
+}
+
+TargetConfig parseTargetConfig(const std::filesystem::path& configJson) {
+  return parseTargetConfigText(detail::readConfigFile(configJson), configJson.string());
+}
+
+}  // namespace dfi::tensorfile

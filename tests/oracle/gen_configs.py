@@ -1,0 +1,188 @@
+"""Reference configs for the C++ config parsers (test_configs_oracle).
+
+Each case is a config.json in one of the spellings found in the wild (written by
+transformers' save_pretrained, or by hand in the legacy flat form). transformers then loads
+the file back, and what it derives -- layer types, head_dim, RoPE type/theta/partial factor,
+the rotary embedding's inv_freq and attention scaling -- goes into expected.json.
+default_layer_ids.json holds DFlash's default target-layer taps for many (L, n) pairs.
+
+Usage: gen_configs.py OUT_DIR
+"""
+
+import copy
+import json
+import math
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+from transformers import AutoConfig, Qwen3Config, Qwen3NextConfig
+from transformers.models.qwen3.modeling_qwen3 import Qwen3RotaryEmbedding
+from transformers.models.qwen3_5.configuration_qwen3_5 import Qwen3_5Config, Qwen3_5TextConfig
+from transformers.models.qwen3_5.modeling_qwen3_5 import Qwen3_5TextRotaryEmbedding
+from transformers.models.qwen3_next.modeling_qwen3_next import Qwen3NextRotaryEmbedding
+
+QWEN3_8B = dict(hidden_size=4096, intermediate_size=12288, num_hidden_layers=36, num_attention_heads=32,
+                num_key_value_heads=8, head_dim=128, max_position_embeddings=40960, vocab_size=151936,
+                bos_token_id=151643, eos_token_id=151645, rms_norm_eps=1e-6)
+QWEN35_08B = dict(hidden_size=1024, intermediate_size=3584, num_hidden_layers=24, num_attention_heads=8,
+                  num_key_value_heads=2, head_dim=256, vocab_size=248320, linear_conv_kernel_dim=4,
+                  linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16,
+                  linear_num_value_heads=16, max_position_embeddings=262144, eos_token_id=248044)
+QWEN35_27B = dict(QWEN35_08B, hidden_size=5120, intermediate_size=17408, num_hidden_layers=64,
+                  num_attention_heads=24, num_key_value_heads=4, linear_num_value_heads=48)
+MROPE = dict(rope_type="default", rope_theta=1e7, partial_rotary_factor=0.25, mrope_section=[11, 11, 10],
+             mrope_interleaved=True)
+
+
+def saved(config, architectures):
+    config.architectures = architectures
+    return config.to_dict()
+
+
+def legacy_flat(d, rope_theta, rope_scaling=None, **extra):
+    """The pre-v5 spelling: flat rope_theta (+ rope_scaling), no rope_parameters."""
+    d = copy.deepcopy(d)
+    d.pop("rope_parameters", None)
+    d.update(rope_theta=rope_theta, rope_scaling=rope_scaling, **extra)
+    return d
+
+
+def cases():
+    out = {}
+    out["qwen3_8b_saved"] = saved(Qwen3Config(**QWEN3_8B, rope_parameters={"rope_type": "default", "rope_theta": 1e6}),
+                                  ["Qwen3ForCausalLM"])
+    q3_4b = dict(QWEN3_8B, hidden_size=2560, intermediate_size=9728, tie_word_embeddings=True)
+    out["qwen3_4b_legacy_flat"] = legacy_flat(saved(Qwen3Config(**q3_4b), ["Qwen3ForCausalLM"]), 1e6)
+    out["qwen3_yarn_rope_scaling_type"] = legacy_flat(
+        saved(Qwen3Config(**QWEN3_8B), ["Qwen3ForCausalLM"]), 1e6,
+        {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})
+    out["qwen3_yarn_rope_parameters_betas"] = saved(Qwen3Config(**QWEN3_8B, rope_parameters={
+        "rope_type": "yarn", "rope_theta": 5e5, "factor": 8.0, "original_max_position_embeddings": 4096,
+        "beta_fast": 16.0, "beta_slow": 2.0, "attention_factor": 1.25}), ["Qwen3ForCausalLM"])
+    out["qwen3_yarn_no_original_max"] = legacy_flat(
+        saved(Qwen3Config(**dict(QWEN3_8B, max_position_embeddings=131072)), ["Qwen3ForCausalLM"]), 1e6,
+        {"rope_type": "yarn", "factor": 4.0, "mscale": 0.707, "mscale_all_dim": 1.0})
+    sliding = saved(Qwen3Config(**dict(QWEN3_8B, num_hidden_layers=6), use_sliding_window=True, sliding_window=1024,
+                                max_window_layers=4), ["Qwen3ForCausalLM"])
+    sliding.pop("layer_types")  # exercise the max_window_layers rule
+    out["qwen3_sliding_rule"] = sliding
+
+    out["qwen3_5_0p8b_saved"] = saved(Qwen3_5Config(text_config=dict(QWEN35_08B, rope_parameters=MROPE),
+                                                    tie_word_embeddings=True),
+                                      ["Qwen3_5ForConditionalGeneration"])
+    q27 = saved(Qwen3_5Config(text_config=dict(QWEN35_27B, rope_parameters=MROPE)), ["Qwen3_5ForConditionalGeneration"])
+    q27["text_config"].pop("layer_types")  # exercise the full_attention_interval rule
+    q27["text_config"]["full_attention_interval"] = 4
+    out["qwen3_5_27b_interval_rule"] = q27
+    odd_interval = copy.deepcopy(q27)
+    odd_interval["text_config"].update(num_hidden_layers=10, full_attention_interval=3)
+    out["qwen3_5_interval_3"] = odd_interval
+    nested = copy.deepcopy(out["qwen3_5_0p8b_saved"])
+    nested["text_config"]["rope_parameters"] = {"full_attention": {"rope_type": "default", "rope_theta": 1e6,
+                                                                   "partial_rotary_factor": 0.5}}
+    out["qwen3_5_rope_nested_by_layer_type"] = nested
+    flat35 = copy.deepcopy(out["qwen3_5_0p8b_saved"])
+    flat35["text_config"] = legacy_flat(flat35["text_config"], 5e6, None, partial_rotary_factor=0.5)
+    out["qwen3_5_flat_partial_top_level"] = flat35
+    yarn35 = copy.deepcopy(out["qwen3_5_0p8b_saved"])
+    yarn35["text_config"] = legacy_flat(yarn35["text_config"], 1e7, {
+        "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 262144,
+        "mrope_section": [11, 11, 10], "mrope_interleaved": True})
+    yarn35["text_config"]["max_position_embeddings"] = 1048576
+    out["qwen3_5_yarn_rope_scaling"] = yarn35
+    text_only = Qwen3_5TextConfig(**QWEN35_08B, rope_parameters=MROPE, tie_word_embeddings=True)
+    out["qwen3_5_text_causal_lm"] = saved(text_only, ["Qwen3_5ForCausalLM"])
+
+    out["qwen3_next_saved"] = saved(Qwen3NextConfig(partial_rotary_factor=0.25, rope_theta=1e7, eos_token_id=151645),
+                                    ["Qwen3NextForCausalLM"])
+    out["qwen3_next_legacy_flat"] = legacy_flat(
+        saved(Qwen3NextConfig(hidden_size=2048, num_hidden_layers=48, mlp_only_layers=[0, 47], decoder_sparse_step=1),
+              ["Qwen3NextForCausalLM"]), 1e7, None, partial_rotary_factor=0.25)
+    return out
+
+
+def text_config_of(config):
+    return config.text_config if hasattr(config, "text_config") and config.text_config is not None else config
+
+
+def rotary_reference(text):
+    """inv_freq and attention scaling from the model's own rotary embedding class."""
+    rope = text.rope_parameters
+    if "full_attention" in rope:  # nested per layer type: the modeling classes read the flat form
+        text = copy.deepcopy(text)
+        text.rope_parameters = dict(rope["full_attention"])
+        rope = text.rope_parameters
+    cls = {"qwen3": Qwen3RotaryEmbedding, "qwen3_5_text": Qwen3_5TextRotaryEmbedding,
+           "qwen3_next": Qwen3NextRotaryEmbedding}[text.model_type]
+    emb = cls(text)
+    return rope, [float(x) for x in emb.inv_freq.double()], float(emb.attention_scaling)
+
+
+def expected_of(config):
+    text = text_config_of(config)
+    rope, inv_freq, scaling = rotary_reference(text)
+    eos = text.eos_token_id
+    nested = hasattr(config, "text_config") and config.text_config is not None
+    expected = {
+        "model_type": config.model_type,
+        "hidden_size": text.hidden_size, "intermediate_size": text.intermediate_size,
+        "num_hidden_layers": text.num_hidden_layers, "num_attention_heads": text.num_attention_heads,
+        "num_key_value_heads": text.num_key_value_heads, "head_dim": text.head_dim,
+        "vocab_size": text.vocab_size, "rms_norm_eps": text.rms_norm_eps,
+        "max_position_embeddings": text.max_position_embeddings,
+        "tie_word_embeddings": (config if nested else text).tie_word_embeddings,
+        "layer_types": list(text.layer_types),
+        "rope_type": rope["rope_type"], "rope_theta": rope["rope_theta"],
+        "partial_rotary_factor": rope.get("partial_rotary_factor", 1.0),
+        "inv_freq": inv_freq, "attention_scaling": scaling,
+        "eos_token_ids": [] if eos is None else (eos if isinstance(eos, list) else [eos]),
+        "sliding_window": getattr(text, "sliding_window", None),
+    }
+    if rope["rope_type"] == "yarn":
+        expected["rope_factor"] = rope["factor"]
+        expected["original_max_position_embeddings"] = rope["original_max_position_embeddings"]
+    for key in ("linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads",
+                "linear_num_value_heads", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
+                "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers"):
+        if hasattr(text, key):
+            expected[key] = getattr(text, key)
+    return expected
+
+
+def z_lab_default_layer_ids(num_target_layers, num_draft_layers):
+    """DFlash's default taps as z-lab/dflash computes them (Python round: half to even)."""
+    if num_draft_layers == 1:
+        return [num_target_layers // 2]
+    start, end = 1, num_target_layers - 3
+    return [int(round(start + (i * (end - start)) / (num_draft_layers - 1))) for i in range(num_draft_layers)]
+
+
+def default_layer_id_cases():
+    """Many (L, n) pairs, including .5 ties that half-to-even rounds down (L=10, n=5: 2.5 -> 2)."""
+    pairs = [(L, n) for L in range(4, 97) for n in range(1, 13)]
+
+    def rounds_down_on_tie(L, n):
+        positions = [1 + Fraction(i * (L - 4), n - 1) for i in range(n)] if n > 1 else []
+        return any(p.denominator == 2 and math.floor(p) % 2 == 0 for p in positions)
+
+    assert sum(rounds_down_on_tie(L, n) for L, n in pairs) > 10, "the pairs must include .5 ties"
+    return [{"target_layers": L, "draft_layers": n, "ids": z_lab_default_layer_ids(L, n)} for L, n in pairs]
+
+
+def main():
+    out_dir = Path(sys.argv[1])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    expected = {}
+    for name, config_dict in cases().items():
+        case_dir = out_dir / name
+        case_dir.mkdir(exist_ok=True)
+        (case_dir / "config.json").write_text(json.dumps(config_dict, indent=2))
+        expected[name] = expected_of(AutoConfig.from_pretrained(case_dir))
+    (out_dir / "expected.json").write_text(json.dumps(expected, indent=1))
+    (out_dir / "default_layer_ids.json").write_text(json.dumps(default_layer_id_cases()))
+    print(f"wrote {len(expected)} config cases to {out_dir}")
+
+
+if __name__ == "__main__":
+    main()
