@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include "dfi/base/error.h"
+#include "dfi/base/log.h"
 #include "dfi/session/file_identity.h"
 #include "record_checks.h"
 #include "row_decode.h"
@@ -18,6 +19,14 @@ using namespace detail;
 
 namespace {
 
+// A writer killed mid-transaction leaves a hot rollback journal (or a WAL without its index)
+// that only a read-write connection may roll back. SQLite does that on the first read of any
+// read-write connection; we let it, once, rather than refuse to show a crashed recording.
+bool needsRecovery(Database& db) {
+  const int rc = sqlite3_exec(db.get(), "SELECT count(*) FROM sqlite_schema", nullptr, nullptr, nullptr);
+  return (rc & 0xff) == SQLITE_READONLY;
+}
+
 std::unique_ptr<Database> openForReading(const std::string& path) {
   switch (sniffFile(path)) {
     case FileKind::Unreadable: throw IoError("cannot read session file", {.file = path});
@@ -27,6 +36,12 @@ std::unique_ptr<Database> openForReading(const std::string& path) {
     case FileKind::Session: break;
   }
   auto db = std::make_unique<Database>(path, SQLITE_OPEN_READONLY);
+  if (needsRecovery(*db)) {
+    logger("session")->info("{}: rolling back a write that was interrupted", path);
+    db.reset();
+    Database(path, SQLITE_OPEN_READWRITE).exec("SELECT count(*) FROM sqlite_schema", "recovery");
+    db = std::make_unique<Database>(path, SQLITE_OPEN_READONLY);
+  }
   sqlite3_busy_timeout(db->get(), 2000);
   // A bounded page cache keeps memory proportional to what is viewed, whatever the file size;
   // cell_size_check turns more kinds of damage into SQLITE_CORRUPT early.

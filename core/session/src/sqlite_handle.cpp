@@ -97,6 +97,8 @@ void Statement::reset() {
   sqlite3_clear_bindings(stmt_);
 }
 
+int Statement::parameterIndex(const char* name) const { return sqlite3_bind_parameter_index(stmt_, name); }
+
 void Statement::bind(int index, std::int64_t value) {
   if (const int rc = sqlite3_bind_int64(stmt_, index, value); rc != SQLITE_OK) fail(rc);
 }

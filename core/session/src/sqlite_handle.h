@@ -62,6 +62,8 @@ class Statement {
   };
   [[nodiscard]] Use use() { return Use(*this); }
 
+  // Index of a named parameter (":run"), 0 when the statement does not use it.
+  int parameterIndex(const char* name) const;
   void bind(int index, std::int64_t value);
   void bind(int index, double value);
   void bind(int index, std::string_view text);

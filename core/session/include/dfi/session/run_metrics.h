@@ -1,0 +1,33 @@
+#pragma once
+// Acceptance metrics of a recorded run, computed from its steps with dfi::analysis (the three
+// tau conventions, per prompt and overall, and the acceptance-length histogram).
+
+#include <vector>
+
+#include "dfi/session/reader.h"
+
+namespace dfi::session {
+
+struct PromptTau {
+  PromptId promptId = 0;
+  std::int64_t steps = 0;
+  double tau = 0;  // mean acceptance length of this response
+};
+
+// One per (run, step mode) present: live, teacher-forced and DDTree steps are not averaged together.
+struct RunMetrics {
+  RunId runId = 0;
+  StepMode mode = StepMode::Live;
+  std::int64_t steps = 0;
+  double tauReference = 0;
+  double tauSglang = 0;
+  double tauVllm = 0;
+  std::vector<PromptTau> perPrompt;
+  // fraction[L] of steps with acceptance length L, L = 0..blockSize
+  std::vector<double> acceptHistogram;
+};
+
+// Streams the run's steps once; memory grows with prompts, not steps' contents.
+std::vector<RunMetrics> computeRunMetrics(Reader& reader, const RunRecord& run);
+
+}  // namespace dfi::session
