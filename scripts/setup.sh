@@ -15,7 +15,7 @@ APT_PACKAGES=(
   qt6-base-dev qt6-svg-dev qt6-base-dev-tools libgl-dev
   libqcustomplot-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
-  libpcre2-dev libutf8proc-dev libzstd-dev libsqlite3-dev sqlite3
+  libpcre2-dev libutf8proc-dev libzstd-dev libsqlite3-dev sqlite3 libssl-dev
   libbenchmark-dev libgtest-dev
   xvfb xauth
   clang libclang-rt-14-dev
