@@ -1,9 +1,9 @@
 #include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "dfi/base/error.h"
+#include "tokenizer_json_sax.h"
 #include "tokenizer_spec.h"
 
 namespace dfi::tokenizer::detail {
@@ -61,17 +61,16 @@ class Reader {
   std::filesystem::path path_;
 };
 
-json parseFile(const std::filesystem::path& path) {
+std::string readFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError("cannot open tokenizer file", {.file = path.string()});
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw IoError("cannot read tokenizer file", {.file = path.string()});
-  try {
-    return json::parse(buffer.view());
-  } catch (const json::parse_error& e) {
-    throw FormatError(std::string("not valid JSON: ") + e.what(), {.file = path.string(), .byteOffset = e.byte});
-  }
+  std::string text;
+  in.seekg(0, std::ios::end);
+  text.resize(static_cast<std::size_t>(in.tellg()));
+  in.seekg(0);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!in) throw IoError("cannot read tokenizer file", {.file = path.string()});
+  return text;
 }
 
 void readNormalizer(const Reader& r, const json& root, TokenizerSpec& spec) {
@@ -117,30 +116,8 @@ void readDecoderAndPostProcessor(const Reader& r, const json& root) {
   }
 }
 
-void readMerges(const Reader& r, const json& merges, TokenizerSpec& spec) {
-  if (!merges.is_array()) r.unsupported("/model/merges", "expected an array");
-  spec.merges.reserve(merges.size());
-  for (std::size_t i = 0; i < merges.size(); ++i) {
-    const json& m = merges[i];
-    const std::string ptr = "/model/merges/" + std::to_string(i);
-    if (m.is_string()) {
-      // Legacy spelling "a b": the two parts are separated by the one space in it (byte-level
-      // tokens never contain a plain space, it is spelled U+0120).
-      const std::string& s = m.get_ref<const std::string&>();
-      const auto space = s.find(' ');
-      if (space == std::string::npos || s.find(' ', space + 1) != std::string::npos)
-        r.unsupported(ptr, "a merge string must be two tokens separated by one space, found " + m.dump());
-      spec.merges.emplace_back(s.substr(0, space), s.substr(space + 1));
-    } else if (m.is_array() && m.size() == 2) {
-      spec.merges.emplace_back(r.string(m[0], ptr + "/0"), r.string(m[1], ptr + "/1"));
-    } else {
-      r.unsupported(ptr, "a merge must be \"a b\" or [\"a\", \"b\"], found " + m.dump());
-    }
-  }
-}
-
-void readModel(const Reader& r, const json& root, TokenizerSpec& spec) {
-  const json& model = r.member(root, "", "model");
+void readModel(const Reader& r, StreamedTokenizerJson& file, TokenizerSpec& spec) {
+  const json& model = r.member(file.rest, "", "model");
   r.requireType(model, "/model", "BPE");
   if (const auto it = model.find("dropout"); it != model.end() && !it->is_null())
     r.unsupported("/model/dropout", "only null is supported (dropout makes encoding random)");
@@ -150,15 +127,12 @@ void readModel(const Reader& r, const json& root, TokenizerSpec& spec) {
   if (const auto it = model.find("ignore_merges"); it != model.end() && it->is_boolean())
     spec.ignoreMerges = it->get<bool>();
 
-  const json& vocab = r.member(model, "/model", "vocab");
-  if (!vocab.is_object()) r.unsupported("/model/vocab", "expected an object {token: id}");
-  spec.vocab.reserve(vocab.size());
-  for (const auto& [token, id] : vocab.items()) {
-    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 || id.get<std::int64_t>() > INT32_MAX)
-      r.unsupported("/model/vocab/" + token, "expected a non-negative 32-bit id, found " + id.dump());
-    spec.vocab.emplace_back(token, id.get<std::int32_t>());
-  }
-  readMerges(r, r.member(model, "/model", "merges"), spec);
+  // Present and of the right type, vocab and merges were streamed; otherwise these name
+  // what is wrong with them.
+  if (!file.vocabStreamed) r.unsupported("/model/vocab", r.member(model, "/model", "vocab").dump(-1).substr(0, 40) + " is not an object {token: id}");
+  if (!file.mergesStreamed) r.unsupported("/model/merges", r.member(model, "/model", "merges").dump(-1).substr(0, 40) + " is not an array");
+  spec.vocab = std::move(file.vocab);
+  spec.merges = std::move(file.merges);
 }
 
 void readAddedTokens(const Reader& r, const json& root, TokenizerSpec& spec) {
@@ -184,13 +158,14 @@ void readAddedTokens(const Reader& r, const json& root, TokenizerSpec& spec) {
 
 TokenizerSpec readTokenizerJson(const std::filesystem::path& path) {
   const Reader reader(path);
-  const json root = parseFile(path);
+  StreamedTokenizerJson file = parseTokenizerJson(readFile(path), path);
+  const json& root = file.rest;
   if (!root.is_object()) reader.unsupported("", "expected a JSON object at the top level");
   TokenizerSpec spec;
   readNormalizer(reader, root, spec);
   readPreTokenizer(reader, root, spec);
   readDecoderAndPostProcessor(reader, root);
-  readModel(reader, root, spec);
+  readModel(reader, file, spec);
   readAddedTokens(reader, root, spec);
   return spec;
 }
