@@ -1,0 +1,147 @@
+// Human-readable form of the `info` documents built in info_report.cpp.
+
+#include <cstdio>
+#include <sstream>
+
+#include "info_report.h"
+
+namespace dfi::eval {
+namespace {
+
+using nlohmann::json;
+
+std::string format(const char* pattern, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+std::string count(std::uint64_t n) {
+  if (n >= 1'000'000'000) return format("%.2f B", n / 1e9);
+  if (n >= 1'000'000) return format("%.1f M", n / 1e6);
+  if (n >= 1'000) return format("%.1f K", n / 1e3);
+  return std::to_string(n);
+}
+
+std::string bytes(std::uint64_t n) {
+  if (n >= (1ull << 30)) return format("%.2f GiB", n / double(1ull << 30));
+  if (n >= (1ull << 20)) return format("%.1f MiB", n / double(1ull << 20));
+  if (n >= (1ull << 10)) return format("%.1f KiB", n / double(1ull << 10));
+  return std::to_string(n) + " B";
+}
+
+std::string number(const json& v) {
+  if (v.is_number_float()) return format("%g", v.get<double>());
+  return v.dump();
+}
+
+std::string ints(const json& list) {
+  std::string out;
+  for (const auto& v : list) out += (out.empty() ? "" : ", ") + v.dump();
+  return "[" + out + "]";
+}
+
+std::string layerCounts(const json& layerTypes) {
+  std::string out;
+  for (const auto& [name, n] : layerTypes["counts"].items()) out += (out.empty() ? "" : ", ") + n.dump() + " " + name;
+  return out;
+}
+
+std::string rope(const json& r) {
+  std::string out = r["type"].get<std::string>() + ", theta " + number(r["theta"]) + ", rotary dim " +
+                    r["rotary_dim"].dump();
+  if (r.contains("factor"))
+    out += ", factor " + number(r["factor"]) + " over " + number(r["original_max_position_embeddings"]) +
+           " positions, attention scaling " + number(r["attention_scaling"]);
+  return out;
+}
+
+void geometry(std::ostream& out, const json& g, bool drafter) {
+  out << "  layers     " << g["num_hidden_layers"] << " (" << layerCounts(g["layer_types"]) << ")";
+  if (g.contains("sliding_window")) out << ", sliding window " << g["sliding_window"];
+  out << "\n  widths     hidden " << g["hidden_size"] << ", intermediate " << g["intermediate_size"] << ", heads "
+      << g["num_attention_heads"] << " q / " << g["num_key_value_heads"] << " kv x " << g["head_dim"] << ", vocab "
+      << g["vocab_size"] << "\n";
+  if (g.contains("linear_attention")) {
+    const json& l = g["linear_attention"];
+    out << "  deltanet   key heads " << l["key_heads"] << " x " << l["key_head_dim"] << ", value heads "
+        << l["value_heads"] << " x " << l["value_head_dim"] << ", conv kernel " << l["conv_kernel"] << "\n";
+  }
+  if (g.contains("moe")) {
+    const json& m = g["moe"];
+    out << "  moe        " << m["experts"] << " experts, " << m["experts_per_token"] << " per token, width "
+        << m["moe_intermediate_size"] << " (shared " << m["shared_expert_intermediate_size"] << ")\n";
+  }
+  out << "  rope       " << rope(g["rope"]) << "\n";
+  if (drafter) {
+    out << "  dflash     block size " << g["block_size"] << ", taps " << ints(g["target_layer_ids"]) << " ("
+        << g["target_layer_ids_source"].get<std::string>() << "), mask token "
+        << (g["mask_token_id"].is_null() ? "absent" : g["mask_token_id"].dump()) << "\n";
+  } else {
+    out << "  tokens     eos " << ints(g["eos_token_ids"]) << ", tied embeddings "
+        << (g["tie_word_embeddings"].get<bool>() ? "yes" : "no") << ", max positions "
+        << g["max_position_embeddings"] << "\n";
+  }
+}
+
+void weights(std::ostream& out, const json& w) {
+  if (w.is_null()) {
+    out << "  weights    none (no model.safetensors or index next to the config)\n";
+    return;
+  }
+  out << "  weights    " << count(w["parameters"]) << " parameters, " << bytes(w["bytes"]) << " in "
+      << w["tensors"] << " tensors, " << w["shards"] << " shard(s)";
+  if (w["skipped_parameters"].get<std::uint64_t>() > 0)
+    out << "; " << count(w["skipped_parameters"]) << " of them vision/MTP, unused by the text engine";
+  out << "\n";
+  for (const auto& t : w["dtypes"])
+    out << "    " << t["dtype"].get<std::string>() << ": " << t["tensors"] << " tensors, " << count(t["elements"])
+        << " values, " << bytes(t["bytes"]) << "\n";
+  out << "  identity   " << w["header_sha256"].get<std::string>() << "\n";
+}
+
+}  // namespace
+
+std::string renderModel(const json& m) {
+  std::ostringstream out;
+  const bool drafter = m["kind"] == "drafter";
+  out << m["path"].get<std::string>() << ": " << m["kind"].get<std::string>();
+  if (!m["geometry"].is_null()) {
+    const json& g = m["geometry"];
+    if (!drafter) out << ", " << g["family"].get<std::string>();
+    out << " (model_type " << g["model_type"].get<std::string>();
+    for (const auto& a : g["architectures"]) out << ", " << a.get<std::string>();
+    out << ")\n";
+    geometry(out, g, drafter);
+  } else {
+    out << "\n";
+  }
+  weights(out, m["weights"]);
+  const json& v = m["validation"];
+  if (v["valid"].get<bool>()) {
+    out << "  config     valid\n";
+  } else {
+    out << "  config     INVALID, " << v["problems"].size() << " problem(s):\n";
+    for (const auto& p : v["problems"])
+      out << "    " << p["field"].get<std::string>() << ": " << p["message"].get<std::string>() << "\n";
+  }
+  return out.str();
+}
+
+std::string renderCompatibility(const json& c) {
+  std::ostringstream out;
+  out << "drafter " << c["drafter"].get<std::string>() << " vs target " << c["target"].get<std::string>() << ": "
+      << (c["compatible"].get<bool>() ? "compatible" : "NOT compatible") << " (" << c["errors"] << " error(s), "
+      << c["warnings"] << " warning(s))\n";
+  for (const auto& i : c["issues"]) {
+    out << "  " << i["severity"].get<std::string>() << "  " << i["field"].get<std::string>() << ": drafter "
+        << i["drafter_value"].get<std::string>() << ", target " << i["target_value"].get<std::string>() << "\n    "
+        << i["message"].get<std::string>() << "\n";
+  }
+  if (!c["checked_fc_weight"].get<bool>()) out << "  (fc.weight not checked: the drafter has no weights here)\n";
+  if (!c["checked_embedding_rows"].get<bool>())
+    out << "  (embedding rows not checked: the target has no weights here; vocab_size used)\n";
+  return out.str();
+}
+
+}  // namespace dfi::eval

@@ -1,0 +1,165 @@
+#include "info_report.h"
+
+#include <optional>
+
+#include "dfi/tensorfile/compatibility.h"
+#include "dfi/tensorfile/config_error.h"
+#include "dfi/tensorfile/config_kind.h"
+#include "dfi/tensorfile/weights_summary.h"
+
+namespace dfi::eval {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace dfi::tensorfile;
+using nlohmann::json;
+
+fs::path modelDirOf(const fs::path& dirOrConfig) {
+  return fs::is_directory(dirOrConfig) ? dirOrConfig : dirOrConfig.parent_path();
+}
+
+json ropeJson(const RopeConfig& rope, int headDim) {
+  json j = {{"type", rope.type},
+            {"theta", rope.theta},
+            {"partial_rotary_factor", rope.partialRotaryFactor},
+            {"rotary_dim", rope.rotaryDim(headDim)}};
+  if (rope.type == "yarn") {
+    j["factor"] = rope.factor;
+    j["original_max_position_embeddings"] = rope.originalMaxPositionEmbeddings;
+    j["attention_scaling"] = ropeAttentionScaling(rope);
+  }
+  if (!rope.mropeSection.empty()) j["mrope_section"] = rope.mropeSection;
+  return j;
+}
+
+json layerTypesJson(const std::vector<LayerType>& types) {
+  json counts = json::object();
+  for (LayerType t : types) counts[std::string(layerTypeName(t))] = counts.value(std::string(layerTypeName(t)), 0) + 1;
+  json names = json::array();
+  for (LayerType t : types) names.push_back(layerTypeName(t));
+  return {{"counts", counts}, {"per_layer", names}};
+}
+
+json targetJson(const TargetConfig& c) {
+  json j = {{"family", targetFamilyName(c.family)},
+            {"model_type", c.modelType},
+            {"architectures", c.architectures},
+            {"hidden_size", c.hiddenSize},
+            {"intermediate_size", c.intermediateSize},
+            {"num_hidden_layers", c.numHiddenLayers},
+            {"num_attention_heads", c.numAttentionHeads},
+            {"num_key_value_heads", c.numKeyValueHeads},
+            {"head_dim", c.headDim},
+            {"vocab_size", c.vocabSize},
+            {"tie_word_embeddings", c.tieWordEmbeddings},
+            {"max_position_embeddings", c.maxPositionEmbeddings},
+            {"rope", ropeJson(c.rope, c.headDim)},
+            {"layer_types", layerTypesJson(c.layerTypes)},
+            {"eos_token_ids", c.eosTokenIds}};
+  if (c.family != TargetFamily::Qwen3) {
+    j["linear_attention"] = {{"conv_kernel", c.linearConvKernelDim},
+                             {"key_heads", c.linearNumKeyHeads},
+                             {"value_heads", c.linearNumValueHeads},
+                             {"key_head_dim", c.linearKeyHeadDim},
+                             {"value_head_dim", c.linearValueHeadDim}};
+  }
+  if (c.moe) {
+    j["moe"] = {{"experts", c.moe->numExperts},
+                {"experts_per_token", c.moe->numExpertsPerToken},
+                {"moe_intermediate_size", c.moe->moeIntermediateSize},
+                {"shared_expert_intermediate_size", c.moe->sharedExpertIntermediateSize}};
+  }
+  if (c.slidingWindow) j["sliding_window"] = *c.slidingWindow;
+  return j;
+}
+
+json drafterJson(const DrafterConfig& c) {
+  json j = {{"model_type", c.modelType},
+            {"architectures", c.architectures},
+            {"hidden_size", c.hiddenSize},
+            {"intermediate_size", c.intermediateSize},
+            {"num_hidden_layers", c.numHiddenLayers},
+            {"num_attention_heads", c.numAttentionHeads},
+            {"num_key_value_heads", c.numKeyValueHeads},
+            {"head_dim", c.headDim},
+            {"vocab_size", c.vocabSize},
+            {"block_size", c.blockSize},
+            {"target_layer_ids", c.targetLayerIds},
+            {"target_layer_ids_source", c.targetLayerIdsFromConfig ? "config" : "default rule"},
+            {"num_target_layers", c.numTargetLayers},
+            {"rope", ropeJson(c.rope, c.headDim)},
+            {"layer_types", layerTypesJson(c.layerTypes)}};
+  j["mask_token_id"] = c.maskTokenId ? json(*c.maskTokenId) : json(nullptr);
+  if (c.slidingWindow) j["sliding_window"] = *c.slidingWindow;
+  return j;
+}
+
+json weightsJson(const fs::path& modelDir) {
+  if (!hasWeights(modelDir)) return nullptr;
+  const WeightsSummary s = summarizeWeights(Checkpoint::open(modelDir, NameMapping::identity()));
+  json dtypes = json::array();
+  for (const DTypeTally& t : s.dtypes)
+    dtypes.push_back({{"dtype", dtypeName(t.dtype)}, {"tensors", t.tensors}, {"elements", t.elements}, {"bytes", t.bytes}});
+  return {{"shards", s.shards},       {"tensors", s.tensors},
+          {"parameters", s.parameters}, {"bytes", s.bytes},
+          {"skipped_parameters", s.skippedParameters}, {"dtypes", dtypes},
+          {"header_sha256", s.headerSha256}};
+}
+
+json problemsJson(const std::vector<ConfigProblem>& problems) {
+  json list = json::array();
+  for (const ConfigProblem& p : problems) list.push_back({{"field", p.field}, {"message", p.message}});
+  return list;
+}
+
+std::optional<Checkpoint> openIfPresent(const fs::path& modelDir) {
+  if (!hasWeights(modelDir)) return std::nullopt;
+  return Checkpoint::open(modelDir, NameMapping::identity());
+}
+
+}  // namespace
+
+json describeModel(const fs::path& dirOrConfig) {
+  const fs::path configPath = configPathOf(dirOrConfig);
+  const ConfigKind kind = detectConfigKindOf(configPath);
+  json j = {{"path", dirOrConfig.string()}, {"config", configPath.string()}, {"kind", configKindName(kind)}};
+  try {
+    j["geometry"] = kind == ConfigKind::Target ? targetJson(parseTargetConfig(configPath))
+                                               : drafterJson(parseDrafterConfig(configPath));
+    j["validation"] = {{"valid", true}, {"problems", json::array()}};
+  } catch (const ConfigValidationError& e) {
+    j["geometry"] = nullptr;
+    j["validation"] = {{"valid", false}, {"problems", problemsJson(e.problems())}};
+  }
+  j["weights"] = weightsJson(modelDirOf(dirOrConfig));
+  return j;
+}
+
+json describePair(const fs::path& drafter, const fs::path& target) {
+  const TargetConfig t = parseTargetConfig(configPathOf(target));
+  const DrafterConfig d = parseDrafterConfig(configPathOf(drafter), t.numHiddenLayers);
+  const std::optional<Checkpoint> drafterWeights = openIfPresent(modelDirOf(drafter));
+  const std::optional<Checkpoint> targetWeights = openIfPresent(modelDirOf(target));
+  const CheckpointFacts facts = checkpointFacts(drafterWeights ? &*drafterWeights : nullptr,
+                                                targetWeights ? &*targetWeights : nullptr);
+  const CompatibilityReport report = checkCompatibility(d, t, facts);
+  json issues = json::array();
+  for (const CompatibilityIssue& i : report.issues) {
+    issues.push_back({{"field", i.field},
+                      {"drafter_value", i.drafterValue},
+                      {"target_value", i.targetValue},
+                      {"message", i.message},
+                      {"severity", severityName(i.severity)}});
+  }
+  json compatibility = {{"drafter", drafter.string()},
+                        {"target", target.string()},
+                        {"compatible", report.compatible()},
+                        {"errors", report.count(Severity::Error)},
+                        {"warnings", report.count(Severity::Warning)},
+                        {"checked_fc_weight", facts.drafterFcWeightShape.has_value()},
+                        {"checked_embedding_rows", facts.targetEmbeddingRows.has_value()},
+                        {"issues", issues}};
+  return {{"drafter", describeModel(drafter)}, {"target", describeModel(target)}, {"compatibility", compatibility}};
+}
+
+}  // namespace dfi::eval

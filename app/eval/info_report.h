@@ -1,0 +1,24 @@
+#pragma once
+// The data behind `dflash-eval info`: one JSON document per model (kind, geometry, weights,
+// validation) and per drafter/target pair (compatibility). --json prints it as is; the
+// human form is rendered from the same document, so both always say the same thing.
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace dfi::eval {
+
+// A model directory (or its config.json). Config problems are reported in "validation"
+// rather than thrown; unreadable or malformed files still throw dfi::Error.
+nlohmann::json describeModel(const std::filesystem::path& dirOrConfig);
+
+// Both models plus the compatibility report of the drafter against the target. Invalid
+// configs throw (the error lists every problem) since nothing can be compared then.
+nlohmann::json describePair(const std::filesystem::path& drafter, const std::filesystem::path& target);
+
+std::string renderModel(const nlohmann::json& model);
+std::string renderCompatibility(const nlohmann::json& compatibility);
+
+}  // namespace dfi::eval

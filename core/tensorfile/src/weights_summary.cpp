@@ -1,0 +1,54 @@
+#include "dfi/tensorfile/weights_summary.h"
+
+#include <map>
+
+#include "dfi/tensorfile/name_mapping.h"
+
+namespace dfi::tensorfile {
+
+WeightsSummary summarizeWeights(const Checkpoint& checkpoint) {
+  WeightsSummary s;
+  s.shards = checkpoint.shards().size();
+  s.headerSha256 = checkpoint.headerSha256();
+  const NameMapping textOnly = NameMapping::qwenText();
+  std::map<DType, DTypeTally> byType;
+  for (const std::string& name : checkpoint.names()) {
+    const TensorInfo& info = checkpoint.info(name);
+    const auto elements = static_cast<std::uint64_t>(info.numel());
+    DTypeTally& tally = byType[info.dtype];
+    tally.dtype = info.dtype;
+    tally.tensors += 1;
+    tally.elements += elements;
+    tally.bytes += info.byteSize;
+    s.tensors += 1;
+    s.parameters += elements;
+    s.bytes += info.byteSize;
+    if (!textOnly.map(info.storedName)) s.skippedParameters += elements;
+  }
+  for (const auto& [dtype, tally] : byType) s.dtypes.push_back(tally);
+  return s;
+}
+
+bool hasWeights(const std::filesystem::path& modelDir) {
+  return std::filesystem::is_regular_file(modelDir / "model.safetensors") ||
+         std::filesystem::is_regular_file(modelDir / "model.safetensors.index.json");
+}
+
+CheckpointFacts checkpointFacts(const Checkpoint* drafter, const Checkpoint* target) {
+  CheckpointFacts facts;
+  if (drafter && drafter->contains("fc.weight")) facts.drafterFcWeightShape = drafter->info("fc.weight").shape;
+  if (target) {
+    // Look the embedding up by its text-engine name, whichever mapping the caller opened with.
+    const NameMapping textOnly = NameMapping::qwenText();
+    for (const std::string& name : target->names()) {
+      const TensorInfo& info = target->info(name);
+      if (textOnly.map(info.storedName) == "model.embed_tokens.weight" && !info.shape.empty()) {
+        facts.targetEmbeddingRows = info.shape.front();
+        break;
+      }
+    }
+  }
+  return facts;
+}
+
+}  // namespace dfi::tensorfile
