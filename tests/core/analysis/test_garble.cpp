@@ -4,30 +4,38 @@
 
 using namespace dfi::analysis;
 using Tokens = std::vector<std::int32_t>;
+using Flags = std::vector<std::uint8_t>;
 
 TEST(Garble, CleanDraftHasNoFlags) {
-  EXPECT_EQ(detectGarble(Tokens{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}), kGarbleNone);
-  EXPECT_EQ(detectGarble(Tokens{}), kGarbleNone);
-  EXPECT_EQ(detectGarble(Tokens{4, 4, 5, 4, 4}), kGarbleNone);  // two in a row is ordinary
+  const Tokens clean{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  EXPECT_FALSE(isGarbled(detectGarble(clean)));
+  EXPECT_TRUE(detectGarble(Tokens{}).empty());
+  EXPECT_FALSE(isGarbled(detectGarble(Tokens{4, 4, 5, 4, 4})));  // two in a row is ordinary
 }
 
-TEST(Garble, ElifElifElifIsARepeatedToken) {
-  // " elif" " elif" " elif" as ids
-  EXPECT_EQ(detectGarble(Tokens{11, 30, 30, 30, 12}), kGarbleRepeatedToken);
+TEST(Garble, ElifElifElifMarksTheRun) {
+  constexpr std::uint8_t R = kGarbleRepeatedToken;
+  EXPECT_EQ(detectGarble(Tokens{11, 30, 30, 30, 12}), (Flags{0, R, R, R, 0}));
+  EXPECT_EQ(detectGarble(Tokens{30, 30, 30, 30}), (Flags{R, R, R, R}));
 }
 
-TEST(Garble, FizzFizzFizzIsARepeatedSpan) {
+TEST(Garble, FizzFizzFizzMarksTheRepeatedSpan) {
+  constexpr std::uint8_t S = kGarbleRepeatedSpan;
   // "F" "izz" three times, then "Buzz"
-  EXPECT_EQ(detectGarble(Tokens{70, 71, 70, 71, 70, 71, 90}), kGarbleRepeatedSpan);
-  EXPECT_FALSE(detectGarble(Tokens{1, 2, 3, 1, 2, 3, 1, 2, 4}) & kGarbleRepeatedSpan);  // third copy broken
+  EXPECT_EQ(detectGarble(Tokens{70, 71, 70, 71, 70, 71, 90}), (Flags{S, S, S, S, S, S, 0}));
+  EXPECT_FALSE(isGarbled(detectGarble(Tokens{1, 2, 3, 1, 2, 3, 1, 2, 4})));  // third copy broken
 }
 
-TEST(Garble, LowDiversityNeedsALongEnoughBlock) {
-  EXPECT_EQ(detectGarble(Tokens{1, 2, 1, 3, 2, 1, 3, 2}), kGarbleLowDiversity);
-  EXPECT_EQ(detectGarble(Tokens{1, 2, 1, 2, 3}), kGarbleNone);
+TEST(Garble, MaskTokenAndPaddedRowsAreFlagged) {
+  const GarbleContext ctx{.maskTokenId = 151669, .tokenizerVocabSize = 151669};
+  const auto flags = detectGarble(Tokens{5, 151669, 151900, 6}, ctx);
+  EXPECT_EQ(flags[0], kGarbleNone);
+  EXPECT_EQ(flags[1], kGarbleMaskToken | kGarbleInvalidToken);
+  EXPECT_EQ(flags[2], kGarbleInvalidToken);
+  EXPECT_EQ(flags[3], kGarbleNone);
 }
 
 TEST(Garble, FlagNames) {
-  EXPECT_EQ(garbleFlagNames(kGarbleRepeatedToken | kGarbleLowDiversity), "repeated-token, low-diversity");
+  EXPECT_EQ(garbleFlagNames(kGarbleRepeatedToken | kGarbleMaskToken), "repeated-token, mask-token");
   EXPECT_EQ(garbleFlagNames(kGarbleNone), "");
 }

@@ -1,28 +1,42 @@
 #pragma once
 // Garble detectors: the draft degenerations that point to a train/eval mismatch rather than a
-// weak drafter ("FizzFizzFizzBuzz", "elif elif elif"). Each is a flag in a bit set recorded with
-// the step, so the navigator can filter garbled blocks.
+// weak drafter ("FizzFizzFizzBuzz", "elif elif elif", the mask token leaking into the draft).
+// One flag byte per draft slot is recorded with each step (StepRecord::garbleFlags), so the
+// token view can mark the slots and the navigator can filter garbled blocks.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace dfi::analysis {
 
-enum GarbleFlag : std::uint32_t {
+enum GarbleFlag : std::uint8_t {
   kGarbleNone = 0,
-  // The same token three or more times in a row ("elif elif elif").
+  // Part of a run of three or more identical tokens ("elif elif elif").
   kGarbleRepeatedToken = 1u << 0,
-  // A span of 2..4 tokens immediately repeated, three occurrences in a row ("Fizz" "Fizz" "Fizz"
-  // with sub-word pieces, or "a b a b a b").
-  kGarbleRepeatedSpan = 1u << 1,
-  // Fewer distinct tokens than half the block (only checked for blocks of 8 or more).
-  kGarbleLowDiversity = 1u << 2,
+  // The mask token itself was drafted (its embedding row leaked through the LM head).
+  kGarbleMaskToken = 1u << 1,
+  // An id past the tokenizer's vocabulary (a padded embedding row): never valid text.
+  kGarbleInvalidToken = 1u << 2,
+  // Part of a span of 2..4 tokens repeated three times back to back ("F" "izz" x3).
+  kGarbleRepeatedSpan = 1u << 3,
 };
 
-std::uint32_t detectGarble(std::span<const std::int32_t> draftTokens);
+struct GarbleContext {
+  std::optional<std::int32_t> maskTokenId;
+  std::optional<std::int32_t> tokenizerVocabSize;  // ids >= this are invalid
+};
 
-// "repeated-token, repeated-span" for display; "" when no flag is set.
-std::string garbleFlagNames(std::uint32_t flags);
+// One flag byte per draft slot.
+std::vector<std::uint8_t> detectGarble(std::span<const std::int32_t> draftTokens,
+                                       const GarbleContext& context = {});
+
+// True when any slot is flagged.
+bool isGarbled(std::span<const std::uint8_t> slotFlags);
+
+// "repeated-token, mask-token" for display; "" when no flag is set.
+std::string garbleFlagNames(std::uint8_t flags);
 
 }  // namespace dfi::analysis
