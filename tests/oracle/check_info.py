@@ -1,0 +1,96 @@
+"""Runs `dflash-eval info` on the checkpoints gen_info_models.py wrote and compares what it
+reports with what the safetensors package read (expected.json), then checks the
+compatibility reports of a good and a bad drafter/target pairing and the exit codes.
+
+Usage: check_info.py DFLASH_EVAL MODELS_DIR
+"""
+
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+EXIT_OK, EXIT_VALIDATION = 0, 5
+
+
+def info(binary, *args):
+    run = subprocess.run([binary, "info", *map(str, args)], capture_output=True, text=True)
+    return run.returncode, run.stdout, run.stderr
+
+
+def info_json(binary, *args, expect_rc=EXIT_OK):
+    rc, out, err = info(binary, *args, "--json")
+    assert rc == expect_rc, f"info {args}: exit {rc}, expected {expect_rc}\n{err}"
+    return json.loads(out)
+
+
+def check_inventory(binary, models, expected):
+    for name, want in expected.items():
+        got = info_json(binary, models / name)["model"]
+        assert got["kind"] == ("drafter" if name.startswith("drafter") else "target"), (name, got["kind"])
+        assert got["validation"]["valid"], (name, got["validation"])
+        w = got["weights"]
+        for key in ("tensors", "parameters", "bytes", "skipped_parameters"):
+            assert w[key] == want[key], f"{name}: {key} {w[key]} != {want[key]}"
+        dtypes = {t["dtype"]: {"tensors": t["tensors"], "bytes": t["bytes"]} for t in w["dtypes"]}
+        assert dtypes == want["dtypes"], f"{name}: dtypes {dtypes} != {want['dtypes']}"
+
+
+def issues_by_field(report):
+    return {i["field"]: i for i in report["issues"]}
+
+
+def check_pairs(binary, models):
+    good = info_json(binary, "--drafter", models / "drafter_good", "--target", models / "target_qwen3")
+    c = good["compatibility"]
+    assert c["compatible"] and c["issues"] == [], c
+    assert c["checked_fc_weight"] and c["checked_embedding_rows"], c
+
+    # Embedding rows found under the Qwen3.5 name model.language_model.embed_tokens.weight.
+    c = info_json(binary, "--drafter", models / "drafter_good", "--target", models / "target_qwen3_5")["compatibility"]
+    assert c["compatible"] and c["checked_embedding_rows"], c
+
+    c = info_json(binary, "--drafter", models / "drafter_bad", "--target", models / "target_qwen3",
+                  expect_rc=EXIT_VALIDATION)["compatibility"]
+    issues = issues_by_field(c)
+    assert (c["errors"], c["warnings"]) == (2, 1), c
+    assert issues["fc.weight"]["drafter_value"] == "[64, 192]", issues
+    assert issues["fc.weight"]["target_value"] == "2 taps x hidden 64 = 128", issues
+    assert issues["dflash_config.mask_token_id"]["target_value"] == "embed_tokens rows 512", issues
+    assert issues["dflash_config.target_layer_ids[1]"]["severity"] == "warning", issues
+
+    rc, text, _ = info(binary, "--drafter", models / "drafter_bad", "--target", models / "target_qwen3")
+    assert rc == EXIT_VALIDATION and "NOT compatible (2 error(s), 1 warning(s))" in text, text
+
+
+def check_invalid_config(binary, models):
+    with tempfile.TemporaryDirectory() as tmp:
+        bad = Path(tmp) / "drafter"
+        shutil.copytree(models / "drafter_good", bad)
+        config = json.loads((bad / "config.json").read_text())
+        config["num_key_value_heads"] = 3
+        config["dflash_config"]["block_size"] = 8  # disagrees with the flat block_size 4
+        (bad / "config.json").write_text(json.dumps(config))
+        got = info_json(binary, bad, expect_rc=EXIT_VALIDATION)["model"]
+        fields = sorted(p["field"] for p in got["validation"]["problems"])
+        assert fields == ["dflash_config.block_size", "num_key_value_heads"], fields
+        assert got["weights"]["tensors"] == 25, got["weights"]
+
+        (bad / "config.json").write_text("{ not json")
+        rc, _, err = info(binary, bad)
+        assert rc == 4 and "config.json" in err, (rc, err)
+
+
+def main():
+    binary, models = sys.argv[1], Path(sys.argv[2])
+    expected = json.loads((models / "expected.json").read_text())
+    check_inventory(binary, models, expected)
+    check_pairs(binary, models)
+    check_invalid_config(binary, models)
+    print(f"info matches the safetensors package on {len(expected)} checkpoints; pair reports and exit codes as expected")
+
+
+if __name__ == "__main__":
+    main()
