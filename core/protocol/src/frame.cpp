@@ -10,7 +10,9 @@ namespace dfi::protocol {
 void writeFrame(std::ostream& out, const Frame& frame) {
   nlohmann::json header = frame.header;
   if (!frame.payload.empty()) header["payload_bytes"] = frame.payload.size();
-  out << header.dump() << '\n';
+  // Text fields (prompt text, settings) are expected to be UTF-8; a stray invalid byte is
+  // replaced rather than making the whole message unsendable.
+  out << header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
   out.write(frame.payload.data(), static_cast<std::streamsize>(frame.payload.size()));
   out.flush();
 }
