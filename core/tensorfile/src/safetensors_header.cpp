@@ -26,8 +26,8 @@ std::uint64_t readLittleEndian64(std::span<const std::byte> bytes) {
 // Parses one header entry; everything but the placement in the data buffer is checked here.
 class EntryParser {
  public:
-  EntryParser(const std::string& file, const detail::JsonMember& member)
-      : file_(file), member_(member) {}
+  EntryParser(const std::filesystem::path& path, const std::string& file, const detail::JsonMember& member)
+      : path_(path), file_(file), member_(member) {}
 
   TensorInfo parse(std::uint64_t dataStart) {
     if (!member_.value.is_object()) fail("the entry is not a JSON object");
@@ -46,7 +46,7 @@ class EntryParser {
     }
     info.byteSize = *byteSize;
     info.fileOffset = dataStart + offsets.first;
-    info.file = file_;
+    info.file = path_;  // a copy; constructing from the string would split it again per tensor
     return info;
   }
 
@@ -89,6 +89,7 @@ class EntryParser {
     return {begin, end};
   }
 
+  const std::filesystem::path& path_;
   const std::string& file_;
   const detail::JsonMember& member_;
 };
@@ -187,7 +188,7 @@ SafetensorsHeader parseSafetensorsHeader(std::span<const std::byte> fileBytes, c
       text, {.file = file, .baseOffset = kHeaderLengthBytes, .maxDepth = kMaxHeaderDepth});
   for (const auto& member : members) {
     if (member.key == kMetadataKey) header.metadata = parseMetadata(file, member);
-    else header.tensors.push_back(EntryParser(file, member).parse(header.dataStart()));
+    else header.tensors.push_back(EntryParser(path, file, member).parse(header.dataStart()));
   }
   checkTiling(header.tensors, header, fileSize, file);
   return header;

@@ -2,7 +2,6 @@
 
 #include <iterator>
 #include <optional>
-#include <set>
 
 #include "dfi/base/error.h"
 
@@ -42,12 +41,12 @@ class CountingIterator {
   std::size_t* consumed_;
 };
 
-// Builds the DOM like nlohmann's own SAX DOM parser, but remembers the keys of every open
-// object so that a repeated key stops the parse.
+// Builds the DOM like nlohmann's own SAX DOM parser, but inserts each key before its value, so
+// that a key already present in its object stops the parse.
 class StrictDomBuilder {
  public:
-  StrictDomBuilder(std::string_view text, const std::size_t* consumed, std::size_t maxDepth)
-      : text_(text), consumed_(consumed), maxDepth_(maxDepth) {}
+  StrictDomBuilder(std::string_view text, const std::size_t* consumed, const StrictJsonOptions& options)
+      : text_(text), consumed_(consumed), options_(options) {}
 
   bool null() { return put(nullptr); }
   bool boolean(bool value) { return put(value); }
@@ -56,28 +55,23 @@ class StrictDomBuilder {
   bool number_float(json::number_float_t value, const json::string_t&) { return put(value); }
   bool string(json::string_t& value) { return put(std::move(value)); }
   bool binary(json::binary_t&) { return fail("binary values are not JSON", *consumed_); }
-
-  bool start_object(std::size_t) {
-    if (!open(json::object())) return false;
-    keys_.emplace_back();
-    return true;
-  }
-  bool end_object() {
-    keys_.pop_back();
-    return close();
-  }
+  bool start_object(std::size_t) { return open(json::object()); }
+  bool end_object() { return close(); }
   bool start_array(std::size_t) { return open(json::array()); }
   bool end_array() { return close(); }
 
   bool key(json::string_t& name) {
     const std::size_t offset = openingQuoteBefore(*consumed_);
-    if (!keys_.back().insert(name).second) {
-      path_.push_back(name);
-      return fail("duplicate key \"" + name + "\"", offset);
+    auto& object = stack_.back()->get_ref<json::object_t&>();
+    auto [slot, inserted] = object.emplace(std::move(name), nullptr);
+    if (!inserted) {
+      path_.push_back(slot->first);
+      return fail("duplicate key \"" + slot->first + "\"", offset);
     }
-    if (stack_.size() == 1) members_.push_back({name, offset, nullptr, {}});
-    if (stack_.size() == 2 && stack_.back()->is_object()) members_.back().childKeyOffsets[name] = offset;
-    pendingKey_ = std::move(name);
+    pendingKey_ = &slot->first;
+    pendingValue_ = &slot->second;
+    if (stack_.size() == 1) members_.push_back({slot, offset, {}});
+    else if (stack_.size() == 2 && options_.recordChildKeys) members_.back().childKeys.emplace_back(slot->first, offset);
     return true;
   }
 
@@ -94,9 +88,22 @@ class StrictDomBuilder {
     std::size_t offset;
   };
   const std::optional<Failure>& failure() const { return failure_; }
-  std::vector<JsonMember> takeMembers() { return std::move(members_); }
+
+  std::vector<JsonMember> takeMembers() {
+    std::vector<JsonMember> members;
+    members.reserve(members_.size());
+    for (auto& member : members_)
+      members.push_back({member.slot->first, member.offset, std::move(member.slot->second), std::move(member.childKeys)});
+    return members;
+  }
 
  private:
+  struct Member {
+    json::object_t::iterator slot;  // in root_; map nodes never move
+    std::size_t offset;
+    std::vector<std::pair<std::string, std::uint64_t>> childKeys;
+  };
+
   // The key callback comes right after the lexer has read the closing quote; walk back to the
   // opening quote, skipping quotes that are escaped (preceded by an odd run of backslashes).
   std::size_t openingQuoteBefore(std::size_t end) const {
@@ -114,6 +121,7 @@ class StrictDomBuilder {
 
   bool put(json value) { return place(std::move(value)) != nullptr; }
 
+  // Where a new value goes: the root, the end of the open array, or the slot its key made.
   json* place(json value) {
     if (stack_.empty()) {
       if (!value.is_object()) {
@@ -128,22 +136,17 @@ class StrictDomBuilder {
       parent.push_back(std::move(value));
       return &parent.back();
     }
-    if (stack_.size() == 1) {
-      members_.back().value = std::move(value);
-      return &members_.back().value;
-    }
-    json& slot = parent[pendingKey_];
-    slot = std::move(value);
-    return &slot;
+    *pendingValue_ = std::move(value);
+    return pendingValue_;
   }
 
   bool open(json container) {
-    if (stack_.size() >= maxDepth_)
-      return fail("nested deeper than " + std::to_string(maxDepth_) + " levels", *consumed_ - 1);
+    if (stack_.size() >= options_.maxDepth)
+      return fail("nested deeper than " + std::to_string(options_.maxDepth) + " levels", *consumed_ - 1);
     json* placed = place(std::move(container));
     if (!placed) return false;
-    if (stack_.size() >= 1 && !stack_.back()->is_array()) path_.push_back(pendingKey_);
-    else if (!stack_.empty()) path_.push_back(std::to_string(stack_.back()->size() - 1));
+    if (!stack_.empty())
+      path_.push_back(stack_.back()->is_array() ? std::to_string(stack_.back()->size() - 1) : *pendingKey_);
     stack_.push_back(placed);
     return true;
   }
@@ -163,13 +166,13 @@ class StrictDomBuilder {
 
   std::string_view text_;
   const std::size_t* consumed_;
-  std::size_t maxDepth_;
-  json root_;  // only its type matters; members live in members_
+  const StrictJsonOptions& options_;
+  json root_;
   std::vector<json*> stack_;
-  std::vector<std::set<std::string>> keys_;
-  std::vector<std::string> path_;
-  std::vector<JsonMember> members_;
-  std::string pendingKey_;
+  std::vector<std::string> path_;  // keys and array indexes of the open containers
+  const std::string* pendingKey_ = nullptr;
+  json* pendingValue_ = nullptr;
+  std::vector<Member> members_;
   std::optional<Failure> failure_;
 };
 
@@ -177,7 +180,7 @@ class StrictDomBuilder {
 
 std::vector<JsonMember> parseStrictJsonObject(std::string_view text, const StrictJsonOptions& options) {
   std::size_t consumed = 0;
-  StrictDomBuilder builder(text, &consumed, options.maxDepth);
+  StrictDomBuilder builder(text, &consumed, options);
   const CountingIterator first(text.data(), text.data(), &consumed);
   const CountingIterator last(text.data() + text.size(), text.data(), &consumed);
   const bool ok = json::sax_parse(first, last, &builder);
@@ -192,7 +195,7 @@ std::vector<JsonMember> parseStrictJsonObject(std::string_view text, const Stric
   auto members = builder.takeMembers();
   for (auto& member : members) {
     member.offset += options.baseOffset;
-    for (auto& [key, offset] : member.childKeyOffsets) offset += options.baseOffset;
+    for (auto& [key, offset] : member.childKeys) offset += options.baseOffset;
   }
   return members;
 }

@@ -4,7 +4,7 @@
 // indexes are read with it, so every error names the file, the key path and the byte offset.
 
 #include <cstdint>
-#include <map>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,14 +17,16 @@ struct JsonMember {
   std::string key;
   std::uint64_t offset;  // of the key's opening quote, in the caller's coordinates
   nlohmann::json value;
-  // When `value` is an object: the offset of each of its keys (nlohmann::json keeps none).
-  std::map<std::string, std::uint64_t> childKeyOffsets;
+  // When `value` is an object and StrictJsonOptions::recordChildKeys is set: its keys, in
+  // document order, with their offsets (nlohmann::json keeps neither).
+  std::vector<std::pair<std::string, std::uint64_t>> childKeys;
 };
 
 struct StrictJsonOptions {
   std::string file;              // named in errors
   std::uint64_t baseOffset = 0;  // where `text` starts inside `file`
   std::size_t maxDepth = 8;      // the top-level object has depth 1
+  bool recordChildKeys = false;
 };
 
 // Parses `text`, which must hold exactly one JSON object, and returns its members in the
