@@ -88,7 +88,7 @@ std::optional<int> asInt(const nlohmann::json& value) {
 
 }  // namespace
 
-std::optional<int> ConfigObject::optionalInt(std::string_view key, int minValue) const {
+std::optional<int> ConfigObject::optionalInt(std::string_view key, int minValue, int maxValue) const {
   const nlohmann::json* value = find(key);
   if (!value) return std::nullopt;
   std::optional<int> v = asInt(*value);
@@ -101,15 +101,20 @@ std::optional<int> ConfigObject::optionalInt(std::string_view key, int minValue)
                                     std::to_string(*v));
     return std::nullopt;
   }
+  if (*v > maxValue) {
+    problems_->add(pathOf(key), "must be at most " + std::to_string(maxValue) + ", found " +
+                                    std::to_string(*v));
+    return std::nullopt;
+  }
   return v;
 }
 
-std::optional<int> ConfigObject::requiredInt(std::string_view key, int minValue) const {
+std::optional<int> ConfigObject::requiredInt(std::string_view key, int minValue, int maxValue) const {
   if (!has(key)) {
     problems_->add(pathOf(key), "required field is missing");
     return std::nullopt;
   }
-  return optionalInt(key, minValue);
+  return optionalInt(key, minValue, maxValue);
 }
 
 std::optional<double> ConfigObject::optionalNumber(std::string_view key) const {

@@ -4,6 +4,7 @@
 // has the wrong type or range, so parsing reports all problems at once.
 
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,10 +42,12 @@ class ConfigObject {
   bool has(std::string_view key) const;
   ProblemList& problems() const { return *problems_; }
 
-  // Absent or null -> nullopt; wrong type or below minValue -> problem, nullopt.
-  std::optional<int> optionalInt(std::string_view key, int minValue) const;
+  // Absent or null -> nullopt; wrong type or outside [minValue, maxValue] -> problem, nullopt.
+  std::optional<int> optionalInt(std::string_view key, int minValue,
+                                 int maxValue = std::numeric_limits<int>::max()) const;
   // Absent -> problem "required".
-  std::optional<int> requiredInt(std::string_view key, int minValue) const;
+  std::optional<int> requiredInt(std::string_view key, int minValue,
+                                 int maxValue = std::numeric_limits<int>::max()) const;
   std::optional<double> optionalNumber(std::string_view key) const;
   std::optional<bool> optionalBool(std::string_view key) const;
   std::optional<std::string> optionalString(std::string_view key) const;

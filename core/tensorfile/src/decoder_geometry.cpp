@@ -6,12 +6,12 @@ DecoderGeometry readDecoderGeometry(const ConfigObject& level, bool kvHeadsDefau
   DecoderGeometry g;
   g.hiddenSize = level.requiredInt("hidden_size", 1).value_or(0);
   g.intermediateSize = level.requiredInt("intermediate_size", 1).value_or(0);
-  g.numHiddenLayers = level.requiredInt("num_hidden_layers", 1).value_or(0);
+  g.numHiddenLayers = level.requiredInt("num_hidden_layers", 1, kMaxLayers).value_or(0);
   g.numAttentionHeads = level.requiredInt("num_attention_heads", 1).value_or(0);
   g.numKeyValueHeads = kvHeadsDefaultToHeads && !level.has("num_key_value_heads")
                            ? g.numAttentionHeads
                            : level.requiredInt("num_key_value_heads", 1).value_or(0);
-  g.headDim = level.requiredInt("head_dim", 1).value_or(0);
+  g.headDim = level.requiredInt("head_dim", 1, kMaxHeadDim).value_or(0);
   g.vocabSize = level.requiredInt("vocab_size", 1).value_or(0);
   g.rmsNormEps = level.optionalNumber("rms_norm_eps").value_or(1e-6);
   if (!(g.rmsNormEps > 0 && g.rmsNormEps < 1))

@@ -10,6 +10,11 @@
 
 namespace dfi::tensorfile::detail {
 
+// Bounds far above any real model that keep per-layer and per-channel tables of a hostile
+// config small (a billion "layers" would otherwise be allocated before anything else fails).
+constexpr int kMaxLayers = 100'000;
+constexpr int kMaxHeadDim = 65'536;
+
 struct DecoderGeometry {
   int hiddenSize = 0;
   int intermediateSize = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <set>
 
 #include "config_json.h"
@@ -51,7 +52,7 @@ void checkIdentity(const ConfigObject& top, const std::optional<ConfigObject>& d
 
 void readTaps(const ConfigObject& top, const std::optional<ConfigObject>& dflash,
               std::optional<int> targetNumLayers, DrafterConfig& c) {
-  std::optional<int> fileTargetLayers = top.optionalInt("num_target_layers", 1);
+  std::optional<int> fileTargetLayers = top.optionalInt("num_target_layers", 1, detail::kMaxLayers);
   c.numTargetLayers = fileTargetLayers.value_or(targetNumLayers.value_or(0));
   std::optional<std::vector<int>> ids = dflash ? dflash->optionalIntList("target_layer_ids", 0) : std::nullopt;
   if (ids) {
@@ -100,7 +101,7 @@ std::vector<int> defaultTargetLayerIds(int numTargetLayers, int numDraftLayers) 
   if (numDraftLayers <= 0) return {};
   if (numDraftLayers == 1) return {numTargetLayers / 2};
   const int start = 1;
-  const int span = (numTargetLayers - 3) - start;
+  const std::int64_t span = (std::int64_t{numTargetLayers} - 3) - start;
   std::vector<int> ids;
   for (int i = 0; i < numDraftLayers; ++i) {
     // Same double operations as Python's start + (i * span) / (n - 1); nearbyint in the

@@ -78,6 +78,17 @@ TEST(TargetConfig, NonPositiveAndMistypedValuesAreRefused) {
   EXPECT_THAT(problemAt(p, "rms_norm_eps").message, HasSubstr("-1"));
 }
 
+TEST(TargetConfig, AbsurdSizesAreRefusedBeforeAnythingIsAllocated) {
+  nlohmann::json j = fixture("qwen3_8b.json");
+  j["num_hidden_layers"] = 2000000000;
+  j["head_dim"] = 1 << 20;
+  const auto p = problems(j);
+  EXPECT_THAT(problemAt(p, "num_hidden_layers").message, HasSubstr("at most 100000, found 2000000000"));
+  EXPECT_THAT(problemAt(p, "head_dim").message, HasSubstr("at most 65536"));
+  j["num_hidden_layers"] = std::int64_t{1} << 40;  // an integer that does not fit 32 bits
+  EXPECT_THAT(problemAt(problems(j), "num_hidden_layers").message, HasSubstr("expected an integer"));
+}
+
 TEST(TargetConfig, KeyValueHeadsMustDivideHeads) {
   nlohmann::json j = fixture("qwen3_6_27b.json");
   j["text_config"]["num_key_value_heads"] = 5;
