@@ -19,6 +19,7 @@ void setAction(CLI::App& sub, Action action) { actions()[&sub] = std::move(actio
 void registerCommands(CLI::App& app) {
   // Subcommands are added here as they land (info, tokenize, forward, run, serve, ...).
   registerInfoCommand(app);
+  registerTokenizeCommand(app);
 }
 
 int runSelected(CLI::App& app) {

@@ -18,6 +18,7 @@ void setAction(CLI::App& sub, Action action);
 void registerCommands(CLI::App& app);
 // One per command file (cmd_<name>.cpp).
 void registerInfoCommand(CLI::App& app);
+void registerTokenizeCommand(CLI::App& app);
 // Runs the action of the chosen subcommand and returns its exit code.
 int runSelected(CLI::App& app);
 
