@@ -120,6 +120,11 @@ TensorView Checkpoint::tensor(std::string_view name) const {
   return TensorView(found.info, shards_[found.shard].fileBytes().subspan(found.info.fileOffset, found.info.byteSize));
 }
 
+void Checkpoint::releasePages(std::string_view name) const {
+  const Entry& found = entry(name);
+  shards_[found.shard].mapping().releasePages(found.info.fileOffset, found.info.byteSize);
+}
+
 std::uint64_t Checkpoint::totalBytes() const {
   std::uint64_t total = 0;
   for (const auto& [name, entry] : entries_) total += entry.info.byteSize;

@@ -5,8 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 #include "dfi/base/error.h"
 
@@ -40,6 +44,33 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::filesystem::path& 
     if (address == MAP_FAILED) throwErrno("cannot map", file);
   }
   return std::shared_ptr<const MappedFile>(new MappedFile(file, address, size));
+}
+
+void MappedFile::releasePages(std::uint64_t offset, std::uint64_t size) const {
+  if (!address_ || size == 0 || offset >= size_) return;
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  const std::uint64_t begin = offset / page * page;
+  const std::uint64_t end = std::min<std::uint64_t>(size_, offset + std::min(size, size_ - offset));
+  // Pages shared with a neighbouring tensor are dropped too; that only costs a re-read.
+  // The result is ignored: it is advice, and the mapping stays valid either way.
+  ::madvise(static_cast<char*>(address_) + begin, end - begin, MADV_DONTNEED);
+}
+
+std::uint64_t MappedFile::residentBytes() const {
+  if (!address_) return 0;
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool ours = false;
+  while (std::getline(smaps, line)) {
+    // A mapping starts with "start-end perms ..."; its attributes follow as "Key: value kB".
+    const auto dash = line.find('-');
+    if (dash != std::string::npos && dash < line.find(' ')) {
+      ours = std::strtoull(line.c_str(), nullptr, 16) == reinterpret_cast<std::uintptr_t>(address_);
+    } else if (ours && line.starts_with("Rss:")) {
+      return std::strtoull(line.c_str() + 4, nullptr, 10) * 1024;
+    }
+  }
+  return 0;
 }
 
 MappedFile::~MappedFile() {

@@ -33,6 +33,9 @@ class Checkpoint {
   // Both throw dfi::ValidationError naming the checkpoint and the tensor if it is absent.
   const TensorInfo& info(std::string_view name) const;
   TensorView tensor(std::string_view name) const;
+  // After a tensor has been copied out (to a device), drops its pages from this process's
+  // resident set; its views stay valid (see MappedFile::releasePages).
+  void releasePages(std::string_view name) const;
 
   // Bytes of the tensors this checkpoint exposes (skipped ones excluded).
   std::uint64_t totalBytes() const;

@@ -5,6 +5,7 @@
 // SIGBUS: checkpoints must not be rewritten in place while they are open.
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <span>
@@ -22,6 +23,14 @@ class MappedFile {
 
   const std::filesystem::path& path() const { return path_; }
   std::span<const std::byte> bytes() const { return {static_cast<const std::byte*>(address_), size_}; }
+
+  // Drops the pages overlapping [offset, offset + size) from this process's resident set
+  // (madvise MADV_DONTNEED). The bytes stay readable: the next access maps them again from the
+  // file. Loaders call it after copying a tensor out, so that streaming a checkpoint never
+  // keeps more than the tensor in flight resident.
+  void releasePages(std::uint64_t offset, std::uint64_t size) const;
+  // Bytes of this mapping resident in this process (Rss in /proc/self/smaps; 0 if unknown).
+  std::uint64_t residentBytes() const;
 
  private:
   MappedFile(std::filesystem::path path, void* address, std::size_t size)

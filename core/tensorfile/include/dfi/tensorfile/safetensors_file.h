@@ -34,6 +34,7 @@ class SafetensorsFile {
   std::span<const std::byte> rawHeader() const;
   // The whole mapped file; TensorInfo::fileOffset indexes into it.
   std::span<const std::byte> fileBytes() const { return mapping_->bytes(); }
+  const MappedFile& mapping() const { return *mapping_; }
 
  private:
   SafetensorsFile(std::shared_ptr<const MappedFile> mapping, SafetensorsHeader header);
