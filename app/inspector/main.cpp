@@ -1,9 +1,11 @@
 // dflash-inspector: the GUI's entry point. --version works without a display.
+//   dflash-inspector [session.dfi]
 
 #include <cstdio>
 #include <cstring>
 
 #include <QApplication>
+#include <QCommandLineParser>
 
 #include "dfi/base/version.h"
 #include "windows/main_window.h"
@@ -21,7 +23,17 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName(QStringLiteral("DFlash Inspector"));
   QApplication::setOrganizationName(QStringLiteral("dflash-inspector"));
   QApplication::setApplicationVersion(QString::fromStdString(dfi::version()));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Inspect DFlash drafter sessions (.dfi files)."));
+  parser.addHelpOption();
+  parser.addPositionalArgument(QStringLiteral("session"), QStringLiteral("A .dfi session file to open."),
+                               QStringLiteral("[session.dfi]"));
+  parser.process(app);
+
   dfi::ui::MainWindow window;
   window.show();
+  // Opened after show(), so a failure appears as a dialog over the window and in its log.
+  if (!parser.positionalArguments().isEmpty()) window.openFile(parser.positionalArguments().front());
   return QApplication::exec();
 }

@@ -12,7 +12,7 @@ class TestMainWindow : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QStringList menus;
     for (QAction* a : window.menuBar()->actions()) menus << a->text();
-    QCOMPARE(menus, (QStringList{"&File", "&Help"}));
+    QCOMPARE(menus, (QStringList{"&File", "&View", "&Help"}));
     QVERIFY(!window.windowIcon().isNull());  // the icon resource is compiled in
   }
 };

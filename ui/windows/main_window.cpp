@@ -1,31 +1,184 @@
-#include "main_window.h"
+#include "windows/main_window.h"
 
 #include <QApplication>
-#include <QLabel>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
 #include <QStatusBar>
 
+#include "context/file_session_source.h"
+#include "context/session_context.h"
+#include "dfi/base/error.h"
+#include "dfi/base/log.h"
 #include "dfi/base/version.h"
+#include "widgets/recent_files_menu.h"
+#include "widgets/view_export.h"
+#include "windows/log_dock.h"
+#include "windows/mask_view.h"
 
 namespace dfi::ui {
+namespace {
 
-MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+// Bump when panels are added or renamed, so an old saved layout is not applied to new docks.
+constexpr int kLayoutVersion = 1;
+
+QStringList droppedSessions(const QMimeData* mime) {
+  QStringList paths;
+  for (const QUrl& url : mime->urls())
+    if (url.isLocalFile() && url.toLocalFile().endsWith(QLatin1String(".dfi"), Qt::CaseInsensitive))
+      paths << url.toLocalFile();
+  return paths;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent),
+      context_(new SessionContext(
+          [](const QString& path) { return std::make_unique<FileSessionSource>(path.toStdString()); }, this)),
+      logDock_(new LogDock(this)),
+      maskView_(new MaskView(context_)) {
   setWindowTitle(tr("DFlash Inspector"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/dflash-inspector.svg")));
-  resize(1280, 800);
-  auto* placeholder = new QLabel(tr("Open a .dfi session (File > Open) to inspect a run."), this);
-  placeholder->setAlignment(Qt::AlignCenter);
-  setCentralWidget(placeholder);
+  setAcceptDrops(true);
+  setDockNestingEnabled(true);
+  resize(1400, 900);
+
+  addPanel(maskView_, tr("Attention mask"), QStringLiteral("MaskDock"), Qt::RightDockWidgetArea);
+  addDockWidget(Qt::BottomDockWidgetArea, logDock_);
   buildMenus();
-  statusBar()->showMessage(tr("No session open"));
+  defaultLayout_ = saveState(kLayoutVersion);
+  QSettings settings;
+  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
+  restoreState(settings.value(QStringLiteral("window/layout")).toByteArray(), kLayoutVersion);
+
+  connect(context_, &SessionContext::errorOccurred, this, &MainWindow::showError);
+  connect(context_, &SessionContext::sessionOpened, this, &MainWindow::updateTitle);
+  connect(context_, &SessionContext::sessionClosed, this, &MainWindow::updateTitle);
+  connect(context_, &SessionContext::stepsAppended, this,
+          [this](int count) { statusBar()->showMessage(tr("%n new step(s)", nullptr, count), 3000); });
+  connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+    for (QWidget* w = now; w; w = w->parentWidget())
+      if (dynamic_cast<ExportableView*>(w)) {
+        lastFocusedPanel_ = w;
+        return;
+      }
+  });
+  updateTitle();
+}
+
+MainWindow::~MainWindow() = default;
+
+QDockWidget* MainWindow::addPanel(QWidget* panel, const QString& title, const QString& objectName,
+                                  Qt::DockWidgetArea area) {
+  auto* dock = new QDockWidget(title, this);
+  dock->setObjectName(objectName);
+  dock->setWidget(panel);
+  addDockWidget(area, dock);
+  return dock;
 }
 
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
+  file->addAction(tr("&Open Session..."), QKeySequence::Open, this, &MainWindow::chooseAndOpen);
+  recent_ = new RecentFilesMenu(this);
+  connect(recent_, &RecentFilesMenu::fileChosen, this, &MainWindow::openFile);
+  file->addMenu(recent_);
+  file->addAction(tr("&Close Session"), QKeySequence::Close, context_, &SessionContext::close);
+  QAction* follow = file->addAction(tr("&Follow a File Being Written"));
+  follow->setCheckable(true);
+  follow->setChecked(context_->isFollowing());
+  connect(follow, &QAction::toggled, context_, &SessionContext::setFollowing);
+  file->addSeparator();
+  file->addAction(tr("&Export Current View..."), QKeySequence(tr("Ctrl+E")), this, &MainWindow::chooseAndExport);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  viewMenu_ = menuBar()->addMenu(tr("&View"));
+  for (QDockWidget* dock : findChildren<QDockWidget*>()) viewMenu_->addAction(dock->toggleViewAction());
+  viewMenu_->addSeparator();
+  viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
+
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About DFlash Inspector"), this, &MainWindow::showAbout);
+}
+
+bool MainWindow::openFile(const QString& path) {
+  if (!context_->open(path)) return false;
+  recent_->add(path);
+  return true;
+}
+
+void MainWindow::resetLayout() {
+  for (QDockWidget* dock : findChildren<QDockWidget*>()) dock->setFloating(false);
+  restoreState(defaultLayout_, kLayoutVersion);
+}
+
+void MainWindow::exportCurrentView(const QString& path) {
+  QWidget* panel = lastFocusedPanel_ ? lastFocusedPanel_.data() : static_cast<QWidget*>(maskView_);
+  exportWidget(dynamic_cast<ExportableView*>(panel)->exportTarget(), path);
+  dfi::logger("ui")->info("exported {}", path.toStdString());
+}
+
+void MainWindow::chooseAndOpen() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open Session"), QString(),
+                                                    tr("DFlash sessions (*.dfi);;All files (*)"));
+  if (!path.isEmpty()) openFile(path);
+}
+
+void MainWindow::chooseAndExport() {
+  QWidget* panel = lastFocusedPanel_ ? lastFocusedPanel_.data() : static_cast<QWidget*>(maskView_);
+  const QString name = dynamic_cast<ExportableView*>(panel)->exportBaseName() + QStringLiteral(".png");
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export View"), name, exportFileFilter());
+  if (path.isEmpty()) return;
+  try {
+    exportCurrentView(path);
+  } catch (const dfi::Error& e) {
+    dfi::logger("ui")->error("export failed: {}", e.what());
+    showError(tr("Export failed"), QString::fromStdString(e.what()));
+  }
+}
+
+// Non-modal, so a burst of errors (or a test) is never blocked on a dialog; each is also in
+// the log dock, written by whoever reported it.
+void MainWindow::showError(const QString& title, const QString& message) {
+  auto* box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
+  statusBar()->showMessage(title, 5000);
+}
+
+void MainWindow::updateTitle() {
+  if (context_->isOpen()) {
+    setWindowTitle(tr("%1 - DFlash Inspector").arg(QFileInfo(context_->path()).fileName()));
+    statusBar()->showMessage(context_->path());
+  } else {
+    setWindowTitle(tr("DFlash Inspector"));
+    statusBar()->showMessage(tr("No session open: the mask view works as an explainer"));
+  }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  QSettings settings;
+  settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("window/layout"), saveState(kLayoutVersion));
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  if (!droppedSessions(event->mimeData()).isEmpty()) event->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  const QStringList paths = droppedSessions(event->mimeData());
+  if (paths.isEmpty()) return;
+  event->acceptProposedAction();
+  openFile(paths.front());  // one session at a time; comparison views come later
 }
 
 void MainWindow::showAbout() {

@@ -1,18 +1,56 @@
 #pragma once
-// The inspector's main window: menus, dock area for the panels, status bar.
+// The inspector's main window: every panel is a dock (layout saved with QSettings, "reset
+// layout" restores the built-in one), sessions open from the menu, recent files, drag and
+// drop and the command line, and a session being written is followed live.
 
 #include <QMainWindow>
+#include <QPointer>
+
+class QDockWidget;
 
 namespace dfi::ui {
+
+class SessionContext;
+class LogDock;
+class MaskView;
+class RecentFilesMenu;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
   explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  SessionContext* context() const { return context_; }
+  MaskView* maskView() const { return maskView_; }
+  LogDock* logDock() const { return logDock_; }
+
+  bool openFile(const QString& path);
+  void resetLayout();
+  // Saves the panel that had the focus last (the mask view when none had) to `path`.
+  void exportCurrentView(const QString& path);
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
 
  private:
+  QDockWidget* addPanel(QWidget* panel, const QString& title, const QString& objectName, Qt::DockWidgetArea area);
   void buildMenus();
+  void showError(const QString& title, const QString& message);
+  void chooseAndOpen();
+  void chooseAndExport();
+  void updateTitle();
   void showAbout();
+
+  SessionContext* context_;
+  LogDock* logDock_;
+  MaskView* maskView_;
+  RecentFilesMenu* recent_ = nullptr;
+  QMenu* viewMenu_ = nullptr;
+  QByteArray defaultLayout_;
+  QPointer<QWidget> lastFocusedPanel_;
 };
 
 }  // namespace dfi::ui

@@ -1,0 +1,34 @@
+#pragma once
+// Shared helpers of the GUI tests: where screenshots go, settings isolated from the user's,
+// and a tolerant colour comparison for pixel checks (anti-aliasing and themes differ).
+
+#include <QColor>
+#include <QDir>
+#include <QStandardPaths>
+#include <QString>
+#include <QWidget>
+#include <qcustomplot.h>
+
+namespace dfi::ui::test {
+
+// Keeps QSettings (layout, recent files) of the tests away from the user's.
+inline void isolateSettings() { QStandardPaths::setTestModeEnabled(true); }
+
+// Saves `widget` as <build>/screenshots/<name>.png and returns the path.
+inline QString saveScreenshot(QWidget* widget, const QString& name) {
+  const QString dir = QStringLiteral(DFI_BINARY_DIR "/screenshots");
+  QDir().mkpath(dir);
+  // Plots repaint on a queued replot; draw the current data now so the grab is not stale.
+  for (QCustomPlot* plot : widget->findChildren<QCustomPlot*>()) plot->replot();
+  if (auto* plot = qobject_cast<QCustomPlot*>(widget)) plot->replot();
+  const QString path = dir + QLatin1Char('/') + name + QStringLiteral(".png");
+  widget->grab().save(path);
+  return path;
+}
+
+inline bool similarColour(const QColor& a, const QColor& b, int tolerance = 12) {
+  return std::abs(a.red() - b.red()) <= tolerance && std::abs(a.green() - b.green()) <= tolerance &&
+         std::abs(a.blue() - b.blue()) <= tolerance;
+}
+
+}  // namespace dfi::ui::test

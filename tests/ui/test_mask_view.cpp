@@ -1,0 +1,165 @@
+// The mask view as a mask explainer (no session): it draws the cells MaskLayout says, at
+// most one cell per pixel, explains hovered cells, and exports. Screenshots go to
+// <build>/screenshots/mask_*.png.
+
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "dfi/base/error.h"
+#include "models/mask_layout.h"
+#include "gui_test_support.h"
+#include "widgets/heatmap_plot.h"
+#include "widgets/view_export.h"
+#include "windows/mask_controls.h"
+#include "windows/mask_view.h"
+
+using dfi::analysis::LayerAttention;
+using dfi::analysis::MaskVariant;
+using namespace dfi::ui;
+
+namespace {
+
+// Waits until the plot shows the sampling of its current view.
+bool waitForPicture(HeatmapPlot* plot) {
+  if (!plot->isResampling()) return true;
+  QSignalSpy spy(plot, &HeatmapPlot::resampled);
+  return spy.wait(10000) && !plot->isResampling();
+}
+
+QColor pixelAtCell(HeatmapPlot* plot, std::int64_t row, std::int64_t column) {
+  plot->replot();
+  const QImage image = plot->grab().toImage();
+  const QPointF p(plot->xAxis->coordToPixel(double(column)), plot->yAxis->coordToPixel(double(row)));
+  return image.pixelColor(p.toPoint() * image.devicePixelRatio());
+}
+
+}  // namespace
+
+class TestMaskView : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { test::isolateSettings(); }
+
+  void drawsAllowedAndMaskedCellsInTheirColours() {
+    MaskView view(nullptr);
+    view.resize(1000, 500);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.controls()->setInferenceGeometry(12, 8);
+    QVERIFY(waitForPicture(view.plot()));
+    QCOMPARE(view.plot()->columns(), 13 + 8);
+    QCOMPARE(view.plot()->sampledSize(), QSize(21, 8));  // fewer cells than pixels: all of them
+    const QColor allowed = MaskView::colour(false, kAllowed), masked = MaskView::colour(false, kMasked);
+    QVERIFY(test::similarColour(pixelAtCell(view.plot(), 3, 5), allowed));   // context before the anchor
+    QVERIFY(test::similarColour(pixelAtCell(view.plot(), 3, 12), masked));   // the anchor's own feature
+    QVERIFY(test::similarColour(pixelAtCell(view.plot(), 0, 13 + 7), allowed));  // own block, later slot
+    test::saveScreenshot(&view, QStringLiteral("mask_inference_reference"));
+  }
+
+  void diffShowsThreeColoursAndExplainsBothVariants() {
+    MaskView view(nullptr);
+    view.resize(1000, 500);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.controls()->setInferenceGeometry(12, 8);
+    view.controls()->setVariant(MaskVariant::Reference);
+    view.controls()->setDiffAgainst(MaskVariant::BlockCausal);
+    QVERIFY(waitForPicture(view.plot()));
+    QVERIFY(view.maskLayout()->isDiff());
+    QVERIFY(test::similarColour(pixelAtCell(view.plot(), 0, 5), MaskView::colour(true, kBothAllowed)));
+    QVERIFY(test::similarColour(pixelAtCell(view.plot(), 0, 12), MaskView::colour(true, kBothMasked)));
+    QVERIFY(test::similarColour(pixelAtCell(view.plot(), 0, 13 + 5), MaskView::colour(true, kDiffer)));
+    const QString text = view.describeCell(0, 13 + 5);
+    QVERIFY2(text.contains(QLatin1String("reference: allowed")), qPrintable(text));
+    QVERIFY2(text.contains(QLatin1String("block-causal: masked (a later slot of the own block")), qPrintable(text));
+    QCOMPARE(view.plot()->legend->itemCount(), 3);
+    test::saveScreenshot(&view, QStringLiteral("mask_inference_diff"));
+  }
+
+  void hoverNamesQueryKeyAndReason() {
+    MaskView view(nullptr);
+    view.resize(1000, 500);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.controls()->setInferenceGeometry(12, 8);
+    QVERIFY(waitForPicture(view.plot()));
+    HeatmapPlot* plot = view.plot();
+    plot->replot();
+    const QPoint cell(int(plot->xAxis->coordToPixel(12)), int(plot->yAxis->coordToPixel(2)));
+    QTest::mouseMove(plot, cell);
+    QTRY_VERIFY(view.hoverText().contains(QLatin1String("context position 12")));
+    QVERIFY2(view.hoverText().contains(QLatin1String("slot 2 at position 14")), qPrintable(view.hoverText()));
+    QVERIFY2(view.hoverText().contains(QLatin1String("masked (the anchor's own target feature)")),
+             qPrintable(view.hoverText()));
+  }
+
+  void slidingTrainingLayout() {
+    MaskView view(nullptr);
+    view.resize(1000, 700);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.controls()->setMaskLayout(MaskLayoutKind::Training);
+    view.controls()->setTrainingGeometry(48, 3);
+    view.controls()->setLayer(LayerAttention::Sliding, 8);
+    QVERIFY(waitForPicture(view.plot()));
+    QCOMPARE(view.plot()->sampledSize(), QSize(96, 48));
+    // Block 1 (anchor 16) sees context 9..15 through the window of 8, not 8 and before.
+    QVERIFY(test::similarColour(pixelAtCell(view.plot(), 16, 9), MaskView::colour(false, kAllowed)));
+    QVERIFY(test::similarColour(pixelAtCell(view.plot(), 16, 8), MaskView::colour(false, kMasked)));
+    QCOMPARE(view.plot()->rows(), 3 * 16);
+    QCOMPARE(view.plot()->columns(), 48 + 3 * 16);
+    test::saveScreenshot(&view, QStringLiteral("mask_training_sliding"));
+  }
+
+  // 8,192 context positions: the grid on screen never has more cells than the axis rect has
+  // pixels, and zooming in resamples to exactly the visible cells.
+  void largeContextIsResampledToTheViewport() {
+    MaskView view(nullptr);
+    view.resize(1200, 500);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    HeatmapPlot* plot = view.plot();
+    QElapsedTimer timer;
+    timer.start();
+    view.controls()->setInferenceGeometry(8192, 16);
+    QVERIFY(waitForPicture(plot));
+    const qint64 fullMs = timer.elapsed();
+    QCOMPARE(plot->columns(), 8193 + 16);
+    const QSize pixels = plot->axisRect()->rect().size();
+    QVERIFY(plot->sampledSize().width() <= pixels.width());
+    QVERIFY(plot->sampledSize().height() <= pixels.height());
+    timer.restart();
+    plot->xAxis->setRange(8150 - 0.5, 8150 + 59.5);  // the anchor region: 60 cells
+    QVERIFY(waitForPicture(plot));
+    qInfo("8k context: first picture %lld ms, zoomed resample %lld ms, grid %dx%d for %dx%d px", fullMs,
+          timer.elapsed(), plot->sampledSize().width(), plot->sampledSize().height(), pixels.width(),
+          pixels.height());
+    QCOMPARE(plot->sampledSize(), QSize(60, 16));
+    QVERIFY(test::similarColour(pixelAtCell(plot, 0, 8191), MaskView::colour(false, kAllowed)));
+    QVERIFY(test::similarColour(pixelAtCell(plot, 0, 8192), MaskView::colour(false, kMasked)));
+    test::saveScreenshot(&view, QStringLiteral("mask_8k_zoomed"));
+  }
+
+  void exportsPngSvgAndPdf() {
+    MaskView view(nullptr);
+    view.resize(900, 400);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(waitForPicture(view.plot()));
+    QTemporaryDir dir;
+    for (const char* suffix : {"png", "svg", "pdf"}) {
+      const QString path = dir.filePath(QStringLiteral("mask.") + QLatin1String(suffix));
+      exportWidget(view.exportTarget(), path);
+      QVERIFY(QFileInfo(path).size() > 200);
+    }
+    QFile svg(dir.filePath(QStringLiteral("mask.svg")));
+    QVERIFY(svg.open(QIODevice::ReadOnly));
+    QVERIFY(svg.readAll().contains("<svg"));
+    QCOMPARE(QImage(dir.filePath(QStringLiteral("mask.png"))).width(), view.plot()->width());
+    QVERIFY_THROWS_EXCEPTION(dfi::Error, exportWidget(view.exportTarget(), dir.filePath(QStringLiteral("mask.bmpx"))));
+  }
+};
+
+QTEST_MAIN(TestMaskView)
+#include "test_mask_view.moc"

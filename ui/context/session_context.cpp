@@ -1,0 +1,197 @@
+#include "context/session_context.h"
+
+#include <algorithm>
+#include <exception>
+
+#include <QFileInfo>
+#include <QFileSystemWatcher>
+#include <QTimer>
+
+#include "dfi/base/error.h"
+#include "dfi/base/log.h"
+
+namespace dfi::ui {
+
+SessionContext::SessionContext(SourceFactory factory, QObject* parent)
+    : QObject(parent),
+      factory_(std::move(factory)),
+      watcher_(new QFileSystemWatcher(this)),
+      pollTimer_(new QTimer(this)),
+      debounceTimer_(new QTimer(this)) {
+  pollTimer_->setInterval(1000);
+  debounceTimer_->setSingleShot(true);
+  debounceTimer_->setInterval(150);
+  connect(pollTimer_, &QTimer::timeout, this, &SessionContext::poll);
+  connect(debounceTimer_, &QTimer::timeout, this, &SessionContext::poll);
+  connect(watcher_, &QFileSystemWatcher::fileChanged, this, &SessionContext::schedulePoll);
+  // The WAL file appears when the writer starts a transaction; watching the directory
+  // notices it (and a file replaced by rename).
+  connect(watcher_, &QFileSystemWatcher::directoryChanged, this, [this] {
+    watchFiles();
+    schedulePoll();
+  });
+}
+
+SessionContext::~SessionContext() = default;
+
+template <class F>
+auto SessionContext::checked(const char* what, F&& read) -> decltype(read()) {
+  if (!source_) return {};
+  try {
+    return read();
+  } catch (const dfi::Error& e) {
+    reportError(tr("Cannot read the session"),
+                tr("While reading %1: %2").arg(QString::fromUtf8(what), QString::fromStdString(e.what())));
+  } catch (const std::exception& e) {
+    reportError(tr("Cannot read the session"),
+                tr("While reading %1: %2").arg(QString::fromUtf8(what), QString::fromStdString(e.what())));
+  }
+  return {};
+}
+
+void SessionContext::reportError(const QString& title, const QString& message) {
+  ++errorCount_;
+  dfi::logger("ui")->error("{}: {}", title.toStdString(), message.toStdString());
+  emit errorOccurred(title, message);
+}
+
+bool SessionContext::open(const QString& path) {
+  std::unique_ptr<SessionSource> source;
+  try {
+    source = factory_(path);
+  } catch (const std::exception& e) {
+    reportError(tr("Cannot open %1").arg(QFileInfo(path).fileName()), QString::fromStdString(e.what()));
+    return false;
+  }
+  if (!source) return false;
+  openSource(std::move(source));
+  dfi::logger("ui")->info("opened {}", path.toStdString());
+  return true;
+}
+
+void SessionContext::openSource(std::unique_ptr<SessionSource> source) {
+  if (source_) close();
+  source_ = std::move(source);
+  tokenTexts_.clear();
+  selection_ = {};
+  watchFiles();
+  if (following_) pollTimer_->start();
+  for (SessionViewer* v : viewers_) v->onSessionOpened();
+  emit sessionOpened();
+}
+
+void SessionContext::close() {
+  if (!source_) return;
+  pollTimer_->stop();
+  debounceTimer_->stop();
+  if (!watcher_->files().isEmpty()) watcher_->removePaths(watcher_->files());
+  if (!watcher_->directories().isEmpty()) watcher_->removePaths(watcher_->directories());
+  selection_ = {};
+  for (SessionViewer* v : viewers_) v->onSessionClosed();
+  source_.reset();
+  tokenTexts_.clear();
+  emit sessionClosed();
+}
+
+QString SessionContext::path() const {
+  return source_ ? QString::fromStdString(source_->path()) : QString();
+}
+
+void SessionContext::addViewer(SessionViewer* viewer) {
+  if (std::find(viewers_.begin(), viewers_.end(), viewer) == viewers_.end()) viewers_.push_back(viewer);
+}
+
+void SessionContext::removeViewer(SessionViewer* viewer) {
+  viewers_.erase(std::remove(viewers_.begin(), viewers_.end(), viewer), viewers_.end());
+}
+
+void SessionContext::select(const Selection& selection) {
+  if (selection == selection_) return;
+  selection_ = selection;
+  for (SessionViewer* v : viewers_) v->onSelectionChanged(selection_);
+  emit selectionChanged(selection_);
+}
+
+void SessionContext::setFollowing(bool following) {
+  following_ = following;
+  if (following_ && source_) {
+    watchFiles();
+    pollTimer_->start();
+  } else {
+    pollTimer_->stop();
+  }
+}
+
+void SessionContext::watchFiles() {
+  if (!source_ || !following_) return;
+  const QString file = path();
+  const QString wal = file + QStringLiteral("-wal");
+  const QString dir = QFileInfo(file).absolutePath();
+  for (const QString& p : {file, wal})
+    if (QFileInfo::exists(p) && !watcher_->files().contains(p)) watcher_->addPath(p);
+  if (!watcher_->directories().contains(dir)) watcher_->addPath(dir);
+}
+
+void SessionContext::schedulePoll() {
+  if (following_ && source_) debounceTimer_->start();
+}
+
+void SessionContext::poll() {
+  if (!source_ || !following_) return;
+  const int errorsBefore = errorCount_;
+  std::vector<session::StepRecord> added = checked("new steps", [&] { return source_->refresh(); });
+  if (errorCount_ != errorsBefore) {
+    // A file that fails once fails every second; report it once and stop following.
+    setFollowing(false);
+    return;
+  }
+  if (added.empty()) return;
+  for (SessionViewer* v : viewers_) v->onStepsAppended(added);
+  emit stepsAppended(static_cast<int>(added.size()));
+}
+
+std::vector<session::RunRecord> SessionContext::runs() {
+  return checked("the runs", [&] { return source_->runs(); });
+}
+
+std::optional<session::RunRecord> SessionContext::run(session::RunId id) {
+  for (session::RunRecord& r : runs())
+    if (r.runId == id) return std::move(r);
+  return std::nullopt;
+}
+
+std::vector<session::PromptRecord> SessionContext::prompts(session::RunId run) {
+  return checked("the prompts", [&] { return source_->prompts(run); });
+}
+
+std::optional<session::PromptRecord> SessionContext::prompt(session::RunId run, session::PromptId id) {
+  for (session::PromptRecord& p : prompts(run))
+    if (p.promptId == id) return std::move(p);
+  return std::nullopt;
+}
+
+std::vector<session::StepRecord> SessionContext::steps(session::RunId run, session::PromptId prompt) {
+  return checked("the steps", [&] { return source_->steps(run, prompt); });
+}
+
+std::optional<session::StepRecord> SessionContext::step(session::StepId id) {
+  return checked("a step", [&] { return source_->step(id); });
+}
+
+bool SessionContext::forEachStep(session::RunId run,
+                                 const std::function<void(const session::StepRecord&)>& visit) {
+  return checked("the steps of a run", [&] {
+    source_->forEachStep(run, visit);
+    return true;
+  });
+}
+
+QString SessionContext::tokenText(session::TokenId token) {
+  if (auto it = tokenTexts_.find(token); it != tokenTexts_.end()) return it->second;
+  std::optional<session::TokenString> s = checked("a token string", [&] { return source_->tokenString(token); });
+  QString text = s ? QString::fromStdString(s->display) : QStringLiteral("#%1").arg(token);
+  tokenTexts_.emplace(token, text);
+  return text;
+}
+
+}  // namespace dfi::ui

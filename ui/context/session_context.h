@@ -1,0 +1,89 @@
+#pragma once
+// Owns the open session and the current selection, and tells every registered panel about
+// changes (RenderDoc's CaptureContext). Panels read the session only through the checked
+// accessors here: a dfi::Error from a corrupt or vanished file becomes one errorOccurred
+// signal and a log entry, never an exception inside a paint or a model.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include <QObject>
+#include <QString>
+
+#include "context/session_source.h"
+#include "context/session_viewer.h"
+
+class QFileSystemWatcher;
+class QTimer;
+
+namespace dfi::ui {
+
+class SessionContext : public QObject {
+  Q_OBJECT
+ public:
+  using SourceFactory = std::function<std::unique_ptr<SessionSource>(const QString& path)>;
+
+  explicit SessionContext(SourceFactory factory, QObject* parent = nullptr);
+  ~SessionContext() override;
+
+  // Opens `path` through the factory; on failure reports the error and keeps what was open.
+  bool open(const QString& path);
+  void openSource(std::unique_ptr<SessionSource> source);
+  void close();
+  bool isOpen() const { return source_ != nullptr; }
+  QString path() const;
+
+  void addViewer(SessionViewer* viewer);
+  void removeViewer(SessionViewer* viewer);
+
+  const Selection& selection() const { return selection_; }
+  void select(const Selection& selection);
+
+  // Following: re-read the file when it (or its SQLite WAL) changes, and every second as a
+  // fallback for file systems that do not notify.
+  void setFollowing(bool following);
+  bool isFollowing() const { return following_; }
+  void poll();
+
+  // Checked reads: empty results after reporting an error.
+  std::vector<session::RunRecord> runs();
+  std::optional<session::RunRecord> run(session::RunId run);
+  std::vector<session::PromptRecord> prompts(session::RunId run);
+  std::optional<session::PromptRecord> prompt(session::RunId run, session::PromptId prompt);
+  std::vector<session::StepRecord> steps(session::RunId run, session::PromptId prompt);
+  std::optional<session::StepRecord> step(session::StepId step);
+  // False (after reporting) when the read failed part-way.
+  bool forEachStep(session::RunId run, const std::function<void(const session::StepRecord&)>& visit);
+  // The token's printable text ("␣the", "\\n"); "#id" when the session has no string for it.
+  QString tokenText(session::TokenId token);
+
+ signals:
+  void sessionOpened();
+  void sessionClosed();
+  void selectionChanged(const dfi::ui::Selection& selection);
+  void stepsAppended(int count);
+  void errorOccurred(const QString& title, const QString& message);
+
+ private:
+  template <class F>
+  auto checked(const char* what, F&& read) -> decltype(read());
+  void reportError(const QString& title, const QString& message);
+  void watchFiles();
+  void schedulePoll();
+
+  SourceFactory factory_;
+  std::unique_ptr<SessionSource> source_;
+  std::vector<SessionViewer*> viewers_;
+  Selection selection_;
+  std::unordered_map<session::TokenId, QString> tokenTexts_;
+  bool following_ = true;
+  int errorCount_ = 0;
+  QFileSystemWatcher* watcher_;
+  QTimer* pollTimer_;      // the every-second fallback
+  QTimer* debounceTimer_;  // coalesces a burst of change notifications into one refresh
+};
+
+}  // namespace dfi::ui

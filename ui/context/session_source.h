@@ -1,0 +1,34 @@
+#pragma once
+// What the GUI reads a session through. The file reader implements it today; a remote engine
+// (dflash-eval serve) can implement it later without any panel noticing (RenderDoc's
+// ICaptureAccess seam). Implementations may throw dfi::Error; SessionContext catches.
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dfi/session/records.h"
+
+namespace dfi::ui {
+
+class SessionSource {
+ public:
+  virtual ~SessionSource() = default;
+
+  virtual std::string path() const = 0;
+  virtual std::vector<session::RunRecord> runs() = 0;
+  virtual std::vector<session::PromptRecord> prompts(session::RunId run) = 0;
+  // The steps of one response, in step order.
+  virtual std::vector<session::StepRecord> steps(session::RunId run, session::PromptId prompt) = 0;
+  virtual std::optional<session::StepRecord> step(session::StepId step) = 0;
+  virtual std::optional<session::TokenString> tokenString(session::TokenId token) = 0;
+  // Every step of a run in write order, one at a time (summaries without holding them all).
+  virtual void forEachStep(session::RunId run, const std::function<void(const session::StepRecord&)>& visit) = 0;
+  // Re-reads a file that is still being written and returns the steps that appeared since the
+  // previous call (or since opening); empty when nothing changed.
+  virtual std::vector<session::StepRecord> refresh() = 0;
+};
+
+}  // namespace dfi::ui

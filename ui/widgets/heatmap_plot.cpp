@@ -1,0 +1,200 @@
+#include "widgets/heatmap_plot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace dfi::ui {
+
+// One sampled picture of the visible range, built on a worker.
+struct HeatmapPlot::Grid {
+  quint64 generation = 0;
+  int width = 0;   // samples along the columns (keys)
+  int height = 0;  // samples along the rows (values)
+  QCPRange keyRange;
+  QCPRange valueRange;
+  std::vector<double> values;  // height x width, row-major
+};
+
+namespace {
+
+// The cells whose extent [i - 0.5, i + 0.5] intersects `range`, clipped to [0, count).
+std::pair<std::int64_t, std::int64_t> visibleCells(const QCPRange& range, std::int64_t count) {
+  const auto first = std::max<std::int64_t>(0, static_cast<std::int64_t>(std::floor(range.lower + 0.5)));
+  const auto last = std::min<std::int64_t>(count - 1, static_cast<std::int64_t>(std::ceil(range.upper - 0.5)));
+  return {first, last};
+}
+
+// Index of the cell sampled for sample i of n spread over `cells` cells from `first`.
+std::int64_t sampledCell(std::int64_t first, std::int64_t cells, int i, int n) {
+  return first + static_cast<std::int64_t>(std::floor((i + 0.5) * static_cast<double>(cells) / n));
+}
+
+// Ticks only on whole cells (a row 2.5 does not exist), labelled by the plot's owner.
+class CellTicker : public QCPAxisTicker {
+ public:
+  std::function<QString(std::int64_t)> label;
+
+ protected:
+  double getTickStep(const QCPRange& range) override {
+    return std::max(1.0, std::round(QCPAxisTicker::getTickStep(range)));
+  }
+  QString getTickLabel(double tick, const QLocale& locale, QChar format, int precision) override {
+    if (!label) return QCPAxisTicker::getTickLabel(tick, locale, format, precision);
+    return label(static_cast<std::int64_t>(std::llround(tick)));
+  }
+};
+
+}  // namespace
+
+HeatmapPlot::HeatmapPlot(QWidget* parent) : QCustomPlot(parent), map_(new QCPColorMap(xAxis, yAxis)) {
+  pool_.setMaxThreadCount(1);  // one picture at a time; a stale one stops at its next row
+  map_->setInterpolate(false);
+  map_->setTightBoundary(true);
+  map_->removeFromLegend();  // users of the plot put their own value legend there
+  yAxis->setRangeReversed(true);  // row 0 at the top, as matrices are read
+  xAxis->setTicker(QSharedPointer<CellTicker>::create());
+  yAxis->setTicker(QSharedPointer<CellTicker>::create());
+  setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  setNoAntialiasingOnDrag(true);
+  setMouseTracking(true);
+  connect(xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] {
+    clampRanges();
+    requestResample();
+  });
+  connect(yAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] {
+    clampRanges();
+    requestResample();
+  });
+  // The axis rect gets its size during layout; a new size needs a new sampling.
+  connect(this, &QCustomPlot::afterLayout, this, [this] {
+    if (axisRect()->rect().size() != requestedPixels_) requestResample();
+  });
+}
+
+HeatmapPlot::~HeatmapPlot() {
+  ++generation_;  // running workers stop at their next row
+  pool_.clear();
+  pool_.waitForDone();
+}
+
+void HeatmapPlot::setCells(std::int64_t rows, std::int64_t columns, CellFunction cells, bool resetView) {
+  rows_ = rows;
+  columns_ = columns;
+  cells_ = std::move(cells);
+  if (resetView) {
+    showAll();  // the range change requests the resampling
+  } else {
+    clampRanges();
+  }
+  requestResample();
+}
+
+void HeatmapPlot::setGradient(const QCPColorGradient& gradient, const QCPRange& dataRange) {
+  map_->setGradient(gradient);
+  map_->setDataRange(dataRange);
+  replot(rpQueuedReplot);
+}
+
+void HeatmapPlot::showAll() {
+  xAxis->setRange(-0.5, std::max<double>(columns_, 1) - 0.5);
+  yAxis->setRange(-0.5, std::max<double>(rows_, 1) - 0.5);
+}
+
+void HeatmapPlot::setColumnLabels(std::function<QString(std::int64_t)> label) {
+  static_cast<CellTicker*>(xAxis->ticker().data())->label = std::move(label);
+  replot(rpQueuedReplot);
+}
+
+// Keeps the view inside the picture: no panning into emptiness, no zooming out past it,
+// and no zooming in below one cell.
+void HeatmapPlot::clampRanges() {
+  if (clamping_ || rows_ == 0 || columns_ == 0) return;
+  clamping_ = true;
+  for (auto [axis, count] : {std::pair{xAxis, columns_}, std::pair{yAxis, rows_}}) {
+    const double lo = -0.5, hi = static_cast<double>(count) - 0.5;
+    QCPRange r = axis->range();
+    const double size = std::clamp(r.size(), std::min(1.0, hi - lo), hi - lo);
+    double lower = std::clamp(r.center() - size / 2, lo, hi - size);
+    axis->setRange(lower, lower + size);
+  }
+  clamping_ = false;
+}
+
+void HeatmapPlot::requestResample() {
+  if (clamping_) return;
+  const quint64 generation = ++generation_;
+  pool_.clear();
+  requestedPixels_ = axisRect()->rect().size();
+  if (!cells_ || rows_ == 0 || columns_ == 0) {
+    map_->data()->clear();
+    sampledSize_ = {};
+    pending_ = false;
+    replot(rpQueuedReplot);
+    return;
+  }
+  const auto [c0, c1] = visibleCells(xAxis->range(), columns_);
+  const auto [r0, r1] = visibleCells(yAxis->range(), rows_);
+  if (c0 > c1 || r0 > r1) return;
+  const std::int64_t cols = c1 - c0 + 1, rows = r1 - r0 + 1;
+  const int width = static_cast<int>(std::min<std::int64_t>(cols, std::max(1, requestedPixels_.width())));
+  const int height = static_cast<int>(std::min<std::int64_t>(rows, std::max(1, requestedPixels_.height())));
+  pending_ = true;
+  pool_.start([this, generation, cells = cells_, c0, c1, r0, r1, cols, rows, width, height] {
+    Grid grid;
+    grid.generation = generation;
+    grid.width = width;
+    grid.height = height;
+    grid.keyRange = QCPRange(static_cast<double>(c0) - 0.5, static_cast<double>(c1) + 0.5);
+    grid.valueRange = QCPRange(static_cast<double>(r0) - 0.5, static_cast<double>(r1) + 0.5);
+    grid.values.resize(static_cast<std::size_t>(width) * static_cast<std::size_t>(height));
+    std::vector<std::int64_t> columnOf(static_cast<std::size_t>(width));
+    for (int x = 0; x < width; ++x) columnOf[static_cast<std::size_t>(x)] = sampledCell(c0, cols, x, width);
+    for (int y = 0; y < height; ++y) {
+      if (generation_.load() != generation) return;  // a newer view replaced this one
+      const std::int64_t row = sampledCell(r0, rows, y, height);
+      double* out = grid.values.data() + static_cast<std::size_t>(y) * static_cast<std::size_t>(width);
+      for (int x = 0; x < width; ++x) out[x] = cells(row, columnOf[static_cast<std::size_t>(x)]);
+    }
+    QMetaObject::invokeMethod(this, [this, grid = std::move(grid)] { showGrid(grid); }, Qt::QueuedConnection);
+  });
+}
+
+void HeatmapPlot::showGrid(const Grid& grid) {
+  if (grid.generation != generation_.load()) return;
+  QCPColorMapData* data = map_->data();
+  data->setSize(grid.width, grid.height);
+  data->setRange(grid.keyRange, grid.valueRange);
+  for (int y = 0; y < grid.height; ++y)
+    for (int x = 0; x < grid.width; ++x)
+      data->setCell(x, y, grid.values[static_cast<std::size_t>(y) * static_cast<std::size_t>(grid.width) +
+                                      static_cast<std::size_t>(x)]);
+  sampledSize_ = QSize(grid.width, grid.height);
+  pending_ = false;
+  replot(rpQueuedReplot);
+  emit resampled();
+}
+
+std::optional<std::pair<std::int64_t, std::int64_t>> HeatmapPlot::cellAt(const QPointF& pixel) const {
+  if (!axisRect()->rect().contains(pixel.toPoint())) return std::nullopt;
+  const auto column = static_cast<std::int64_t>(std::floor(xAxis->pixelToCoord(pixel.x()) + 0.5));
+  const auto row = static_cast<std::int64_t>(std::floor(yAxis->pixelToCoord(pixel.y()) + 0.5));
+  if (row < 0 || row >= rows_ || column < 0 || column >= columns_) return std::nullopt;
+  return std::pair{row, column};
+}
+
+void HeatmapPlot::mouseMoveEvent(QMouseEvent* event) {
+  QCustomPlot::mouseMoveEvent(event);
+  if (auto cell = cellAt(event->position())) {
+    emit cellHovered(cell->first, cell->second);
+  } else {
+    emit hoverLeft();
+  }
+}
+
+void HeatmapPlot::leaveEvent(QEvent* event) {
+  QCustomPlot::leaveEvent(event);
+  emit hoverLeft();
+}
+
+}  // namespace dfi::ui

@@ -1,0 +1,256 @@
+#include "windows/mask_view.h"
+
+#include <QCursor>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include "context/session_context.h"
+#include "dfi/base/error.h"
+#include "dfi/base/log.h"
+#include "widgets/heatmap_plot.h"
+#include "windows/mask_controls.h"
+
+namespace dfi::ui {
+namespace {
+
+QString variantName(analysis::MaskVariant v) { return QString::fromUtf8(analysis::maskVariantName(v).data()); }
+
+QString cellText(const analysis::MaskCell& cell) {
+  return QStringLiteral("%1 (%2)").arg(cell.allowed ? QObject::tr("allowed") : QObject::tr("masked"),
+                                       QString::fromUtf8(analysis::maskReasonText(cell.reason).data()));
+}
+
+}  // namespace
+
+MaskView::MaskView(SessionContext* context, QWidget* parent)
+    : QWidget(parent), context_(context), controls_(new MaskControls), plot_(new HeatmapPlot), hover_(new QLabel) {
+  hover_->setTextFormat(Qt::PlainText);
+  hover_->setWordWrap(true);
+  hover_->setMinimumHeight(3 * fontMetrics().height());
+  hover_->setText(tr("Hover over a cell to see why it is or is not allowed."));
+  controls_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Preferred);
+  auto* right = new QVBoxLayout;
+  right->addWidget(plot_, 1);
+  right->addWidget(hover_);
+  auto* layout = new QHBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addWidget(controls_, 0, Qt::AlignTop);
+  layout->addLayout(right, 1);
+  buildPlotDecorations();
+
+  connect(controls_, &MaskControls::changed, this, &MaskView::rebuild);
+  connect(plot_, &HeatmapPlot::cellHovered, this, [this](qint64 row, qint64 column) {
+    const QString text = describeCell(row, column);
+    hover_->setText(text);
+    QToolTip::showText(QCursor::pos(), text, plot_);
+  });
+  connect(plot_, &HeatmapPlot::hoverLeft, this, [] { QToolTip::hideText(); });
+  if (context_) context_->addViewer(this);
+  rebuild();
+}
+
+MaskView::~MaskView() {
+  if (context_) context_->removeViewer(this);
+}
+
+void MaskView::buildPlotDecorations() {
+  title_ = new QCPTextElement(plot_, QString(), QFont(font().family(), font().pointSize() + 1, QFont::Bold));
+  plot_->plotLayout()->insertRow(0);
+  plot_->plotLayout()->addElement(0, 0, title_);
+  boundary_ = new QCPItemStraightLine(plot_);
+  boundary_->setPen(QPen(QColor(255, 140, 0), 1.5, Qt::DashLine));
+  // The legend sits in its own row under the axis rect, so it never covers cells.
+  plot_->legend->setVisible(true);
+  plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  plot_->axisRect()->insetLayout()->take(plot_->legend);
+  plot_->plotLayout()->addElement(2, 0, plot_->legend);
+  plot_->plotLayout()->setRowStretchFactor(2, 0.001);
+  plot_->legend->setBorderPen(Qt::NoPen);
+  for (QCPGraph*& entry : legendEntries_) {
+    entry = plot_->addGraph();
+    entry->setLineStyle(QCPGraph::lsNone);
+  }
+}
+
+QColor MaskView::colour(bool diff, int value) {
+  if (!diff) return value == kAllowed ? QColor(0x21, 0x66, 0xac) : QColor(0xec, 0xec, 0xec);
+  switch (value) {
+    case kBothAllowed: return QColor(0x9e, 0xca, 0xe1);
+    case kDiffer: return QColor(0xd7, 0x30, 0x1f);
+    default: return QColor(0xec, 0xec, 0xec);
+  }
+}
+
+void MaskView::updateLegend(bool diff) {
+  const int levels = diff ? 3 : 2;
+  QCPColorGradient gradient;
+  gradient.clearColorStops();
+  for (int v = 0; v < levels; ++v) gradient.setColorStopAt(static_cast<double>(v) / (levels - 1), colour(diff, v));
+  gradient.setLevelCount(levels);
+  plot_->setGradient(gradient, QCPRange(0, levels - 1));
+
+  const QStringList names = diff ? QStringList{tr("both masked"), tr("both allowed"), tr("differ")}
+                                 : QStringList{tr("masked"), tr("allowed"), QString()};
+  for (int v = 0; v < 3; ++v) {
+    QCPGraph* entry = legendEntries_[v];
+    entry->setName(names[v]);
+    entry->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, QPen(Qt::darkGray), colour(diff, v), 11));
+    if (v < levels) {
+      entry->addToLegend();
+    } else {
+      entry->removeFromLegend();
+    }
+  }
+}
+
+MaskScene MaskView::currentScene() const {
+  MaskScene scene = controls_->scene();
+  if (!controls_->followSelection() || !step_) return scene;
+  scene.anchor = step_->anchorPosition;
+  scene.spec.blockSize = runBlockSize_;
+  if (scene.layout == MaskLayoutKind::Training && !responseAnchors_.empty()) {
+    // The response as one training sequence, with every step's anchor as a training anchor.
+    scene.sequenceLength = std::max<std::int64_t>(static_cast<std::int64_t>(sequence_.tokens.size()),
+                                                  responseAnchors_.back() + 1);
+    scene.anchors = responseAnchors_;
+  }
+  return scene;
+}
+
+void MaskView::rebuild() {
+  const MaskScene scene = currentScene();
+  std::shared_ptr<const MaskLayout> layout;
+  try {
+    layout = std::make_shared<const MaskLayout>(scene);
+  } catch (const dfi::Error& e) {
+    dfi::logger("ui")->warn("mask view: {}", e.what());
+    hover_->setText(tr("Cannot draw this mask: %1").arg(QString::fromStdString(e.what())));
+    layout_.reset();
+    plot_->setCells(0, 0, {}, true);
+    return;
+  }
+  const bool resetView = !layout_ || layout_->rows() != layout->rows() || layout_->columns() != layout->columns();
+  layout_ = layout;
+  const bool training = scene.layout == MaskLayoutKind::Training;
+  updateLegend(layout->isDiff());
+  plot_->setCells(layout->rows(), layout->columns(),
+                  [layout](std::int64_t r, std::int64_t c) { return static_cast<double>(layout->value(r, c)); },
+                  resetView);
+
+  QString title = QStringLiteral("%1 layout, %2").arg(training ? tr("training") : tr("inference"),
+                                                      variantName(scene.spec.variant));
+  if (scene.diffAgainst) title += tr(" vs %1").arg(variantName(*scene.diffAgainst));
+  title += scene.spec.layer == analysis::LayerAttention::Sliding ? tr(", sliding window %1").arg(scene.spec.slidingWindow)
+                                                                 : tr(", full attention");
+  title += training ? tr(", T = %1, %2 anchors, B = %3").arg(scene.sequenceLength).arg(scene.anchors.size()).arg(scene.spec.blockSize)
+                    : tr(", anchor %1, B = %2").arg(scene.anchor).arg(scene.spec.blockSize);
+  title_->setText(title);
+  plot_->xAxis->setLabel(training ? tr("key: context positions 0..T-1 | blocks")
+                                  : tr("key: context positions 0..anchor | block slots"));
+  plot_->yAxis->setLabel(training ? tr("query row (block x B + slot)") : tr("query slot"));
+  // Block columns are labelled by slot ("s3"; "b2.s3" in the training layout).
+  const std::int64_t contextColumns = layout->contextColumns();
+  const int blockSize = scene.spec.blockSize;
+  plot_->setColumnLabels([contextColumns, blockSize, training](std::int64_t column) {
+    if (column < contextColumns) return QString::number(column);
+    const std::int64_t k = column - contextColumns;
+    return training ? QStringLiteral("b%1.s%2").arg(k / blockSize).arg(k % blockSize) : QStringLiteral("s%1").arg(k);
+  });
+  const double x = static_cast<double>(contextColumns) - 0.5;
+  boundary_->point1->setCoords(x, 0);
+  boundary_->point2->setCoords(x, 1);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+QString MaskView::tokenAt(std::int64_t position) const {
+  if (!context_ || position < 0 || position >= static_cast<std::int64_t>(sequence_.tokens.size())) return {};
+  return QStringLiteral(" '%1'").arg(context_->tokenText(sequence_.tokens[static_cast<std::size_t>(position)].id));
+}
+
+QString MaskView::blockKeyText(const MaskCellInfo& info) const {
+  // Slot 0 holds the anchor token, the other slots the mask token the drafter fills in.
+  QString text = tr("block slot %1 at position %2").arg(info.keySlot).arg(info.keyPosition);
+  const MaskScene& scene = layout_->scene();
+  const std::int64_t anchor = scene.layout == MaskLayoutKind::Training
+                                  ? scene.anchors[static_cast<std::size_t>(info.keyBlock)]
+                                  : scene.anchor;
+  if (scene.layout == MaskLayoutKind::Training) text = tr("block %1, ").arg(info.keyBlock) + text;
+  if (info.keySlot == 0) return text + tr(" (the anchor token%1)").arg(tokenAt(anchor));
+  text += tr(" (mask");
+  const bool drafted = context_ && step_ && controls_->followSelection() &&
+                       scene.layout == MaskLayoutKind::Inference &&
+                       info.keySlot - 1 < static_cast<int>(step_->draftTokens.size());
+  if (drafted)
+    text += tr(", drafted '%1'").arg(context_->tokenText(step_->draftTokens[static_cast<std::size_t>(info.keySlot - 1)]));
+  return text + QLatin1Char(')');
+}
+
+QString MaskView::describeCell(std::int64_t row, std::int64_t column) const {
+  if (!layout_ || row < 0 || column < 0 || row >= layout_->rows() || column >= layout_->columns()) return {};
+  const MaskCellInfo info = layout_->describe(row, column);
+  const MaskScene& scene = layout_->scene();
+  QString query = tr("query: ");
+  if (scene.layout == MaskLayoutKind::Training) query += tr("block %1, ").arg(info.block);
+  query += tr("slot %1 at position %2").arg(info.querySlot).arg(info.queryPosition);
+  const QString key = info.keyIsContext ? tr("key: context position %1%2").arg(info.keyPosition).arg(tokenAt(info.keyPosition))
+                                        : tr("key: ") + blockKeyText(info);
+  QString verdict = QStringLiteral("%1: %2").arg(variantName(scene.spec.variant), cellText(info.a));
+  if (info.b) verdict += QStringLiteral("\n%1: %2").arg(variantName(*scene.diffAgainst), cellText(*info.b));
+  return query + QLatin1Char('\n') + key + QLatin1Char('\n') + verdict;
+}
+
+QString MaskView::hoverText() const { return hover_->text(); }
+
+void MaskView::onSessionOpened() {
+  controls_->setSessionAvailable(true);
+}
+
+void MaskView::onSessionClosed() {
+  step_.reset();
+  sequence_ = {};
+  responseAnchors_.clear();
+  loadedResponse_ = {};
+  controls_->setSessionAvailable(false);
+  rebuild();
+}
+
+void MaskView::loadResponse(const Selection& selection) {
+  const std::optional<session::PromptRecord> prompt = context_->prompt(selection.run, selection.prompt);
+  const std::vector<session::StepRecord> steps = context_->steps(selection.run, selection.prompt);
+  sequence_ = ResponseSequence::build(prompt ? prompt->promptTokens : std::vector<session::TokenId>{}, steps);
+  responseAnchors_.clear();
+  for (const session::StepRecord& s : steps) responseAnchors_.push_back(s.anchorPosition);
+  loadedResponse_ = {selection.run, selection.prompt, 0};
+}
+
+void MaskView::onSelectionChanged(const Selection& selection) {
+  if (!context_) return;
+  step_ = selection.step ? context_->step(selection.step) : std::nullopt;
+  if (!step_) return;
+  const std::optional<session::RunRecord> run = context_->run(step_->runId);
+  runBlockSize_ = run && run->blockSize > 0 ? run->blockSize : static_cast<int>(step_->draftTokens.size()) + 1;
+  if (loadedResponse_.run != step_->runId || loadedResponse_.prompt != step_->promptId)
+    loadResponse({step_->runId, step_->promptId, 0});
+  const auto variant = analysis::parseMaskVariant(step_->maskVariant).value_or(analysis::MaskVariant::Reference);
+  controls_->showBlockGeometry(step_->anchorPosition, runBlockSize_, variant);
+  rebuild();
+}
+
+void MaskView::onStepsAppended(const std::vector<session::StepRecord>& steps) {
+  for (const session::StepRecord& s : steps) {
+    if (s.runId == loadedResponse_.run && s.promptId == loadedResponse_.prompt) {
+      loadResponse(loadedResponse_);
+      if (controls_->followSelection()) rebuild();
+      return;
+    }
+  }
+}
+
+QWidget* MaskView::exportTarget() { return plot_; }
+
+QString MaskView::exportBaseName() const { return QStringLiteral("mask"); }
+
+}  // namespace dfi::ui

@@ -1,0 +1,77 @@
+#pragma once
+// The attention-mask panel: a heatmap of the mask the drafter ran with for the selected
+// block (or any block set by hand: the mask explainer), in the inference or the training
+// layout, for one variant or the difference of two. Hovering names the query slot, the key
+// position and its token, and why the cell is or is not allowed.
+
+#include <memory>
+#include <optional>
+
+#include <QWidget>
+
+#include "context/session_viewer.h"
+#include "models/mask_layout.h"
+#include "models/response_sequence.h"
+#include "widgets/view_export.h"
+
+class QLabel;
+class QCPItemStraightLine;
+class QCPTextElement;
+class QCPGraph;
+
+namespace dfi::ui {
+
+class HeatmapPlot;
+class MaskControls;
+
+class MaskView : public QWidget, public SessionViewer, public ExportableView {
+  Q_OBJECT
+ public:
+  // `context` may be null: the view is then only the explainer.
+  explicit MaskView(SessionContext* context, QWidget* parent = nullptr);
+  ~MaskView() override;
+
+  MaskControls* controls() const { return controls_; }
+  HeatmapPlot* plot() const { return plot_; }
+  const MaskLayout* maskLayout() const { return layout_.get(); }
+  QString hoverText() const;
+  QString describeCell(std::int64_t row, std::int64_t column) const;
+
+  // Colours of the cell values, for the legend and for tests of the picture.
+  static QColor colour(bool diff, int value);
+
+  void onSessionOpened() override;
+  void onSessionClosed() override;
+  void onSelectionChanged(const Selection& selection) override;
+  void onStepsAppended(const std::vector<session::StepRecord>& steps) override;
+
+  QWidget* exportTarget() override;
+  QString exportBaseName() const override;
+
+ private:
+  void buildPlotDecorations();
+  void rebuild();
+  void loadResponse(const Selection& selection);
+  MaskScene currentScene() const;
+  void updateLegend(bool diff);
+  QString tokenAt(std::int64_t position) const;
+  QString blockKeyText(const MaskCellInfo& info) const;
+
+  SessionContext* context_;
+  MaskControls* controls_;
+  HeatmapPlot* plot_;
+  QLabel* hover_;
+  QCPTextElement* title_ = nullptr;
+  QCPItemStraightLine* boundary_ = nullptr;
+  QCPGraph* legendEntries_[3] = {};
+  std::shared_ptr<const MaskLayout> layout_;
+
+  // The selected block and its response, when a session is open.
+  std::optional<session::StepRecord> step_;
+  int runBlockSize_ = 0;
+  Selection loadedResponse_;  // run and prompt of sequence_
+  ResponseSequence sequence_;
+  std::vector<std::int64_t> responseAnchors_;
+};
+
+}  // namespace dfi::ui
