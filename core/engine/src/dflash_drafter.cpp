@@ -1,0 +1,252 @@
+#include "dflash_drafter.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/embedding.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/silu.h>
+#include <ATen/ops/softmax.h>
+#include <ATen/ops/tensor.h>
+#include <c10/core/InferenceMode.h>
+
+#include "dfi/base/error.h"
+#include "norms.h"
+#include "weight_loader.h"
+
+namespace dfi::engine {
+namespace {
+
+using analysis::LayerAttention;
+using analysis::MaskVariant;
+
+at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {}) {
+  return at::linear(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt);
+}
+
+// A dense analysis mask (1 = allowed) as a bool tensor on `device`.
+at::Tensor maskTensor(const std::vector<std::uint8_t>& mask, std::int64_t rows, std::int64_t columns,
+                      at::Device device) {
+  return at::tensor(mask, at::kByte).view({rows, columns}).to(device, at::kBool);
+}
+
+at::Tensor positionsTensor(const std::vector<std::int64_t>& positions, at::Device device) {
+  return at::tensor(positions, at::kLong).to(device);
+}
+
+void require(bool ok, const std::string& item, const std::string& message) {
+  if (!ok) throw ValidationError(message, ErrorContext{.file = "", .item = item});
+}
+
+}  // namespace
+
+DFlashDrafter::DFlashDrafter(tensorfile::DrafterConfig config, DrafterWeights weights,
+                             TargetHead target)
+    : config_(std::move(config)),
+      weights_(std::move(weights)),
+      target_(std::move(target)),
+      rotary_(config_.rope, config_.headDim, config_.maxPositionEmbeddings),
+      dtype_(weights_.fc.scalar_type()),
+      device_(weights_.fc.device()) {
+  const int h = config_.hiddenSize;
+  require(config_.maskTokenId.has_value(), "dflash_config.mask_token_id",
+          "the drafter config has no mask token id");
+  require(static_cast<int>(weights_.layers.size()) == config_.numHiddenLayers, "num_hidden_layers",
+          "config has " + std::to_string(config_.numHiddenLayers) + " layers, weights have " +
+              std::to_string(weights_.layers.size()));
+  for (const auto& [name, tensor] : {std::pair{"embed_tokens", &target_.embedTokens},
+                                     std::pair{"lm_head", &target_.lmHead}}) {
+    require(tensor->dim() == 2 && tensor->size(1) == h, std::string("target ") + name,
+            std::string("the target's ") + name + " has " +
+                (tensor->dim() == 2 ? std::to_string(tensor->size(1)) : "no") +
+                " columns, the drafter's hidden_size is " + std::to_string(h));
+  }
+  // vLLM's is_causal makes full layers causal too; no published DFlash drafter sets it, and
+  // running it bidirectionally would silently be a different model.
+  require(!config_.isCausal.value_or(false), "is_causal",
+          "is_causal: true (causal full-attention layers) is not supported");
+  const std::int64_t vocab = target_.embedTokens.size(0);
+  require(*config_.maskTokenId >= 0 && *config_.maskTokenId < vocab, "dflash_config.mask_token_id",
+          "mask token id " + std::to_string(*config_.maskTokenId) +
+              " is outside the target's embedding (" + std::to_string(vocab) + " rows)");
+}
+
+at::Tensor DFlashDrafter::contextStates(const at::Tensor& targetFeatures) const {
+  const at::Tensor projected = project(targetFeatures.to(device_, dtype_), weights_.fc);
+  return rmsNormQwen3(projected, weights_.hiddenNorm, config_.rmsNormEps);
+}
+
+at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
+                                std::int64_t anchorToken, std::int64_t anchor,
+                                MaskVariant variant) const {
+  c10::InferenceMode inference;
+  const int b = blockSize();
+  const std::int64_t contextLength = analysis::inferenceContextLength(variant, anchor);
+  if (cache.length() + newContextFeatures.size(0) != contextLength)
+    throw UsageError("a block anchored at position " + std::to_string(anchor) + " sees " +
+                     std::to_string(contextLength) + " context positions under the " +
+                     std::string(analysis::maskVariantName(variant)) + " mask, but the cache holds " +
+                     std::to_string(cache.length()) + " and " +
+                     std::to_string(newContextFeatures.size(0)) + " new rows were given");
+  QueryLayout layout;
+  std::vector<std::int64_t> positions;
+  for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
+  layout.positions = positionsTensor(positions, device_);
+  for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
+    if (!hasLayersOf(kind)) continue;
+    at::Tensor mask = maskTensor(analysis::inferenceMask(maskSpec(variant, kind), anchor), b,
+                                 contextLength + b, device_);
+    (kind == LayerAttention::Full ? layout.fullMask : layout.slidingMask) = std::move(mask);
+  }
+  const at::Tensor anchorTokens = at::full({1}, anchorToken, at::TensorOptions().dtype(at::kLong));
+  const at::Tensor states =
+      decode(blockEmbeddings(anchorTokens), contextStates(newContextFeatures), layout, cache);
+  return logits(states.narrow(0, 1, b - 1));
+}
+
+at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Tensor& tokens,
+                                        std::span<const std::int64_t> anchors,
+                                        MaskVariant variant) const {
+  c10::InferenceMode inference;
+  const int b = blockSize();
+  const std::int64_t length = features.size(0);
+  if (tokens.dim() != 1 || tokens.size(0) != length)
+    throw UsageError("teacher forcing needs one token per feature row: " +
+                     std::to_string(length) + " feature rows, tokens of shape " +
+                     shapeText(tokens.sizes().vec()));
+  std::vector<std::int64_t> positions;
+  for (std::int64_t anchor : anchors) {
+    if (anchor < 0 || anchor >= length)
+      throw UsageError("anchor " + std::to_string(anchor) + " is outside the sequence of " +
+                       std::to_string(length) + " positions");
+    for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
+  }
+  const auto n = static_cast<std::int64_t>(anchors.size());
+  QueryLayout layout;
+  layout.positions = positionsTensor(positions, device_);
+  for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
+    if (!hasLayersOf(kind)) continue;
+    at::Tensor mask = maskTensor(analysis::trainingMask(maskSpec(variant, kind), anchors, length),
+                                 n * b, length + n * b, device_);
+    (kind == LayerAttention::Full ? layout.fullMask : layout.slidingMask) = std::move(mask);
+  }
+  const at::Tensor anchorIndex = at::tensor(std::vector<std::int64_t>(anchors.begin(), anchors.end()), at::kLong);
+  const at::Tensor anchorTokens = tokens.to(at::kCPU, at::kLong).index_select(0, anchorIndex);
+  DrafterKvCache cache = newCache();
+  const at::Tensor states =
+      decode(blockEmbeddings(anchorTokens), contextStates(features), layout, cache);
+  return logits(states.view({n, b, config_.hiddenSize}).narrow(1, 1, b - 1));
+}
+
+at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens) const {
+  const std::int64_t n = anchorTokens.size(0);
+  at::Tensor ids = at::full({n, blockSize()}, static_cast<std::int64_t>(*config_.maskTokenId),
+                            at::TensorOptions().dtype(at::kLong));
+  ids.select(1, 0).copy_(anchorTokens);
+  const at::Tensor embedded = at::embedding(target_.embedTokens, ids.view({-1}).to(target_.embedTokens.device()));
+  return embedded.to(device_, dtype_);
+}
+
+at::Tensor DFlashDrafter::decode(at::Tensor h, const at::Tensor& ctx, const QueryLayout& layout,
+                                 DrafterKvCache& cache) const {
+  const std::int64_t contextStart = cache.length();
+  const RotaryAngles blockAngles = anglesAt(layout.positions);
+  const RotaryAngles contextAngles =
+      anglesAt(at::arange(contextStart, contextStart + ctx.size(0), at::TensorOptions().dtype(at::kLong).device(device_)));
+  const double eps = config_.rmsNormEps;
+  for (int i = 0; i < config_.numHiddenLayers; ++i) {
+    const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(i)];
+    const at::Tensor& mask = isSliding(i) ? layout.slidingMask : layout.fullMask;
+    h = h + attention(i, rmsNormQwen3(h, w.inputLayernorm, eps), ctx, blockAngles, contextAngles, mask, cache);
+    const at::Tensor x = rmsNormQwen3(h, w.postAttentionLayernorm, eps);
+    h = h + project(at::silu(project(x, w.gateProj)) * project(x, w.upProj), w.downProj);
+  }
+  return rmsNormQwen3(h, weights_.norm, eps);
+}
+
+std::pair<at::Tensor, at::Tensor> DFlashDrafter::keysValues(int layer, const at::Tensor& x,
+                                                            const RotaryAngles& angles) const {
+  const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(layer)];
+  const std::int64_t rows = x.size(0);
+  const int kvHeads = config_.numKeyValueHeads;
+  const int d = config_.headDim;
+  // Context and block rows share Wk, k_norm and Wv (spec-dflash 2.2); V is not normed.
+  const at::Tensor k = rmsNormQwen3(project(x, w.kProj, w.kBias).view({rows, kvHeads, d}), w.kNorm,
+                                    config_.rmsNormEps);
+  const at::Tensor v = project(x, w.vProj, w.vBias).view({rows, kvHeads, d});
+  return {Rotary::apply(k.transpose(0, 1), angles), v.transpose(0, 1)};
+}
+
+at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Tensor& ctx,
+                                    const RotaryAngles& blockAngles,
+                                    const RotaryAngles& contextAngles, const at::Tensor& mask,
+                                    DrafterKvCache& cache) const {
+  const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(layer)];
+  const std::int64_t rows = x.size(0);
+  const int heads = config_.numAttentionHeads;
+  const int kvHeads = config_.numKeyValueHeads;
+  const int d = config_.headDim;
+  const at::Tensor q = Rotary::apply(
+      rmsNormQwen3(project(x, w.qProj, w.qBias).view({rows, heads, d}), w.qNorm, config_.rmsNormEps)
+          .transpose(0, 1),
+      blockAngles);  // [heads, Q, d]
+
+  // Context rows contribute keys and values only, and persist; block rows are transient.
+  const auto [contextKeys, contextValues] = keysValues(layer, ctx, contextAngles);
+  cache.append(layer, contextKeys, contextValues);
+  const auto [blockKeys, blockValues] = keysValues(layer, x, blockAngles);
+  const at::Tensor keys = at::cat({cache.keys(layer), blockKeys}, 1);  // [kvHeads, Kv, d]
+  const at::Tensor values = at::cat({cache.values(layer), blockValues}, 1);
+
+  // GQA without copies: query head i uses kv head i / (heads / kvHeads), as repeat_kv does.
+  const at::Tensor grouped = q.reshape({kvHeads, heads / kvHeads, rows, d});
+  at::Tensor scores = at::matmul(grouped, keys.unsqueeze(1).transpose(-1, -2)) *
+                      (1.0 / std::sqrt(static_cast<double>(d)));
+  scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<double>::infinity());
+  const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(scores.scalar_type());
+  const at::Tensor out = at::matmul(probs, values.unsqueeze(1))  // [kvHeads, g, Q, d]
+                             .reshape({heads, rows, d})
+                             .transpose(0, 1)
+                             .reshape({rows, heads * d});
+  return project(out, w.oProj);
+}
+
+RotaryAngles DFlashDrafter::anglesAt(const at::Tensor& positions) const {
+  if (positions.numel() == 0) return rotary_.angles(0, 0, dtype_, device_);
+  const std::int64_t first = positions.min().item<std::int64_t>();
+  const std::int64_t last = positions.max().item<std::int64_t>();
+  const RotaryAngles table = rotary_.angles(first, last - first + 1, dtype_, device_);
+  const at::Tensor rows = positions - first;
+  return {table.cos.index_select(0, rows), table.sin.index_select(0, rows)};
+}
+
+bool DFlashDrafter::isSliding(int layer) const {
+  return !config_.layerTypes.empty() &&
+         config_.layerTypes[static_cast<std::size_t>(layer)] == tensorfile::LayerType::SlidingAttention;
+}
+
+bool DFlashDrafter::hasLayersOf(LayerAttention kind) const {
+  for (int i = 0; i < config_.numHiddenLayers; ++i)
+    if (isSliding(i) == (kind == LayerAttention::Sliding)) return true;
+  return false;
+}
+
+analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention kind) const {
+  return {.variant = variant,
+          .layer = kind,
+          .blockSize = blockSize(),
+          .slidingWindow = kind == LayerAttention::Sliding ? config_.slidingWindow.value_or(0) : 0};
+}
+
+at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
+  return project(states.to(target_.lmHead.scalar_type()), target_.lmHead);
+}
+
+}  // namespace dfi::engine

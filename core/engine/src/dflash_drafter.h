@@ -1,0 +1,95 @@
+#pragma once
+// The DFlash block-diffusion drafter (spec-dflash 2): target features of the committed
+// context enter every layer as extra keys and values (KV injection); a block of
+// [anchor, MASK x (B-1)] embeddings is denoised in one forward; the target's LM head turns
+// slots 1..B-1 into draft logits for positions anchor+1 .. anchor+B-1.
+//
+// Two layouts, one decoder (so they cannot drift apart):
+//  - draft(): one block against the context cache (the live speculative-decoding step);
+//  - teacherForced(): every anchor of a fixed sequence in one forward with the training
+//    anchor-block mask (spec-dflash 4.4), equal to draft() at each anchor by construction.
+// Masks and block positions come from dfi::analysis so the GUI shows exactly what ran.
+
+#include <cstdint>
+#include <span>
+#include <utility>
+
+#include <ATen/core/Tensor.h>
+
+#include "dfi/analysis/attention_mask.h"
+#include "dfi/tensorfile/drafter_config.h"
+#include "dflash_kv_cache.h"
+#include "dflash_weights.h"
+#include "rotary.h"
+
+namespace dfi::engine {
+
+// The target's token embedding and LM head. at::Tensor is a shared handle, so the target
+// model hands over its own tensors and nothing is copied (tied models pass one tensor twice).
+struct TargetHead {
+  at::Tensor embedTokens;  // [V, Ht]
+  at::Tensor lmHead;       // [V, Ht]
+};
+
+class DFlashDrafter {
+ public:
+  // Throws dfi::ValidationError when the target head does not fit the drafter (hidden width,
+  // vocabulary, mask token id), naming the field and both values.
+  DFlashDrafter(tensorfile::DrafterConfig config, DrafterWeights weights, TargetHead target);
+
+  const tensorfile::DrafterConfig& config() const { return config_; }
+  int blockSize() const { return config_.blockSize; }
+  DrafterKvCache newCache() const { return DrafterKvCache(config_.numHiddenLayers); }
+
+  // ctx = hidden_norm(fc(features)): [S, F*Ht] -> [S, H].
+  at::Tensor contextStates(const at::Tensor& targetFeatures) const;
+
+  // Drafts the block anchored at position `anchor` (slot 0 holds `anchorToken`).
+  // `newContextFeatures` [S, F*Ht] are the target features of positions cache.length() ..
+  // cache.length()+S-1; they are appended to `cache`, which must then reach the context the
+  // variant lets the block see (analysis::inferenceContextLength). Returns [B-1, V] logits for
+  // slots 1..B-1 in the LM head's dtype.
+  at::Tensor draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
+                   std::int64_t anchorToken, std::int64_t anchor,
+                   analysis::MaskVariant variant = analysis::MaskVariant::Reference) const;
+
+  // Teacher-forced drafting of a whole sequence: `features` [T, F*Ht] and `tokens` [T] (int64)
+  // of positions 0..T-1, `anchors` in [0, T). Returns [N, B-1, V] logits.
+  at::Tensor teacherForced(const at::Tensor& features, const at::Tensor& tokens,
+                           std::span<const std::int64_t> anchors,
+                           analysis::MaskVariant variant = analysis::MaskVariant::Reference) const;
+
+ private:
+  struct QueryLayout {
+    at::Tensor positions;     // [Q] int64: RoPE position of every block row
+    at::Tensor fullMask;      // [Q, Kv] bool; undefined when no layer of that kind exists
+    at::Tensor slidingMask;
+  };
+
+  // [N*B, H]: target embeddings of [anchorToken_j, MASK x (B-1)] for each j.
+  at::Tensor blockEmbeddings(const at::Tensor& anchorTokens) const;
+  // Runs every layer: appends the context rows `ctx` (positions cache.length() ..) to `cache`,
+  // then lets the block rows `h` attend over [cache | block]. Returns final-normed states.
+  at::Tensor decode(at::Tensor h, const at::Tensor& ctx, const QueryLayout& layout,
+                    DrafterKvCache& cache) const;
+  at::Tensor attention(int layer, const at::Tensor& x, const at::Tensor& ctx,
+                       const RotaryAngles& blockAngles, const RotaryAngles& contextAngles,
+                       const at::Tensor& mask, DrafterKvCache& cache) const;
+  // Keys (RoPE'd) and values [kvHeads, n, headDim] of `layer` for rows `x` [n, H].
+  std::pair<at::Tensor, at::Tensor> keysValues(int layer, const at::Tensor& x,
+                                               const RotaryAngles& angles) const;
+  RotaryAngles anglesAt(const at::Tensor& positions) const;
+  bool isSliding(int layer) const;
+  analysis::MaskSpec maskSpec(analysis::MaskVariant variant, analysis::LayerAttention kind) const;
+  bool hasLayersOf(analysis::LayerAttention kind) const;
+  at::Tensor logits(const at::Tensor& states) const;
+
+  tensorfile::DrafterConfig config_;
+  DrafterWeights weights_;
+  TargetHead target_;
+  Rotary rotary_;
+  at::ScalarType dtype_;
+  at::Device device_;
+};
+
+}  // namespace dfi::engine

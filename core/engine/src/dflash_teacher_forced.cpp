@@ -1,0 +1,60 @@
+#include "dflash_teacher_forced.h"
+
+#include <string>
+
+#include <ATen/ops/argmax.h>
+#include <ATen/ops/tensor.h>
+#include <c10/core/InferenceMode.h>
+
+#include "dflash_decode.h"
+
+namespace dfi::engine {
+
+std::vector<session::StepRecord> teacherForcedSteps(const TargetModel& target,
+                                                    const DFlashDrafter& drafter,
+                                                    std::span<const std::int64_t> sequence,
+                                                    std::span<const std::int64_t> anchors,
+                                                    analysis::MaskVariant variant) {
+  c10::InferenceMode inference;
+  const int b = drafter.blockSize();
+  const auto length = static_cast<std::int64_t>(sequence.size());
+  const at::Tensor ids = at::tensor(std::vector<std::int64_t>(sequence.begin(), sequence.end()), at::kLong);
+  const ForwardOutput full = target.forward(
+      ids.view({1, -1}), nullptr, {.tapLayers = drafter.config().targetLayerIds, .logits = true});
+  // predictions[p]: the target's greedy token for position p+1 given positions 0..p.
+  const at::Tensor predictions = full.logits[0].argmax(-1).to(at::kCPU).contiguous();
+  const at::Tensor drafts = drafter.teacherForced(concatenatedTaps(full.taps), ids, anchors, variant)
+                                .argmax(-1)
+                                .to(at::kCPU)
+                                .contiguous();  // [N, B-1]
+
+  std::vector<session::StepRecord> steps;
+  for (std::size_t j = 0; j < anchors.size(); ++j) {
+    const std::int64_t anchor = anchors[j];
+    // The target's token for slot i's position (anchor+i+1), if the sequence reaches it.
+    auto targetToken = [&](int slot) -> session::TokenId {
+      const std::int64_t p = anchor + slot;
+      return p < length ? static_cast<session::TokenId>(predictions[p].item<std::int64_t>()) : kUnknownToken;
+    };
+    session::StepRecord step;
+    step.stepIndex = static_cast<std::int32_t>(j);
+    step.mode = session::StepMode::TeacherForced;
+    step.anchorPosition = anchor;
+    step.anchorToken = static_cast<session::TokenId>(sequence[static_cast<std::size_t>(anchor)]);
+    for (int i = 0; i < b - 1; ++i) {
+      step.draftTokens.push_back(static_cast<session::TokenId>(drafts[static_cast<std::int64_t>(j)][i].item<std::int64_t>()));
+      step.targetTokens.push_back(targetToken(i));
+    }
+    while (step.acceptedCount < b - 1 &&
+           step.targetTokens[static_cast<std::size_t>(step.acceptedCount)] != kUnknownToken &&
+           step.draftTokens[static_cast<std::size_t>(step.acceptedCount)] ==
+               step.targetTokens[static_cast<std::size_t>(step.acceptedCount)])
+      ++step.acceptedCount;
+    step.bonusToken = targetToken(step.acceptedCount);
+    step.maskVariant = std::string(analysis::maskVariantName(variant));
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+}  // namespace dfi::engine

@@ -1,0 +1,29 @@
+#pragma once
+// Teacher-forced DFlash steps over a fixed token sequence (spec-dflash 4): one target forward
+// gives the features of every position and the target's own greedy prediction for the next
+// one; one drafter forward drafts a block at every anchor (training anchor-block mask). With
+// the reference mask this reproduces, anchor for anchor, what the live loop would draft and
+// accept on the same sequence, at a fraction of the cost.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "dfi/analysis/attention_mask.h"
+#include "dfi/session/records.h"
+#include "dflash_drafter.h"
+#include "target_model.h"
+
+namespace dfi::engine {
+
+// Target tokens of slots whose position lies past the sequence are unknown; they are recorded
+// as kUnknownToken and end the accepted run there.
+inline constexpr session::TokenId kUnknownToken = -1;
+
+// One TeacherForced record per anchor (anchors in [0, sequence.size())).
+std::vector<session::StepRecord> teacherForcedSteps(
+    const TargetModel& target, const DFlashDrafter& drafter, std::span<const std::int64_t> sequence,
+    std::span<const std::int64_t> anchors,
+    analysis::MaskVariant variant = analysis::MaskVariant::Reference);
+
+}  // namespace dfi::engine

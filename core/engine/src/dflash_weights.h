@@ -1,0 +1,57 @@
+#pragma once
+// The parameters of a DFlash drafter (spec-dflash 1.3) as tensors on the compute device, and
+// the shape every one of them must have under a DrafterConfig.
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "dfi/tensorfile/checkpoint.h"
+#include "dfi/tensorfile/drafter_config.h"
+
+namespace dfi::engine {
+
+struct DrafterLayerWeights {
+  at::Tensor inputLayernorm;
+  at::Tensor qProj, kProj, vProj, oProj;
+  at::Tensor qBias, kBias, vBias;  // undefined unless attention_bias
+  at::Tensor qNorm, kNorm;
+  at::Tensor postAttentionLayernorm;
+  at::Tensor gateProj, upProj, downProj;
+};
+
+struct DrafterWeights {
+  // On the CPU in the stored dtype the tensors alias the memory map, which this keeps alive.
+  std::shared_ptr<const tensorfile::Checkpoint> source;
+  at::Tensor fc;          // [H, F*Ht]
+  at::Tensor hiddenNorm;  // [H]
+  std::vector<DrafterLayerWeights> layers;
+  at::Tensor norm;        // [H]
+  // Stored tensors the DFlash forward does not use (an embedding, an LM head, DFlash2
+  // extras), for the caller to report: spdlog cannot be used next to libtorch's bundled fmt.
+  std::vector<std::string> unusedTensors;
+};
+
+struct ExpectedTensor {
+  std::string name;  // unprefixed z-lab name
+  std::vector<std::int64_t> shape;
+};
+
+// Every tensor a drafter with this config must ship, in file order. `targetHiddenSize` is the
+// width of one tapped target layer (fc's input is len(target_layer_ids) * targetHiddenSize).
+std::vector<ExpectedTensor> expectedDrafterTensors(const tensorfile::DrafterConfig& config,
+                                                   int targetHiddenSize);
+
+// Reads a z-lab drafter directory (config.json's tensors in *.safetensors, names unprefixed or
+// under "model."), checks every tensor against the config (dfi::ValidationError naming the
+// file, the tensor and both shapes; a missing tensor names what was looked for) and moves it
+// to `dtype` on `device`.
+DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
+                                  const tensorfile::DrafterConfig& config, int targetHiddenSize,
+                                  at::ScalarType dtype, at::Device device);
+
+}  // namespace dfi::engine

@@ -1,0 +1,146 @@
+// The drafter's two layouts against each other: the teacher-forced batched forward (training
+// anchor-block mask) must equal one live draft() call per anchor, for every mask variant, on
+// a drafter with GQA, YaRN and sliding layers. This equivalence is what makes teacher-forced
+// acceptance equal live acceptance.
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "dfi/base/error.h"
+#include "dflash_test_support.h"
+
+namespace dfi::engine {
+namespace {
+
+using analysis::MaskVariant;
+using testing::maxAbsDiff;
+
+class DrafterLayouts : public ::testing::Test {
+ protected:
+  static constexpr std::int64_t kLength = 20;
+  const tensorfile::DrafterConfig config = testing::smallDrafterConfig();
+  const DFlashDrafter drafter{config, testing::randomDrafterWeights(config, 32, 7),
+                              testing::randomTargetHead(64, 32, 8)};
+  const at::Tensor features = at::randn({kLength, 64});
+  const at::Tensor tokens = at::randint(0, 60, {kLength}, at::kLong);
+  const std::vector<std::int64_t> anchors{0, 2, 7, 13, 19};
+
+  // The live call: a fresh cache, context = every feature the variant lets the block see.
+  at::Tensor liveDraft(std::int64_t anchor, MaskVariant variant) const {
+    DrafterKvCache cache = drafter.newCache();
+    const std::int64_t context = analysis::inferenceContextLength(variant, anchor);
+    return drafter.draft(cache, features.narrow(0, 0, context), tokens[anchor].item<std::int64_t>(),
+                         anchor, variant);
+  }
+};
+
+class DrafterVariants : public DrafterLayouts, public ::testing::WithParamInterface<MaskVariant> {};
+
+TEST_P(DrafterVariants, TeacherForcedEqualsOneLiveDraftPerAnchor) {
+  const MaskVariant variant = GetParam();
+  const at::Tensor batched = drafter.teacherForced(features, tokens, anchors, variant);
+  ASSERT_EQ(batched.sizes().vec(), (std::vector<std::int64_t>{5, 3, 64}));
+  for (std::size_t j = 0; j < anchors.size(); ++j) {
+    const at::Tensor live = liveDraft(anchors[j], variant);
+    EXPECT_LE(maxAbsDiff(batched[static_cast<std::int64_t>(j)], live), 1e-5)
+        << "anchor " << anchors[j] << " variant " << analysis::maskVariantName(variant);
+  }
+  if (variant != MaskVariant::Reference) {
+    // Every variant changes what the drafter computes (otherwise the case above proves little).
+    const at::Tensor reference = drafter.teacherForced(features, tokens, anchors);
+    EXPECT_GT(maxAbsDiff(batched, reference), 1e-3);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, DrafterVariants, ::testing::ValuesIn(analysis::kAllMaskVariants),
+                         [](const auto& info) {
+                           std::string name(analysis::maskVariantName(info.param));
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
+
+TEST_F(DrafterLayouts, AGrowingCacheEqualsAFreshOne) {
+  // The live loop appends only the newly verified rows; the result must not depend on how the
+  // context arrived.
+  DrafterKvCache cache = drafter.newCache();
+  for (std::int64_t anchor : {3, 4, 9, 16}) {
+    const at::Tensor fresh = liveDraft(anchor, MaskVariant::Reference);
+    const at::Tensor incremental =
+        drafter.draft(cache, features.narrow(0, cache.length(), anchor - cache.length()),
+                      tokens[anchor].item<std::int64_t>(), anchor);
+    EXPECT_EQ(cache.length(), anchor);
+    EXPECT_LE(maxAbsDiff(incremental, fresh), 1e-5) << "anchor " << anchor;
+  }
+}
+
+TEST_F(DrafterLayouts, CropRewindsToAnEarlierAnchor) {
+  DrafterKvCache cache = drafter.newCache();
+  drafter.draft(cache, features.narrow(0, 0, 13), 5, 13);
+  cache.crop(7);
+  EXPECT_EQ(cache.length(), 7);
+  const at::Tensor rewound = drafter.draft(cache, features.narrow(0, 0, 0), 5, 7);
+  DrafterKvCache fresh = drafter.newCache();
+  EXPECT_LE(maxAbsDiff(rewound, drafter.draft(fresh, features.narrow(0, 0, 7), 5, 7)), 1e-5);
+  EXPECT_THROW(cache.crop(8), UsageError);
+}
+
+TEST_F(DrafterLayouts, ContextThatDoesNotReachTheAnchorIsRefused) {
+  DrafterKvCache cache = drafter.newCache();
+  try {
+    drafter.draft(cache, features.narrow(0, 0, 5), 1, 7);
+    FAIL() << "expected UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("sees 7 context positions"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(DrafterLayouts, Bf16FollowsFp32) {
+  DrafterWeights w = testing::randomDrafterWeights(config, 32, 7);
+  for (auto* t : {&w.fc, &w.hiddenNorm, &w.norm}) *t = t->to(at::kBFloat16);
+  for (auto& l : w.layers)
+    for (auto* t : {&l.inputLayernorm, &l.qProj, &l.kProj, &l.vProj, &l.oProj, &l.qNorm, &l.kNorm,
+                    &l.postAttentionLayernorm, &l.gateProj, &l.upProj, &l.downProj})
+      *t = t->to(at::kBFloat16);
+  TargetHead head = testing::randomTargetHead(64, 32, 8);
+  head.embedTokens = head.embedTokens.to(at::kBFloat16);
+  head.lmHead = head.lmHead.to(at::kBFloat16);
+  const DFlashDrafter bf16(config, std::move(w), head);
+  const at::Tensor low = bf16.teacherForced(features, tokens, anchors);
+  const at::Tensor full = drafter.teacherForced(features, tokens, anchors);
+  EXPECT_EQ(low.scalar_type(), at::kBFloat16);
+  const double scale = full.abs().max().item<double>();
+  EXPECT_LE(maxAbsDiff(low, full), 0.1 * scale);
+}
+
+TEST(DrafterValidation, TargetHeadMustFitTheDrafter) {
+  const tensorfile::DrafterConfig config = testing::smallDrafterConfig();
+  auto build = [&](tensorfile::DrafterConfig c, TargetHead head) {
+    return DFlashDrafter(c, testing::randomDrafterWeights(c, 32, 1), head);
+  };
+  auto expectError = [](auto&& make, const std::string& item, const std::string& text) {
+    try {
+      make();
+      ADD_FAILURE() << "expected ValidationError about " << item;
+    } catch (const ValidationError& e) {
+      EXPECT_EQ(e.context().item, item);
+      EXPECT_NE(e.message().find(text), std::string::npos) << e.message();
+    }
+  };
+  expectError([&] { build(config, testing::randomTargetHead(64, 24, 2)); }, "target embed_tokens",
+              "has 24 columns, the drafter's hidden_size is 32");
+  tensorfile::DrafterConfig badMask = config;
+  badMask.maskTokenId = 64;
+  expectError([&] { build(badMask, testing::randomTargetHead(64, 32, 2)); }, "dflash_config.mask_token_id",
+              "mask token id 64 is outside the target's embedding (64 rows)");
+  tensorfile::DrafterConfig noMask = config;
+  noMask.maskTokenId.reset();
+  expectError([&] { build(noMask, testing::randomTargetHead(64, 32, 2)); }, "dflash_config.mask_token_id",
+              "no mask token id");
+}
+
+}  // namespace
+}  // namespace dfi::engine

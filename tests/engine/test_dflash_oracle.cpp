@@ -1,0 +1,125 @@
+// The drafter against an independent Python implementation written from the spec
+// (tests/oracle/gen_drafter.py): z-lab checkpoints with GQA, YaRN, sliding layers, attention
+// bias and "model."-prefixed names; live per-anchor drafts and both training-layout masks.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "dfi/base/error.h"
+#include "dfi/tensorfile/checkpoint.h"
+#include "dfi/tensorfile/drafter_config.h"
+#include "dflash_drafter.h"
+#include "dflash_weights.h"
+
+namespace dfi::engine {
+namespace {
+
+using analysis::MaskVariant;
+
+const std::filesystem::path kOracleDir = std::filesystem::path(DFI_BINARY_DIR) / "tests/oracle/drafter";
+constexpr double kTolerance = 1e-4;
+
+// A reference tensor (F32 or I64) copied out of the memory map.
+at::Tensor readReference(const tensorfile::Checkpoint& file, const std::string& name) {
+  const tensorfile::TensorView view = file.tensor(name);
+  const auto dtype = view.info().dtype == tensorfile::DType::I64 ? at::kLong : at::kFloat;
+  return at::from_blob(const_cast<void*>(view.data()), view.info().shape, at::TensorOptions().dtype(dtype)).clone();
+}
+
+double maxAbsDiff(const at::Tensor& a, const at::Tensor& b) {
+  return (a.to(at::kFloat) - b.to(at::kFloat)).abs().max().item<double>();
+}
+
+class DrafterOracle : public ::testing::TestWithParam<std::string> {
+ protected:
+  const std::filesystem::path dir = kOracleDir / GetParam();
+  const tensorfile::DrafterConfig config = tensorfile::parseDrafterConfig(dir / "config.json");
+  const tensorfile::Checkpoint reference =
+      tensorfile::Checkpoint::open(dir / "reference.safetensors", tensorfile::NameMapping::identity());
+  const DFlashDrafter drafter{config,
+                              loadDrafterWeights(dir, config, config.hiddenSize, at::kFloat, at::kCPU),
+                              {readReference(reference, "embed_tokens"), readReference(reference, "lm_head")}};
+  const at::Tensor features = readReference(reference, "features");
+  const at::Tensor tokens = readReference(reference, "tokens");
+  const at::Tensor anchorTensor = readReference(reference, "anchors");
+  const std::vector<std::int64_t> anchors{anchorTensor.data_ptr<std::int64_t>(),
+                                          anchorTensor.data_ptr<std::int64_t>() + anchorTensor.numel()};
+};
+
+TEST_P(DrafterOracle, LiveDraftsMatchPerAnchor) {
+  const at::Tensor expected = readReference(reference, "inference");
+  double worst = 0;
+  for (std::size_t j = 0; j < anchors.size(); ++j) {
+    DrafterKvCache cache = drafter.newCache();
+    const std::int64_t a = anchors[j];
+    const at::Tensor logits = drafter.draft(cache, features.narrow(0, 0, a), tokens[a].item<std::int64_t>(), a);
+    const double diff = maxAbsDiff(logits, expected[static_cast<std::int64_t>(j)]);
+    EXPECT_LE(diff, kTolerance) << "anchor " << a;
+    worst = std::max(worst, diff);
+  }
+  std::cout << GetParam() << " live drafts: max abs diff " << worst << "\n";
+}
+
+TEST_P(DrafterOracle, TrainingLayoutMatchesForBothMasks) {
+  for (MaskVariant variant : {MaskVariant::Reference, MaskVariant::AnchorVisible}) {
+    const std::string name = "training." + std::string(analysis::maskVariantName(variant));
+    const double diff =
+        maxAbsDiff(drafter.teacherForced(features, tokens, anchors, variant), readReference(reference, name));
+    EXPECT_LE(diff, kTolerance) << name;
+    std::cout << GetParam() << " " << name << ": max abs diff " << diff << "\n";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, DrafterOracle, ::testing::Values("yarn_sliding", "bias_prefixed"));
+
+// Loading errors name the file, the tensor and both shapes.
+class DrafterCheckpointErrors : public ::testing::Test {
+ protected:
+  const std::filesystem::path dir = kOracleDir / "yarn_sliding";
+  const tensorfile::DrafterConfig config = tensorfile::parseDrafterConfig(dir / "config.json");
+
+  ValidationError loadError(const tensorfile::DrafterConfig& c, int targetHidden) const {
+    try {
+      loadDrafterWeights(dir, c, targetHidden, at::kFloat, at::kCPU);
+    } catch (const ValidationError& e) {
+      return e;
+    }
+    ADD_FAILURE() << "expected a ValidationError";
+    return ValidationError("");
+  }
+};
+
+TEST_F(DrafterCheckpointErrors, WrongShapeNamesTensorAndBothShapes) {
+  tensorfile::DrafterConfig c = config;
+  c.intermediateSize += 1;
+  const ValidationError e = loadError(c, c.hiddenSize);
+  EXPECT_EQ(e.context().item, "layers.0.mlp.gate_proj.weight");
+  EXPECT_NE(e.context().file.find("model.safetensors"), std::string::npos) << e.context().file;
+  EXPECT_NE(e.message().find("[96, 64]"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("[97, 64]"), std::string::npos) << e.message();
+}
+
+TEST_F(DrafterCheckpointErrors, FcWidthFollowsTheTargetHiddenSize) {
+  const ValidationError e = loadError(config, 48);
+  EXPECT_EQ(e.context().item, "fc.weight");
+  EXPECT_NE(e.message().find("[64, 192]"), std::string::npos) << e.message();
+  EXPECT_NE(e.message().find("[64, 144]"), std::string::npos) << e.message();
+}
+
+TEST_F(DrafterCheckpointErrors, MissingTensorIsNamed) {
+  tensorfile::DrafterConfig c = config;
+  c.numHiddenLayers = 4;
+  c.layerTypes.push_back(tensorfile::LayerType::FullAttention);
+  const ValidationError e = loadError(c, c.hiddenSize);
+  EXPECT_EQ(e.context().item, "layers.3.input_layernorm.weight");
+  EXPECT_NE(e.message().find("missing"), std::string::npos) << e.message();
+}
+
+}  // namespace
+}  // namespace dfi::engine
