@@ -20,6 +20,8 @@ void registerCommands(CLI::App& app) {
   // Subcommands are added here as they land (info, tokenize, forward, run, serve, ...).
   registerInfoCommand(app);
   registerTokenizeCommand(app);
+  registerMergeCommand(app);
+  registerExportCommand(app);
 }
 
 int runSelected(CLI::App& app) {

@@ -19,6 +19,8 @@ void registerCommands(CLI::App& app);
 // One per command file (cmd_<name>.cpp).
 void registerInfoCommand(CLI::App& app);
 void registerTokenizeCommand(CLI::App& app);
+void registerMergeCommand(CLI::App& app);
+void registerExportCommand(CLI::App& app);
 // Runs the action of the chosen subcommand and returns its exit code.
 int runSelected(CLI::App& app);
 

@@ -23,7 +23,8 @@ class RowSink {
   // `row` is an object whose keys are the CSV columns (in insertion order for the header).
   void write(const json& row) {
     if (format_ == ExportFormat::Json) {
-      out_ << (first_ ? "\n" : ",\n") << row.dump();
+      // Text from the file may be invalid UTF-8 (a damaged or hand-edited session): replace it.
+      out_ << (first_ ? "\n" : ",\n") << row.dump(-1, ' ', false, json::error_handler_t::replace);
     } else {
       if (first_) writeCsvLine(row, true);
       writeCsvLine(row, false);

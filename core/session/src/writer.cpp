@@ -156,6 +156,14 @@ struct Writer::Impl {
       throw ValidationError("not valid JSON", where("runs." + field));
   }
 
+  // A reader following the file can keep it busy; that is not an error, only a deferral.
+  bool execUnlessBusy(const char* sql) {
+    const int rc = sqlite3_exec(db->get(), sql, nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return true;
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED) return false;
+    db->fail(rc, "checkpoint");
+  }
+
   void close() {
     if (closed) return;
     closed = true;
@@ -168,11 +176,9 @@ struct Writer::Impl {
     }
     try {
       commit();
-      db->exec("PRAGMA wal_checkpoint(TRUNCATE)", "checkpoint");
-      Statement mode(*db, "PRAGMA journal_mode=DELETE", "checkpoint");
-      if (mode.step() && mode.text(0) != "delete")
-        log->warn("{}: still in WAL mode (another process has it open); it becomes one file when that closes",
-                  db->path());
+      if (!execUnlessBusy("PRAGMA wal_checkpoint(TRUNCATE)") || !execUnlessBusy("PRAGMA journal_mode=DELETE"))
+        log->warn("{}: left in WAL mode because another process (a follower) has it open; the file is valid",
+                  path);
     } catch (...) {
       db.reset();
       throw;

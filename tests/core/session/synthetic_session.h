@@ -61,7 +61,7 @@ inline StepRecord step(RunId runId, PromptId promptId, std::int32_t index, std::
       remaining *= 0.5f;
       s.topKProbs.push_back(remaining);
     }
-    s.garbleFlags.push_back(static_cast<std::uint8_t>(mix(seed ^ i) % 3 == 0 ? kGarbleRepeat : 0));
+    s.garbleFlags.push_back(static_cast<std::uint8_t>(mix(seed ^ i) % 3 == 0 ? 1 : 0));
   }
   s.maskVariant = "causal_block";
   return s;

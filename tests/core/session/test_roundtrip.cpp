@@ -119,6 +119,9 @@ TEST(SessionWriter, CommitsInBatchesAndAReaderFollows) {
   ASSERT_EQ(fresh.size(), 5u);
   EXPECT_EQ(fresh.back().stepId, 25);
   EXPECT_EQ(writer.lastCommittedStep(), 25);
+  // Closing while the follower still has the file open must neither fail nor lose anything.
+  EXPECT_NO_THROW(writer.close());
+  EXPECT_EQ(reader.lastStepId(), 25);
 }
 
 TEST(SessionWriter, RejectsBadRecordsWithoutLosingTheBatch) {

@@ -56,14 +56,6 @@ enum class StepMode : std::int32_t { Live = 0, TeacherForced = 1, DDTree = 2 };
 
 std::string_view stepModeName(StepMode mode);  // "live", "teacher_forced", "ddtree"
 
-// Garble flags, one byte per draft slot (bit set = detector fired on that slot's token).
-enum GarbleFlag : std::uint8_t {
-  kGarbleRepeat = 1u << 0,     // repeats the previous token
-  kGarbleMaskToken = 1u << 1,  // the mask token leaked into the draft
-  kGarbleInvalid = 1u << 2,    // outside the tokenizer's vocabulary / special token
-  kGarbleOther = 1u << 7,
-};
-
 // One verify step: the anchor, the drafter's block and what the target said about it.
 struct StepRecord {
   StepId stepId = 0;
@@ -79,7 +71,7 @@ struct StepRecord {
   TokenId bonusToken = 0;
   std::vector<TokenId> topKIds;     // slots x k, row-major (k = RunRecord::topK)
   std::vector<float> topKProbs;     // slots x k, same order as topKIds
-  std::vector<std::uint8_t> garbleFlags;  // one GarbleFlag mask per slot, or empty
+  std::vector<std::uint8_t> garbleFlags;  // per slot, dfi::analysis::GarbleFlag bits, or empty
   std::string maskVariant;                // attention-mask variant the drafter ran with
 
   std::int32_t acceptLength() const { return acceptedCount + 1; }  // bonus included

@@ -1,0 +1,68 @@
+// `dflash-eval export --session F --format csv|json [--what runs|steps|metrics] [-o out]`:
+// a session's runs, steps, or metrics (tau per prompt and overall under the three conventions,
+// acceptance-length histogram) for spreadsheets and scripts. Writes to stdout without -o.
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+#include "dfi/base/error.h"
+#include "dfi/session/export.h"
+#include "dfi/session/reader.h"
+
+namespace dfi::eval {
+namespace {
+
+struct ExportOptions {
+  std::string session;
+  std::string format = "csv";
+  std::string what = "runs";
+  std::string output;
+};
+
+int runExport(const ExportOptions& o) {
+  const auto format = session::parseExportFormat(o.format);
+  const auto what = session::parseExportWhat(o.what);
+  session::Reader reader(o.session);
+  if (o.output.empty()) {
+    session::exportSession(reader, what, format, std::cout);
+    std::cout.flush();
+    if (!std::cout) throw IoError("cannot write to standard output");
+    return 0;
+  }
+  // Written next to the target and renamed, so an interrupted export leaves no partial file.
+  const std::string partial = o.output + ".partial";
+  {
+    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+    if (!out) throw IoError("cannot create the export file", {.file = partial});
+    session::exportSession(reader, what, format, out);
+    out.close();
+    if (!out) throw IoError("writing the export failed (disk full?)", {.file = partial});
+  }
+  std::error_code ec;
+  std::filesystem::rename(partial, o.output, ec);
+  if (ec) throw IoError("cannot move the export into place: " + ec.message(), {.file = o.output});
+  return 0;
+}
+
+}  // namespace
+
+void registerExportCommand(CLI::App& app) {
+  auto options = std::make_shared<ExportOptions>();
+  CLI::App* sub = app.add_subcommand("export", "Export a session's runs, steps or metrics as CSV or JSON");
+  sub->add_option("--session", options->session, "Session file (.dfi)")->required();
+  sub->add_option("--format", options->format, "csv or json")->check(CLI::IsMember({"csv", "json"}))
+      ->capture_default_str();
+  sub->add_option("--what", options->what, "runs, steps or metrics")
+      ->check(CLI::IsMember({"runs", "steps", "metrics"}))
+      ->capture_default_str();
+  sub->add_option("-o,--output", options->output, "Output file (default: standard output)");
+  setAction(*sub, [options] { return runExport(*options); });
+}
+
+}  // namespace dfi::eval
