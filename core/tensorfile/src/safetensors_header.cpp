@@ -29,7 +29,7 @@ class EntryParser {
   EntryParser(const std::filesystem::path& path, const std::string& file, const detail::JsonMember& member)
       : path_(path), file_(file), member_(member) {}
 
-  TensorInfo parse(std::uint64_t dataStart) {
+  TensorInfo parse(std::uint64_t dataStart, std::uint64_t dataSize) {
     if (!member_.value.is_object()) fail("the entry is not a JSON object");
     TensorInfo info;
     info.name = info.storedName = member_.key;
@@ -43,6 +43,11 @@ class EntryParser {
            "] hold " + std::to_string(offsets.second - offsets.first) + " bytes but " +
            std::string(dtypeName(info.dtype)) + " " + field("shape").dump() + " needs " +
            std::to_string(*byteSize));
+    }
+    // Checked before any addition: offsets near 2^64 must not wrap into the file.
+    if (offsets.second > dataSize) {
+      fail("data_offsets [" + std::to_string(offsets.first) + ", " + std::to_string(offsets.second) +
+           "] run past the end of the data buffer (" + std::to_string(dataSize) + " bytes)");
     }
     info.byteSize = *byteSize;
     info.fileOffset = dataStart + offsets.first;
@@ -110,16 +115,8 @@ std::map<std::string, std::string> parseMetadata(const std::string& file, const 
 // the last one ends at the end of the file (the reference reader enforces the same).
 void checkTiling(std::vector<TensorInfo>& tensors, const SafetensorsHeader& header,
                  std::uint64_t fileSize, const std::string& file) {
+  // EntryParser has checked that every tensor lies inside the data buffer.
   const std::uint64_t dataStart = header.dataStart();
-  for (const auto& t : tensors) {
-    if (t.fileOffset > fileSize || t.byteSize > fileSize - t.fileOffset) {
-      throw FormatError("data [" + std::to_string(t.fileOffset - dataStart) + ", " +
-                            std::to_string(t.fileOffset - dataStart + t.byteSize) +
-                            ") runs past the end of the data buffer (" +
-                            std::to_string(fileSize - dataStart) + " bytes)",
-                        {.file = file, .item = t.name, .byteOffset = t.fileOffset});
-    }
-  }
   std::sort(tensors.begin(), tensors.end(), [](const TensorInfo& a, const TensorInfo& b) {
     return std::tie(a.fileOffset, a.byteSize, a.name) < std::tie(b.fileOffset, b.byteSize, b.name);
   });
@@ -188,7 +185,7 @@ SafetensorsHeader parseSafetensorsHeader(std::span<const std::byte> fileBytes, c
       text, {.file = file, .baseOffset = kHeaderLengthBytes, .maxDepth = kMaxHeaderDepth});
   for (const auto& member : members) {
     if (member.key == kMetadataKey) header.metadata = parseMetadata(file, member);
-    else header.tensors.push_back(EntryParser(path, file, member).parse(header.dataStart()));
+    else header.tensors.push_back(EntryParser(path, file, member).parse(header.dataStart(), fileSize - header.dataStart()));
   }
   checkTiling(header.tensors, header, fileSize, file);
   return header;

@@ -148,6 +148,13 @@ TEST_F(CheckpointTest, IndexNamingATensorItsShardLacks) {
   EXPECT_EQ(error.context().byteOffset, json.find("\"b\""));
 }
 
+// transformers loads every tensor of the shards an index names, listed or not.
+TEST_F(CheckpointTest, TensorsMissingFromTheIndexAreStillLoaded) {
+  writeShard(dir / "s1.safetensors", {"a", "unlisted"});
+  writeFile(dir / "model.safetensors.index.json", indexJson({{"a", "s1.safetensors"}}));
+  EXPECT_EQ(Checkpoint::open(dir.path()).names(), (std::vector<std::string>{"a", "unlisted"}));
+}
+
 TEST_F(CheckpointTest, IndexWithADuplicateTensor) {
   writeShard(dir / "s1.safetensors", {"a"});
   const std::string json = R"({"weight_map": {"a": "s1.safetensors", "a": "s1.safetensors"}})";

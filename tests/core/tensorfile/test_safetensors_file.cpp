@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <numeric>
 
 #include "dfi/base/error.h"
@@ -60,12 +62,13 @@ TEST(SafetensorsFile, TruncatedFileNamesTheTensorThatRunsPastTheEnd) {
   ScratchDir dir;
   const auto path = dir / "t.safetensors";
   writeTensors(path, {{"first", 16}, {"last", 16}});
-  const auto size = std::filesystem::file_size(path);
-  std::filesystem::resize_file(path, size - 3);
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 3);
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto error = catchError<FormatError>([&] { SafetensorsFile::open(path); });
   EXPECT_EQ(error.context().file, path.string());
   EXPECT_EQ(error.context().item, "last");
-  EXPECT_EQ(error.context().byteOffset, size - 16);
+  EXPECT_EQ(error.context().byteOffset, bytes.find("\"last\"")) << "the header entry holding the offsets";
 }
 
 TEST(MappedFile, OpeningTouchesOnlyHeaderPagesAndReleaseDropsTensorPages) {

@@ -175,8 +175,16 @@ TEST(SafetensorsHeader, MetadataValuesMustBeStrings) {
 TEST(SafetensorsHeader, OffsetsPastTheEndOfTheFile) {
   const std::string json = R"({"t":{"dtype":"U8","shape":[4],"data_offsets":[2,6]}})";
   const auto error = parseError(safetensorsBytes(json, "abcd"));
-  expectWhere(error, "t", 8 + json.size() + 2);
-  EXPECT_NE(error.message().find("past the end of the data buffer"), std::string::npos) << error.what();
+  expectWhere(error, "t", at(json, R"("t")"));
+  EXPECT_NE(error.message().find("past the end of the data buffer (4 bytes)"), std::string::npos) << error.what();
+}
+
+// Offsets that would wrap around 2^64 when added to the data start must not land in the file.
+TEST(SafetensorsHeader, OffsetsThatWouldWrapAround) {
+  const std::string json =
+      R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},)"
+      R"("t":{"dtype":"U8","shape":[4],"data_offsets":[18446744073709551610,18446744073709551614]}})";
+  expectWhere(parseError(safetensorsBytes(json, "abcd")), "t", at(json, R"("t")"));
 }
 
 TEST(SafetensorsHeader, OverlappingTensors) {
