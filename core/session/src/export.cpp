@@ -139,7 +139,7 @@ void exportMetrics(Reader& reader, RowSink& sink, ExportFormat format) {
         continue;
       }
       // Long CSV: one value per line, so every metric shares the same columns.
-      auto line = [&](const char* metric, std::int64_t promptId, std::int64_t bucket, double value) {
+      auto line = [&](const char* metric, std::int64_t promptId, std::int64_t bucket, const json& value) {
         json row = json::object();
         row["run_id"] = m.runId;
         row["mode"] = mode;
@@ -149,7 +149,7 @@ void exportMetrics(Reader& reader, RowSink& sink, ExportFormat format) {
         row["value"] = value;
         sink.write(row);
       };
-      line("steps", -1, -1, static_cast<double>(m.steps));
+      line("steps", -1, -1, m.steps);
       line("tau_reference", -1, -1, m.tauReference);
       line("tau_sglang", -1, -1, m.tauSglang);
       line("tau_vllm", -1, -1, m.tauVllm);

@@ -1,6 +1,5 @@
 #include "dfi/session/writer.h"
 
-#include <filesystem>
 #include <optional>
 #include <unordered_map>
 
@@ -13,6 +12,7 @@
 #include "dfi/base/version.h"
 #include "record_checks.h"
 #include "schema.h"
+#include "writer_setup.h"
 #include "sqlite_handle.h"
 #include "tile_codec.h"
 
@@ -23,33 +23,6 @@ using detail::encodeBlob;
 using detail::Statement;
 
 namespace {
-
-std::unique_ptr<Database> openForWriting(const std::string& path, OpenMode mode) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const bool exists = fs::exists(path, ec);
-  if (mode == OpenMode::CreateNew && exists)
-    throw UsageError("session file already exists (choose another name or overwrite)", {.file = path});
-  if (mode == OpenMode::Append && !exists) throw IoError("session file does not exist", {.file = path});
-  if (mode == OpenMode::Overwrite)
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path + suffix, ec);
-
-  auto db = std::make_unique<Database>(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  sqlite3_busy_timeout(db->get(), 5000);
-  if (mode == OpenMode::Append) {
-    detail::checkSchema(*db);
-  } else {
-    // Tiles of up to 128 KB compress to tens of KB: larger pages mean fewer overflow pages.
-    db->exec("PRAGMA page_size=8192", "schema");
-    detail::createSchema(*db);
-  }
-  db->exec("PRAGMA journal_mode=WAL", "schema");
-  // WAL + NORMAL: a commit survives a process crash (what the crash test checks); only a power
-  // loss can drop the last commits, and it never corrupts the file.
-  db->exec("PRAGMA synchronous=NORMAL", "schema");
-  db->exec("PRAGMA cache_size=-16384", "schema");
-  return db;
-}
 
 std::int64_t maxId(Database& db, const char* table, const char* column) {
   return db.queryInt(std::string("SELECT coalesce(max(") + column + "), 0) FROM " + table, table);
@@ -79,7 +52,7 @@ struct Writer::Impl {
   Impl(const std::string& file, WriterOptions opts)
       : path(file),
         options(std::move(opts)),
-        db(openForWriting(path, options.mode)),
+        db(detail::openForWriting(path, options.mode)),
         insertRun(*db, "INSERT INTO runs VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)", "runs"),
         finishRun(*db, "UPDATE runs SET finished_at=?2, timings_json=?3 WHERE run_id=?1", "runs"),
         insertPrompt(*db, "INSERT INTO prompts VALUES(?1,?2,?3,?4,?5,?6,?7)", "prompts"),

@@ -28,6 +28,7 @@ struct WriterOptions {
   std::function<void(StepId lastCommittedStep)> onCommit;
 };
 
+// One thread at a time: the engine's recording thread owns its writer.
 class Writer {
  public:
   Writer(const std::string& path, WriterOptions options = {});
