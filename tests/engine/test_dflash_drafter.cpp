@@ -63,6 +63,16 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, DrafterVariants, ::testing::ValuesIn(analy
                            return name;
                          });
 
+TEST_F(DrafterLayouts, AnchorsInSeveralForwardsEqualOneForward) {
+  for (MaskVariant variant : {MaskVariant::Reference, MaskVariant::AnchorVisible}) {
+    const at::Tensor one = drafter.teacherForced(features, tokens, anchors, variant);
+    const at::Tensor chunked = drafter.teacherForced(features, tokens, anchors, variant, 2);
+    ASSERT_EQ(chunked.sizes(), one.sizes());
+    EXPECT_LE(maxAbsDiff(chunked, one), 1e-5) << analysis::maskVariantName(variant);
+  }
+  EXPECT_EQ(drafter.teacherForced(features, tokens, {}).sizes().vec(), (std::vector<std::int64_t>{0, 3, 64}));
+}
+
 TEST_F(DrafterLayouts, AGrowingCacheEqualsAFreshOne) {
   // The live loop appends only the newly verified rows; the result must not depend on how the
   // context arrived.

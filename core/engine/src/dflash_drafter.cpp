@@ -1,5 +1,6 @@
 #include "dflash_drafter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -10,6 +11,7 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/silu.h>
@@ -112,23 +114,45 @@ at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newCont
 }
 
 at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Tensor& tokens,
-                                        std::span<const std::int64_t> anchors,
-                                        MaskVariant variant) const {
+                                        std::span<const std::int64_t> anchors, MaskVariant variant,
+                                        std::int64_t anchorsPerForward) const {
   c10::InferenceMode inference;
-  const int b = blockSize();
   const std::int64_t length = features.size(0);
   if (tokens.dim() != 1 || tokens.size(0) != length)
     throw UsageError("teacher forcing needs one token per feature row: " +
                      std::to_string(length) + " feature rows, tokens of shape " +
                      shapeText(tokens.sizes().vec()));
-  std::vector<std::int64_t> positions;
-  for (std::int64_t anchor : anchors) {
+  for (std::int64_t anchor : anchors)
     if (anchor < 0 || anchor >= length)
       throw UsageError("anchor " + std::to_string(anchor) + " is outside the sequence of " +
                        std::to_string(length) + " positions");
-    for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
-  }
   const auto n = static_cast<std::int64_t>(anchors.size());
+  const std::int64_t chunk = anchorsPerForward > 0 ? std::min(anchorsPerForward, n) : n;
+  const at::Tensor tokensCpu = tokens.to(at::kCPU, at::kLong);
+  // The first forward stores the whole sequence's context keys and values in the cache;
+  // later chunks only add their blocks (blocks never see each other, so chunks are exact).
+  DrafterKvCache cache = newCache();
+  std::vector<at::Tensor> chunks;
+  for (std::int64_t first = 0; first < n; first += chunk) {
+    const auto part = anchors.subspan(static_cast<std::size_t>(first),
+                                      static_cast<std::size_t>(std::min(chunk, n - first)));
+    const at::Tensor ctx = first == 0 ? contextStates(features) : contextStates(features.narrow(0, 0, 0));
+    chunks.push_back(teacherForcedChunk(cache, ctx, tokensCpu, part, variant, length));
+  }
+  return chunks.empty() ? logits(at::zeros({0, blockSize() - 1, config_.hiddenSize},
+                                           at::TensorOptions().dtype(dtype_).device(device_)))
+                        : at::cat(chunks, 0);
+}
+
+at::Tensor DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx,
+                                             const at::Tensor& tokens,
+                                             std::span<const std::int64_t> anchors,
+                                             MaskVariant variant, std::int64_t length) const {
+  const int b = blockSize();
+  const auto n = static_cast<std::int64_t>(anchors.size());
+  std::vector<std::int64_t> positions;
+  for (std::int64_t anchor : anchors)
+    for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
   QueryLayout layout;
   layout.positions = positionsTensor(positions, device_);
   for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
@@ -138,10 +162,7 @@ at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Te
     (kind == LayerAttention::Full ? layout.fullMask : layout.slidingMask) = std::move(mask);
   }
   const at::Tensor anchorIndex = at::tensor(std::vector<std::int64_t>(anchors.begin(), anchors.end()), at::kLong);
-  const at::Tensor anchorTokens = tokens.to(at::kCPU, at::kLong).index_select(0, anchorIndex);
-  DrafterKvCache cache = newCache();
-  const at::Tensor states =
-      decode(blockEmbeddings(anchorTokens), contextStates(features), layout, cache);
+  const at::Tensor states = decode(blockEmbeddings(tokens.index_select(0, anchorIndex)), ctx, layout, cache);
   return logits(states.view({n, b, config_.hiddenSize}).narrow(1, 1, b - 1));
 }
 

@@ -54,10 +54,13 @@ class DFlashDrafter {
                    analysis::MaskVariant variant = analysis::MaskVariant::Reference) const;
 
   // Teacher-forced drafting of a whole sequence: `features` [T, F*Ht] and `tokens` [T] (int64)
-  // of positions 0..T-1, `anchors` in [0, T). Returns [N, B-1, V] logits.
+  // of positions 0..T-1, `anchors` in [0, T). Returns [N, B-1, V] logits. All anchors go
+  // through one forward, or `anchorsPerForward` at a time (the scores of one forward take
+  // heads * N*B * (T + N*B) floats); the result is the same either way.
   at::Tensor teacherForced(const at::Tensor& features, const at::Tensor& tokens,
                            std::span<const std::int64_t> anchors,
-                           analysis::MaskVariant variant = analysis::MaskVariant::Reference) const;
+                           analysis::MaskVariant variant = analysis::MaskVariant::Reference,
+                           std::int64_t anchorsPerForward = 0) const;
 
  private:
   struct QueryLayout {
@@ -66,6 +69,10 @@ class DFlashDrafter {
     at::Tensor slidingMask;
   };
 
+  // One forward of teacherForced(); `cache` holds the whole sequence's context after it.
+  at::Tensor teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
+                                std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
+                                std::int64_t length) const;
   // [N*B, H]: target embeddings of [anchorToken_j, MASK x (B-1)] for each j.
   at::Tensor blockEmbeddings(const at::Tensor& anchorTokens) const;
   // Runs every layer: appends the context rows `ctx` (positions cache.length() ..) to `cache`,

@@ -9,6 +9,13 @@
 #include "dflash_decode.h"
 
 namespace dfi::engine {
+namespace {
+
+// Bounds the attention scores of one drafter forward: heads * 32*B * (T + 32*B) floats, about
+// 170 MB for a 32-head, B=16 drafter on a 2048-token sequence.
+constexpr std::int64_t kAnchorsPerForward = 32;
+
+}  // namespace
 
 std::vector<session::StepRecord> teacherForcedSteps(const TargetModel& target,
                                                     const DFlashDrafter& drafter,
@@ -23,7 +30,7 @@ std::vector<session::StepRecord> teacherForcedSteps(const TargetModel& target,
       ids.view({1, -1}), nullptr, {.tapLayers = drafter.config().targetLayerIds, .logits = true});
   // predictions[p]: the target's greedy token for position p+1 given positions 0..p.
   const at::Tensor predictions = full.logits[0].argmax(-1).to(at::kCPU).contiguous();
-  const at::Tensor drafts = drafter.teacherForced(concatenatedTaps(full.taps), ids, anchors, variant)
+  const at::Tensor drafts = drafter.teacherForced(concatenatedTaps(full.taps), ids, anchors, variant, kAnchorsPerForward)
                                 .argmax(-1)
                                 .to(at::kCPU)
                                 .contiguous();  // [N, B-1]
