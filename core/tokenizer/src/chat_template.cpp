@@ -1,12 +1,10 @@
 #include "dfi/tokenizer/chat_template.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "dfi/base/error.h"
 #include "python_strings.h"
+#include "read_file.h"
 
 namespace dfi::tokenizer {
 namespace {
@@ -129,17 +127,9 @@ std::string squeezed(std::string_view text) {
   return out;
 }
 
-std::string readFile(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw IoError("cannot open chat template file", {.file = file.string()});
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
 // The template text in `file`, or nullopt for a tokenizer_config.json without one.
 std::optional<std::string> readTemplateText(const std::filesystem::path& file) {
-  std::string text = readFile(file);
+  std::string text = detail::readWholeFile(file, "chat template file");
   if (file.extension() == ".jinja") return text;
   nlohmann::json config;
   try {

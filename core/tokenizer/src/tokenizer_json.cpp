@@ -1,8 +1,7 @@
-#include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "dfi/base/error.h"
+#include "read_file.h"
 #include "tokenizer_json_sax.h"
 #include "tokenizer_spec.h"
 
@@ -55,23 +54,9 @@ class Reader {
       unsupported(pointer + "/type", std::string("expected \"") + expected + "\", found \"" + type(object, pointer) + "\"");
   }
 
-  const std::filesystem::path& path() const { return path_; }
-
  private:
   std::filesystem::path path_;
 };
-
-std::string readFile(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError("cannot open tokenizer file", {.file = path.string()});
-  std::string text;
-  in.seekg(0, std::ios::end);
-  text.resize(static_cast<std::size_t>(in.tellg()));
-  in.seekg(0);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in) throw IoError("cannot read tokenizer file", {.file = path.string()});
-  return text;
-}
 
 void readNormalizer(const Reader& r, const json& root, TokenizerSpec& spec) {
   const auto it = root.find("normalizer");
@@ -158,7 +143,7 @@ void readAddedTokens(const Reader& r, const json& root, TokenizerSpec& spec) {
 
 TokenizerSpec readTokenizerJson(const std::filesystem::path& path) {
   const Reader reader(path);
-  StreamedTokenizerJson file = parseTokenizerJson(readFile(path), path);
+  StreamedTokenizerJson file = parseTokenizerJson(readWholeFile(path, "tokenizer file"), path);
   const json& root = file.rest;
   if (!root.is_object()) reader.unsupported("", "expected a JSON object at the top level");
   TokenizerSpec spec;

@@ -2,6 +2,9 @@
 // spec-qwen 5.1, token text and display forms, input errors, incremental decoding.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "dfi/base/error.h"
 #include "dfi/tokenizer/display_token.h"
 #include "dfi/tokenizer/incremental_decoder.h"
@@ -93,6 +96,28 @@ TEST(TokenizerApi, IncrementalDecoderHoldsBackPartialCharacters) {
   for (std::size_t i = 0; i + 1 < ids.size() && tok.tokenText(ids[i]) != "\xA0"; ++i) partial += cut.push(ids[i]);
   EXPECT_GT(cut.pendingBytes(), 0u);
   EXPECT_EQ(partial + cut.flush(), "ok \xEF\xBF\xBD");
+}
+
+TEST(TokenizerApi, ConcurrentEncodesAgreeWithASerialOne) {
+  // The piece cache is shared between threads; results must not depend on who filled it.
+  const Tokenizer tok = Tokenizer::fromFile(std::filesystem::path(DFI_SOURCE_DIR) / "tests/data/tokenizers/qwen3/tokenizer.json");
+  std::vector<std::string> texts;
+  for (int i = 0; i < 200; ++i)
+    texts.push_back("line " + std::to_string(i) + ": déjà vu 多语言 " + std::string(static_cast<std::size_t>(i % 7), ' ') + "end\n");
+  const Tokenizer serial = Tokenizer::fromFile(std::filesystem::path(DFI_SOURCE_DIR) / "tests/data/tokenizers/qwen3/tokenizer.json");
+  std::vector<std::vector<std::int32_t>> expected;
+  for (const auto& t : texts) expected.push_back(serial.encode(t));
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (std::size_t i = 0; i < texts.size(); ++i) {
+        const std::size_t k = (i * 7 + static_cast<std::size_t>(t) * 13) % texts.size();
+        if (tok.encode(texts[k]) != expected[k]) ++mismatches;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 }  // namespace

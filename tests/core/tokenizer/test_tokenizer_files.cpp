@@ -87,6 +87,7 @@ TEST_F(TokenizerFile, LegacyMergeSpellingGivesTheSameResult) {
 
 TEST_F(TokenizerFile, MissingFileIsAnIoError) {
   EXPECT_THROW(Tokenizer::fromFile(path.string() + ".absent"), dfi::IoError);
+  EXPECT_THROW(Tokenizer::fromFile(std::filesystem::temp_directory_path()), dfi::IoError);
 }
 
 TEST_F(TokenizerFile, NotJsonIsAFormatErrorWithOffset) {
