@@ -87,9 +87,9 @@ void SessionContext::close() {
   if (!watcher_->files().isEmpty()) watcher_->removePaths(watcher_->files());
   if (!watcher_->directories().isEmpty()) watcher_->removePaths(watcher_->directories());
   selection_ = {};
-  for (SessionViewer* v : viewers_) v->onSessionClosed();
   source_.reset();
   tokenTexts_.clear();
+  for (SessionViewer* v : viewers_) v->onSessionClosed();
   emit sessionClosed();
 }
 

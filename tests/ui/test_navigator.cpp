@@ -1,0 +1,215 @@
+// The navigator on a real session (written with the session Writer): the model's tree and
+// figures, every filter, keyboard navigation into the SessionContext, selection sync, live
+// steps from a file still being written, and a bad file reported rather than thrown.
+
+#include <QAbstractItemModelTester>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTreeView>
+#include <QtTest>
+
+#include "context/file_session_source.h"
+#include "context/session_context.h"
+#include "gui_test_support.h"
+#include "models/navigator_filter.h"
+#include "models/navigator_model.h"
+#include "session_fixture.h"
+#include "windows/navigator.h"
+
+using namespace dfi::ui;
+
+namespace {
+
+std::unique_ptr<SessionContext> makeContext() {
+  return std::make_unique<SessionContext>(
+      [](const QString& path) { return std::make_unique<FileSessionSource>(path.toStdString()); });
+}
+
+// "name | tau | steps | garbled" for every row, indented by depth: a readable picture of the tree.
+QStringList dump(const QAbstractItemModel& model, const QModelIndex& parent = {}, int depth = 0, int maxDepth = 1) {
+  QStringList lines;
+  for (int r = 0; r < model.rowCount(parent); ++r) {
+    QStringList cells;
+    for (int c = 0; c < model.columnCount(parent); ++c) cells << model.index(r, c, parent).data().toString();
+    lines << QString(depth * 2, QLatin1Char(' ')) + cells.join(QStringLiteral(" | "));
+    if (depth < maxDepth) lines << dump(model, model.index(r, 0, parent), depth + 1, maxDepth);
+  }
+  return lines;
+}
+
+int countSteps(const QAbstractItemModel& model, const QModelIndex& parent = {}) {
+  int n = 0;
+  for (int r = 0; r < model.rowCount(parent); ++r) {
+    const QModelIndex i = model.index(r, 0, parent);
+    n += i.data(NavigatorModel::KindRole).toInt() == NavigatorModel::StepNode ? 1 : countSteps(model, i);
+  }
+  return n;
+}
+
+}  // namespace
+
+class TestNavigator : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir dir_;
+  QString path_;
+
+ private slots:
+  void initTestCase() {
+    test::isolateSettings();
+    path_ = dir_.filePath(QStringLiteral("fixture.dfi"));
+    test::writeFixtureFile(path_.toStdString());
+  }
+
+  void modelShowsRunsPromptsAndAcceptance() {
+    auto context = makeContext();
+    QVERIFY(context->open(path_));
+    NavigatorModel model(context.get());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.reload();
+    // Expected figures straight from the fixture's acceptance rule (B = 8: 7 draft slots).
+    auto tau = [](int run, int prompt) {
+      double sum = 0;
+      for (int s = 0; s < 6; ++s) sum += test::fixtureAccepted(run, prompt, s, 7) + 1;
+      return sum / 6;
+    };
+    const char* datasets[] = {"gsm8k", "gsm8k", "humaneval"};
+    QStringList expected;
+    for (int run = 0; run < 2; ++run) {
+      const double runTau = (tau(run, 0) + tau(run, 1) + tau(run, 2)) / 3;
+      expected << QStringLiteral("drafter-%1 | %2 | 18 | 1").arg(QChar('a' + run)).arg(runTau, 0, 'f', 2);
+      for (int p = 0; p < 3; ++p)
+        expected << QStringLiteral("  prompt %1 (%2) | %3 | 6 | %4").arg(p).arg(datasets[p]).arg(tau(run, p), 0, 'f', 2).arg(p == 2 ? 1 : 0);
+    }
+    QVERIFY(tau(1, 1) < tau(0, 1) - 0.5);  // the regression the filter test looks for
+    QCOMPARE(dump(model), expected);
+    const QModelIndex firstStep = model.index(0, 0, model.index(1, 0, model.index(0, 0)));
+    QCOMPARE(firstStep.data().toString(), QStringLiteral("step 0 @ 11"));  // prompt 1 has 11 tokens
+    QCOMPARE(model.index(0, NavigatorModel::AcceptanceColumn, firstStep.parent()).data().toInt(), 4);  // 3 drafts + 1
+    const Selection selection = model.selectionAt(firstStep);
+    QCOMPARE(selection.prompt, 1);
+    QVERIFY(selection.step > 0);
+    QCOMPARE(model.indexOf(selection), firstStep);
+  }
+
+  void filtersNarrowTheTree() {
+    auto context = makeContext();
+    QVERIFY(context->open(path_));
+    NavigatorModel model(context.get());
+    model.reload();
+    NavigatorFilter filter;
+    QAbstractItemModelTester tester(&filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    filter.setNavigatorModel(&model);
+    QCOMPARE(countSteps(filter), 36);
+
+    filter.setMaxAcceptance(2.0);  // steps that accepted no draft
+    int expected = 0;
+    for (int run = 0; run < 2; ++run)
+      for (int p = 0; p < 3; ++p)
+        for (int s = 0; s < 6; ++s) expected += test::fixtureAccepted(run, p, s, 7) == 0;
+    QCOMPARE(countSteps(filter), expected);
+    filter.setMaxAcceptance(std::nullopt);
+
+    filter.setGarbledOnly(true);
+    QCOMPARE(countSteps(filter), 2);  // prompt 2, step 1, in both runs
+    filter.setGarbledOnly(false);
+
+    const auto runs = model.runNames();
+    filter.setRegression(std::pair{runs[0].first, runs[1].first}, 0.5);
+    QCOMPARE(filter.rowCount(), 1);  // only drafter-b
+    QCOMPARE(filter.index(0, 0).data().toString(), QStringLiteral("drafter-b"));
+    QCOMPARE(filter.rowCount(filter.index(0, 0)), 1);
+    QCOMPARE(filter.index(0, 0, filter.index(0, 0)).data().toString(), QStringLiteral("prompt 1 (gsm8k)"));
+    QCOMPARE(countSteps(filter), 6);
+    filter.setRegression(std::nullopt, 0);
+
+    filter.setSearchText(QStringLiteral("humaneval"));
+    QCOMPARE(countSteps(filter), 12);
+    filter.setSearchText(QStringLiteral("no such prompt"));
+    QCOMPARE(filter.rowCount(), 0);
+  }
+
+  void keyboardNavigationSelectsInTheContext() {
+    auto context = makeContext();
+    Navigator navigator(context.get());
+    QVERIFY(context->open(path_));
+    navigator.resize(500, 600);
+    navigator.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&navigator));
+    QSignalSpy spy(context.get(), &SessionContext::selectionChanged);
+    QTreeView* tree = navigator.tree();
+    tree->setFocus();
+    tree->setCurrentIndex(tree->model()->index(0, 0));
+    QCOMPARE(context->selection().prompt, -1);  // a run
+    QTest::keyClick(tree, Qt::Key_Right);  // expand
+    QTest::keyClick(tree, Qt::Key_Down);   // prompt 0
+    QCOMPARE(context->selection().prompt, 0);
+    QTest::keyClick(tree, Qt::Key_Right);
+    QTest::keyClick(tree, Qt::Key_Down);  // its first step
+    QVERIFY(context->selection().step > 0);
+    QCOMPARE(spy.count(), 3);
+
+    // A selection made elsewhere is shown here.
+    const Selection other{context->selection().run, 2, 0};
+    context->select(other);
+    QCOMPARE(navigator.model()->selectionAt(navigator.filter()->mapToSource(tree->currentIndex())), other);
+
+    QTest::keySequence(&navigator, QKeySequence::Find);
+    QVERIFY(navigator.searchField()->hasFocus());
+    test::saveScreenshot(&navigator, QStringLiteral("navigator"));
+  }
+
+  void followsAFileBeingWritten() {
+    const QString live = dir_.filePath(QStringLiteral("live.dfi"));
+    dfi::session::Writer writer(live.toStdString(), {.mode = dfi::session::OpenMode::Overwrite});
+    const auto runs = test::writeFixture(writer, {.prompts = 1, .stepsPerPrompt = 2});
+    auto context = makeContext();
+    QVERIFY(context->open(live));
+    NavigatorModel model(context.get());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.reload();
+    QCOMPARE(countSteps(model), 4);
+    struct Forward : SessionViewer {
+      NavigatorModel* model;
+      void onStepsAppended(const std::vector<dfi::session::StepRecord>& steps) override { model->appendSteps(steps); }
+    } forward;
+    forward.model = &model;
+    context->addViewer(&forward);
+    QSignalSpy appended(context.get(), &SessionContext::stepsAppended);
+
+    // A new prompt with one step, then a commit.
+    dfi::session::PromptRecord prompt;
+    prompt.runId = runs[0];
+    prompt.promptId = 7;
+    prompt.dataset = "live";
+    prompt.promptTokens = test::fixturePromptTokens(0);
+    writer.addPrompt(prompt);
+    dfi::session::StepRecord step = test::fixtureStep(0, 7, 0, 10, 7, 4);
+    step.runId = runs[0];
+    writer.addStep(step);
+    writer.flush();
+    QTRY_VERIFY_WITH_TIMEOUT(appended.count() > 0, 5000);  // the watcher or the poll timer
+    QCOMPARE(countSteps(model), 5);
+    QCOMPARE(model.rowCount(model.index(0, 0)), 2);
+    QCOMPARE(model.index(1, 0, model.index(0, 0)).data().toString(), QStringLiteral("prompt 7 (live)"));
+    context->removeViewer(&forward);
+    writer.close();
+  }
+
+  void badFilesAreReportedNotThrown() {
+    auto context = makeContext();
+    QSignalSpy errors(context.get(), &SessionContext::errorOccurred);
+    const QString junk = dir_.filePath(QStringLiteral("junk.dfi"));
+    QFile file(junk);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write("this is not an SQLite database, just text long enough to have a header.........");
+    file.close();
+    QVERIFY(!context->open(junk));
+    QVERIFY(!context->open(dir_.filePath(QStringLiteral("missing.dfi"))));
+    QCOMPARE(errors.count(), 2);
+    QVERIFY(!context->isOpen());
+  }
+};
+
+QTEST_MAIN(TestNavigator)
+#include "test_navigator.moc"

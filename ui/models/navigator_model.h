@@ -1,0 +1,90 @@
+#pragma once
+// Runs -> prompts -> steps of the open session, with each node's acceptance (mean accept
+// length tau for runs and prompts, acc+1 for a step) and garble counts. One pass over the
+// steps builds compact summaries; a followed file's new steps are inserted in place.
+
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include <QAbstractItemModel>
+
+#include "context/session_viewer.h"
+
+namespace dfi::ui {
+
+class SessionContext;
+
+class NavigatorModel : public QAbstractItemModel {
+  Q_OBJECT
+ public:
+  enum Column { NameColumn, AcceptanceColumn, StepsColumn, GarbledColumn, ColumnCount };
+  enum Kind { RunNode, PromptNode, StepNode };
+  enum Role {
+    KindRole = Qt::UserRole + 1,
+    AcceptanceRole,          // double: tau (run, prompt) or accept length (step)
+    AcceptanceFractionRole,  // double in [0, 1]: acceptance / block size
+    GarbledRole,             // int: garbled steps (run, prompt) or garbled slots (step)
+    SearchTextRole,          // what a text search looks at
+    SortRole,                // a number (or the name) per column, for sorting
+    RunIdRole,
+    PromptIdRole,
+    StepIdRole,
+  };
+
+  explicit NavigatorModel(SessionContext* context, QObject* parent = nullptr);
+
+  void reload();  // re-reads everything (session opened or closed)
+  void appendSteps(const std::vector<session::StepRecord>& steps);
+
+  Selection selectionAt(const QModelIndex& index) const;
+  QModelIndex indexOf(const Selection& selection) const;  // the deepest node selected
+  std::optional<double> promptAcceptance(session::RunId run, session::PromptId prompt) const;
+  QList<QPair<session::RunId, QString>> runNames() const;
+
+  QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
+  QModelIndex parent(const QModelIndex& child) const override;
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+ private:
+  struct Step {
+    session::StepId id;
+    std::int32_t index;
+    std::int64_t anchor;
+    std::int32_t acceptLength;
+    int garbledSlots;
+  };
+  struct Prompt {
+    session::PromptId id;
+    QString dataset;
+    QString text;
+    std::vector<Step> steps;
+    double acceptSum = 0;
+    int garbledSteps = 0;
+  };
+  struct Run {
+    session::RunRecord record;
+    std::vector<Prompt> prompts;
+    std::unordered_map<session::PromptId, int> promptRow;
+    double acceptSum = 0;
+    int stepCount = 0;
+    int garbledSteps = 0;
+  };
+  // An index's internal id names its parent: 0 = root, (run+1) << 32 = a run,
+  // (run+1) << 32 | (prompt+1) = a prompt of that run.
+  static quintptr parentId(int runRow, int promptRow);
+  int runRowOf(session::RunId run) const;
+  int ensurePrompt(int runRow, session::PromptId prompt, bool notify);
+  static Step summarize(const session::StepRecord& step);
+  QVariant runData(const Run& run, int column, int role) const;
+  QVariant promptData(const Run& run, const Prompt& prompt, int column, int role) const;
+  QVariant stepData(const Run& run, const Prompt& prompt, const Step& step, int column, int role) const;
+
+  SessionContext* context_;
+  std::vector<Run> runs_;
+};
+
+}  // namespace dfi::ui

@@ -1,0 +1,134 @@
+#include "windows/navigator.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QGridLayout>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QShortcut>
+#include <QTreeView>
+
+#include "context/session_context.h"
+#include "models/navigator_filter.h"
+#include "models/navigator_model.h"
+#include "widgets/acceptance_bar_delegate.h"
+
+namespace dfi::ui {
+
+Navigator::Navigator(SessionContext* context, QWidget* parent)
+    : QWidget(parent),
+      context_(context),
+      model_(new NavigatorModel(context, this)),
+      filter_(new NavigatorFilter(this)),
+      tree_(new QTreeView),
+      search_(new QLineEdit),
+      below_(new QCheckBox(tr("acceptance below"))),
+      belowValue_(new QDoubleSpinBox),
+      garbled_(new QCheckBox(tr("garbled"))),
+      regression_(new QCheckBox(tr("regressions:"))),
+      baselineRun_(new QComboBox),
+      worseRun_(new QComboBox) {
+  filter_->setNavigatorModel(model_);
+  tree_->setModel(filter_);
+  tree_->setItemDelegateForColumn(NavigatorModel::AcceptanceColumn,
+                                  new AcceptanceBarDelegate(NavigatorModel::AcceptanceFractionRole, tree_));
+  tree_->setSortingEnabled(true);
+  tree_->sortByColumn(NavigatorModel::NameColumn, Qt::AscendingOrder);
+  tree_->setUniformRowHeights(true);  // fast with many thousand steps
+  tree_->setAlternatingRowColors(true);
+  tree_->header()->setSectionResizeMode(NavigatorModel::NameColumn, QHeaderView::Stretch);
+  tree_->header()->setStretchLastSection(false);
+  tree_->header()->resizeSection(NavigatorModel::AcceptanceColumn, 120);
+
+  search_->setPlaceholderText(tr("Search prompts (Ctrl+F)"));
+  search_->setClearButtonEnabled(true);
+  belowValue_->setRange(1, 64);
+  belowValue_->setDecimals(1);
+  belowValue_->setValue(3);
+  belowValue_->setToolTip(tr("Show steps whose accept length (accepted drafts + 1) is below this"));
+  regression_->setToolTip(tr("Prompts whose mean acceptance with the second drafter is lower than with the first"));
+  baselineRun_->setToolTip(tr("Baseline drafter"));
+  worseRun_->setToolTip(tr("Drafter that may regress"));
+
+  auto* layout = new QGridLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addWidget(search_, 0, 0, 1, 4);
+  layout->addWidget(below_, 1, 0);
+  layout->addWidget(belowValue_, 1, 1);
+  layout->addWidget(garbled_, 1, 2);
+  layout->addWidget(regression_, 2, 0);
+  layout->addWidget(baselineRun_, 2, 1);
+  layout->addWidget(worseRun_, 2, 2, 1, 2);
+  layout->addWidget(tree_, 3, 0, 1, 4);
+  layout->setColumnStretch(3, 1);
+
+  connect(search_, &QLineEdit::textChanged, this, &Navigator::applyFilters);
+  for (QCheckBox* box : {below_, garbled_, regression_}) connect(box, &QCheckBox::toggled, this, &Navigator::applyFilters);
+  connect(belowValue_, &QDoubleSpinBox::valueChanged, this, &Navigator::applyFilters);
+  for (QComboBox* box : {baselineRun_, worseRun_})
+    connect(box, &QComboBox::currentIndexChanged, this, &Navigator::applyFilters);
+  connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+          [this](const QModelIndex& current) { selectCurrent(current); });
+  auto* find = new QShortcut(QKeySequence::Find, this);
+  connect(find, &QShortcut::activated, this, [this] {
+    search_->setFocus();
+    search_->selectAll();
+  });
+  if (context_) context_->addViewer(this);
+  reloadRuns();
+}
+
+Navigator::~Navigator() {
+  if (context_) context_->removeViewer(this);
+}
+
+void Navigator::reloadRuns() {
+  model_->reload();
+  for (QComboBox* box : {baselineRun_, worseRun_}) {
+    const QSignalBlocker block(box);
+    box->clear();
+    for (const auto& [id, name] : model_->runNames()) box->addItem(name, QVariant::fromValue(id));
+  }
+  if (worseRun_->count() > 1) worseRun_->setCurrentIndex(1);
+  regression_->setEnabled(model_->runNames().size() > 1);
+  applyFilters();
+}
+
+void Navigator::applyFilters() {
+  filter_->setSearchText(search_->text());
+  filter_->setMaxAcceptance(below_->isChecked() ? std::optional<double>(belowValue_->value()) : std::nullopt);
+  filter_->setGarbledOnly(garbled_->isChecked());
+  if (regression_->isChecked() && regression_->isEnabled() && baselineRun_->currentIndex() != worseRun_->currentIndex()) {
+    filter_->setRegression(std::pair{baselineRun_->currentData().value<session::RunId>(),
+                                     worseRun_->currentData().value<session::RunId>()},
+                           0.0);
+  } else {
+    filter_->setRegression(std::nullopt, 0.0);
+  }
+  if (filter_->isActive()) tree_->expandAll();
+}
+
+void Navigator::selectCurrent(const QModelIndex& proxyIndex) {
+  if (syncing_ || !context_ || !proxyIndex.isValid()) return;
+  context_->select(model_->selectionAt(filter_->mapToSource(proxyIndex)));
+}
+
+void Navigator::onSessionOpened() { reloadRuns(); }
+
+void Navigator::onSessionClosed() { reloadRuns(); }
+
+void Navigator::onSelectionChanged(const Selection& selection) {
+  const QModelIndex proxy = filter_->mapFromSource(model_->indexOf(selection));
+  if (!proxy.isValid() || proxy == tree_->currentIndex()) return;
+  syncing_ = true;
+  tree_->setCurrentIndex(proxy);
+  tree_->scrollTo(proxy);
+  syncing_ = false;
+}
+
+void Navigator::onStepsAppended(const std::vector<session::StepRecord>& steps) { model_->appendSteps(steps); }
+
+QWidget* Navigator::exportTarget() { return tree_; }
+
+}  // namespace dfi::ui
