@@ -2,7 +2,9 @@
 // A Hugging Face checkpoint's weights: one model.safetensors or the shards listed by
 // model.safetensors.index.json, every shard memory-mapped (headers read, data untouched), and
 // tensor names passed through a NameMapping. Views are zero-copy, so loading weights through
-// them never holds more host memory than the pages being copied out.
+// them never holds more host memory than the pages being copied out (call releasePages after
+// each copy). A Checkpoint is immutable once open: its const members may be used from any
+// thread, and copies share the mappings.
 
 #include <cstdint>
 #include <filesystem>
