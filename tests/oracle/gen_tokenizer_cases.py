@@ -5,8 +5,10 @@ Writes to --out:
   small/tokenizer.json         a byte-level BPE trained here with the Qwen3.5 split regex
                                (\\p{M} joins letters), ChatML added tokens, merges as pairs
   small_legacy/tokenizer.json  the same with merges in the legacy "a b" spelling
+  small_ignore_merges/...      the same with model.ignore_merges = true
+  small_no_nfc/...             the same without a normalizer
   cases_<name>.jsonl           {"text", "ids", "decoded"} per string, for qwen3 (the real
-                               tokenizer), small and small_legacy
+                               tokenizer) and each small variant
   decode_<name>.jsonl          {"ids", "text", "text_skip_special"} for random id sequences
                                (split characters, so U+FFFD replacement is exercised)
   chat_qwen3.jsonl             {"messages", "add_generation_prompt", "enable_thinking", "text"}
@@ -56,10 +58,31 @@ def train_small(out_dir):
 
     data = json.loads((small / "tokenizer.json").read_text(encoding="utf-8"))
     assert all(isinstance(m, list) for m in data["model"]["merges"]), "expected the pair spelling"
-    data["model"]["merges"] = [" ".join(m) for m in data["model"]["merges"]]
-    legacy = out_dir / "small_legacy"
-    legacy.mkdir(parents=True, exist_ok=True)
-    (legacy / "tokenizer.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    variants = {
+        "small_legacy": lambda d: d["model"].update(merges=[" ".join(m) for m in d["model"]["merges"]]),
+        "small_ignore_merges": with_whole_words,
+        "small_no_nfc": lambda d: d.update(normalizer=None),
+    }
+    for name, change in variants.items():
+        variant = json.loads(json.dumps(data))
+        change(variant)
+        (out_dir / name).mkdir(parents=True, exist_ok=True)
+        (out_dir / name / "tokenizer.json").write_text(json.dumps(variant, ensure_ascii=False), encoding="utf-8")
+
+
+def with_whole_words(data):
+    """ignore_merges=true, plus vocabulary entries for whole pieces that merges cannot reach, so
+    that looking a piece up before merging changes results. The new entries take ids the added
+    tokens have in the file; HF then gives those added tokens new ids past the vocabulary,
+    which the C++ loader must do the same way."""
+    data["model"]["ignore_merges"] = True
+    vocab = data["model"]["vocab"]
+    next_id = max(list(vocab.values()) + [t["id"] for t in data["added_tokens"]]) + 1
+    for word in ["\u0120quick", "\u0120brown", "\u0120jumps", "\u0120lazy", "CamelCaseIdentifierWithNumbers", "\u0120doesn",
+                 "snake", "\u0120return", "\u0120self"]:
+        if word not in vocab:
+            vocab[word] = next_id
+            next_id += 1
 
 
 def write_jsonl(path, rows):
@@ -128,14 +151,15 @@ def main():
     tokenizers = {
         "qwen3": Tokenizer.from_file(str(QWEN3_DIR / "tokenizer.json")),
         "small": Tokenizer.from_file(str(args.out / "small" / "tokenizer.json")),
-        "small_legacy": Tokenizer.from_file(str(args.out / "small_legacy" / "tokenizer.json")),
     }
+    for name in ("small_legacy", "small_ignore_merges", "small_no_nfc"):
+        tokenizers[name] = Tokenizer.from_file(str(args.out / name / "tokenizer.json"))
     texts = tokenizer_corpus.all_cases(SPECIAL + NON_SPECIAL)
     for name, tok in tokenizers.items():
         write_jsonl(args.out / f"cases_{name}.jsonl", encode_cases(tok, texts))
         write_jsonl(args.out / f"decode_{name}.jsonl", decode_cases(tok, random.Random(99), 400))
     write_jsonl(args.out / "chat_qwen3.jsonl", chat_cases())
-    print(f"{len(texts)} strings, 3 tokenizers, written to {args.out}")
+    print(f"{len(texts)} strings, {len(tokenizers)} tokenizers, written to {args.out}")
 
 
 if __name__ == "__main__":

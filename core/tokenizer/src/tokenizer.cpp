@@ -30,14 +30,44 @@ std::string decodedBytes(const std::string& token) {
   throw ValidationError(what, {.file = source.string(), .item = item});
 }
 
+// HF tokenizers does not take an added token's id from the file: loading gives the token the
+// id its content already has (as an added token or in the vocabulary), else the next id after
+// the vocabulary (counted in entries) and the added ids so far. Files written by HF agree with
+// this; for any other file, following the rule keeps the ids HF would produce.
+std::vector<std::int32_t> assignAddedIds(const TokenizerSpec& spec,
+                                         const std::unordered_map<std::string, std::int32_t>& vocabIds,
+                                         const std::filesystem::path& source) {
+  const auto vocabCount = static_cast<std::int32_t>(spec.vocab.size());
+  std::unordered_map<std::string, std::int32_t> assigned;
+  std::optional<std::int32_t> maxAssigned;
+  std::vector<std::int32_t> ids;
+  for (std::size_t i = 0; i < spec.addedTokens.size(); ++i) {
+    const auto& added = spec.addedTokens[i];
+    std::int32_t id;
+    if (const auto a = assigned.find(added.content); a != assigned.end()) {
+      id = a->second;
+    } else if (const auto v = vocabIds.find(added.content); v != vocabIds.end()) {
+      id = v->second;
+    } else {
+      id = maxAssigned && *maxAssigned >= vocabCount ? *maxAssigned + 1 : vocabCount;
+    }
+    if (id != added.id)
+      logger("tokenizer")->warn("{}: /added_tokens/{}: \"{}\" has id {} in the file but {} when loaded, as in HF tokenizers",
+                                source.string(), i, added.content, added.id, id);
+    assigned.emplace(added.content, id);
+    maxAssigned = std::max(maxAssigned.value_or(id), id);
+    ids.push_back(id);
+  }
+  return ids;
+}
+
 }  // namespace
 
 Tokenizer::Impl::Impl(TokenizerSpec spec, const std::filesystem::path& source)
     : splitter(spec.splitRegex, source, "/pre_tokenizer/pretokenizers/0/pattern/Regex"), nfc(spec.nfc) {
   std::int32_t maxId = -1;
   for (const auto& [token, id] : spec.vocab) maxId = std::max(maxId, id);
-  for (const auto& added : spec.addedTokens) maxId = std::max(maxId, added.id);
-  const auto size = static_cast<std::size_t>(maxId + 1);
+  auto size = static_cast<std::size_t>(maxId + 1);
   kinds.assign(size, Kind::Unused);
   bytes.resize(size);
   addedContent.resize(size);
@@ -71,14 +101,20 @@ Tokenizer::Impl::Impl(TokenizerSpec spec, const std::filesystem::path& source)
     merges.insertOrAssign(l->second, r->second, {static_cast<std::int32_t>(rank), m->second});
   }
 
-  // Added tokens take their ids over from the vocabulary, as in HF's added vocabulary.
+  const std::vector<std::int32_t> addedTokenIds = assignAddedIds(spec, vocabIds, source);
+  for (const std::int32_t id : addedTokenIds) size = std::max(size, static_cast<std::size_t>(id) + 1);
+  kinds.resize(size, Kind::Unused);
+  bytes.resize(size);
+  addedContent.resize(size);
+  // An added token whose id a vocabulary entry also has wins, as in HF's id_to_token.
   for (std::size_t i = 0; i < spec.addedTokens.size(); ++i) {
-    auto& added = spec.addedTokens[i];
-    kinds[added.id] = added.special ? Kind::Special : Kind::Added;
-    bytes[added.id] = decodedBytes(added.content);
-    addedContent[added.id] = added.content;
-    addedMatcher.add(added.content, added.id);
-    addedIds[added.content] = added.id;
+    const auto& added = spec.addedTokens[i];
+    const std::int32_t id = addedTokenIds[i];
+    kinds[id] = added.special ? Kind::Special : Kind::Added;
+    bytes[id] = decodedBytes(added.content);
+    addedContent[id] = added.content;
+    addedMatcher.add(added.content, id);
+    addedIds[added.content] = id;
   }
   bpe = std::make_unique<detail::Bpe>(byteIds, std::move(merges), spec.ignoreMerges ? &vocabIds : nullptr);
 }

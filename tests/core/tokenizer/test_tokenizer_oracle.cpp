@@ -1,5 +1,6 @@
 // Ids and decoded text must equal Hugging Face tokenizers exactly, on the real Qwen3 tokenizer
-// and on a small tokenizer trained with the Qwen3.5 regex (pair and legacy merge spellings).
+// and on a small tokenizer trained with the Qwen3.5 regex (pair and legacy merge spellings,
+// ignore_merges, no normalizer).
 #include <gtest/gtest.h>
 
 #include "dfi/tokenizer/chat_template.h"
@@ -67,7 +68,7 @@ TEST_P(TokenizerOracle, DecodeOfRandomIdsMatchesHuggingFace) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(HuggingFace, TokenizerOracle, ::testing::Values("qwen3", "small", "small_legacy"));
+INSTANTIATE_TEST_SUITE_P(HuggingFace, TokenizerOracle, ::testing::Values("qwen3", "small", "small_legacy", "small_ignore_merges", "small_no_nfc"));
 
 TEST(ChatTemplateOracle, Qwen3MatchesTransformersApplyChatTemplate) {
   if (oracleDir().empty()) GTEST_SKIP() << "DFI_TOKENIZER_ORACLE not set (run through ctest)";
