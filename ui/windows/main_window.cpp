@@ -20,12 +20,14 @@
 #include "widgets/view_export.h"
 #include "windows/log_dock.h"
 #include "windows/mask_view.h"
+#include "windows/navigator.h"
+#include "windows/token_view.h"
 
 namespace dfi::ui {
 namespace {
 
 // Bump when panels are added or renamed, so an old saved layout is not applied to new docks.
-constexpr int kLayoutVersion = 1;
+constexpr int kLayoutVersion = 2;
 
 QStringList droppedSessions(const QMimeData* mime) {
   QStringList paths;
@@ -42,15 +44,25 @@ MainWindow::MainWindow(QWidget* parent)
       context_(new SessionContext(
           [](const QString& path) { return std::make_unique<FileSessionSource>(path.toStdString()); }, this)),
       logDock_(new LogDock(this)),
-      maskView_(new MaskView(context_)) {
+      maskView_(new MaskView(context_)),
+      navigator_(new Navigator(context_)),
+      tokenView_(new TokenView(context_)) {
   setWindowTitle(tr("DFlash Inspector"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/dflash-inspector.svg")));
   setAcceptDrops(true);
   setDockNestingEnabled(true);
   resize(1400, 900);
 
-  addPanel(maskView_, tr("Attention mask"), QStringLiteral("MaskDock"), Qt::RightDockWidgetArea);
+  // Default layout: the navigator on the left, the block's tokens above its mask on the
+  // right, the log along the bottom.
+  addPanel(navigator_, tr("Navigator"), QStringLiteral("NavigatorDock"), Qt::LeftDockWidgetArea);
+  QDockWidget* tokens = addPanel(tokenView_, tr("Tokens"), QStringLiteral("TokenDock"), Qt::RightDockWidgetArea);
+  QDockWidget* mask = addPanel(maskView_, tr("Attention mask"), QStringLiteral("MaskDock"), Qt::RightDockWidgetArea);
+  splitDockWidget(tokens, mask, Qt::Vertical);
   addDockWidget(Qt::BottomDockWidgetArea, logDock_);
+  resizeDocks({findChild<QDockWidget*>(QStringLiteral("NavigatorDock"))}, {420}, Qt::Horizontal);
+  resizeDocks({logDock_}, {140}, Qt::Vertical);
+  resizeDocks({tokens, mask}, {450, 350}, Qt::Vertical);
   buildMenus();
   defaultLayout_ = saveState(kLayoutVersion);
   QSettings settings;

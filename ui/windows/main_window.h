@@ -13,6 +13,8 @@ namespace dfi::ui {
 class SessionContext;
 class LogDock;
 class MaskView;
+class Navigator;
+class TokenView;
 class RecentFilesMenu;
 
 class MainWindow : public QMainWindow {
@@ -23,6 +25,8 @@ class MainWindow : public QMainWindow {
 
   SessionContext* context() const { return context_; }
   MaskView* maskView() const { return maskView_; }
+  Navigator* navigator() const { return navigator_; }
+  TokenView* tokenView() const { return tokenView_; }
   LogDock* logDock() const { return logDock_; }
 
   bool openFile(const QString& path);
@@ -47,6 +51,8 @@ class MainWindow : public QMainWindow {
   SessionContext* context_;
   LogDock* logDock_;
   MaskView* maskView_;
+  Navigator* navigator_;
+  TokenView* tokenView_;
   RecentFilesMenu* recent_ = nullptr;
   QMenu* viewMenu_ = nullptr;
   QByteArray defaultLayout_;

@@ -1,0 +1,193 @@
+// Every panel on one session written with the session Writer, inside the main window:
+// selecting a step in the navigator drives the token view and the mask view, the log dock
+// shows the libraries' messages, bad files become a dialog plus a log line, the layout can
+// be reset, and the current view exports. Screenshots: <build>/screenshots/window_*.png.
+
+#include <QDockWidget>
+#include <QMessageBox>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTreeView>
+#include <QtTest>
+
+#include "context/session_context.h"
+#include "dfi/base/log.h"
+#include "gui_test_support.h"
+#include "models/mask_layout.h"
+#include "models/navigator_model.h"
+#include "models/token_table_model.h"
+#include "session_fixture.h"
+#include "widgets/heatmap_plot.h"
+#include "widgets/token_strip.h"
+#include "windows/log_dock.h"
+#include "windows/main_window.h"
+#include "windows/mask_controls.h"
+#include "windows/mask_view.h"
+#include "windows/navigator.h"
+#include "windows/token_view.h"
+
+using namespace dfi::ui;
+using State = TokenTableModel::SlotState;
+
+class TestSessionPanels : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir dir_;
+  QString path_;
+
+  // Selects step `stepIndex` of prompt `prompt` of the first run through the navigator's tree.
+  static void selectStep(MainWindow& window, int prompt, int stepIndex) {
+    QTreeView* tree = window.navigator()->tree();
+    const QModelIndex run = tree->model()->index(0, 0);
+    const QModelIndex step = tree->model()->index(stepIndex, 0, tree->model()->index(prompt, 0, run));
+    tree->setCurrentIndex(step);
+  }
+
+ private slots:
+  void initTestCase() {
+    test::isolateSettings();
+    path_ = dir_.filePath(QStringLiteral("session.dfi"));
+    test::writeFixtureFile(path_.toStdString());
+  }
+
+  void selectingAStepDrivesEveryPanel() {
+    MainWindow window;
+    window.resize(1600, 1000);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openFile(path_));
+    QTRY_VERIFY(window.logDock()->plainText().contains(QLatin1String("opened")));  // spdlog -> dock
+
+    selectStep(window, 1, 2);
+    const Selection selection = window.context()->selection();
+    QCOMPARE(selection.prompt, 1);
+    const auto step = window.context()->step(selection.step);
+    QVERIFY(step.has_value());
+    QCOMPARE(step->stepIndex, 2);
+
+    // Token view: anchor + 7 slots; the accepted prefix, the first mismatch, the rest rejected.
+    TokenTableModel* tokens = window.tokenView()->model();
+    QCOMPARE(tokens->rowCount(), 8);
+    const int accepted = test::fixtureAccepted(0, 1, 2, 7);
+    for (int row = 0; row < 8; ++row) {
+      const auto state = State(tokens->index(row, 0).data(TokenTableModel::SlotStateRole).toInt());
+      const State expected = row == 0                ? State::Anchor
+                             : row <= accepted       ? State::Accepted
+                             : row == accepted + 1   ? State::FirstMismatch
+                                                     : State::Rejected;
+      QCOMPARE(state, expected);
+    }
+    if (accepted < 7) {
+      const QModelIndex mismatch = tokens->index(accepted + 1, TokenTableModel::TargetRankColumn);
+      QCOMPARE(mismatch.data().toString(), QStringLiteral("2"));  // the fixture ranks the target second
+      QVERIFY(tokens->index(accepted + 1, TokenTableModel::DraftColumn).data(Qt::ToolTipRole).toString().contains(
+          QLatin1String("<- target")));
+      const double h = tokens->index(accepted + 1, TokenTableModel::EntropyColumn).data().toDouble();
+      QVERIFY(std::abs(h - (-(0.55 * std::log(0.55) + 0.25 * std::log(0.25) + 0.1 * std::log(0.1) +
+                              0.05 * std::log(0.05)))) < 1e-3);
+    }
+    QVERIFY2(window.tokenView()->headline().contains(QStringLiteral("step 2")), qPrintable(window.tokenView()->headline()));
+    // The response strip: prompt (11 tokens), first sample, then what the steps committed.
+    TokenStrip* strip = window.tokenView()->strip();
+    QVERIFY(strip->chipRect(11).isValid());
+    QVERIFY(strip->chipAt(strip->chipRect(0).center()) == 0);
+
+    // Mask view follows the block: its anchor, B = 8, and token texts in the hover.
+    MaskView* mask = window.maskView();
+    QCOMPARE(mask->maskLayout()->scene().anchor, step->anchorPosition);
+    QCOMPARE(mask->maskLayout()->rows(), 8);
+    const QString hover = mask->describeCell(0, 3);
+    QVERIFY2(hover.contains(QStringLiteral("context position 3 '")), qPrintable(hover));
+    const QString drafted = mask->describeCell(0, mask->maskLayout()->contextColumns() + 1);
+    QVERIFY2(drafted.contains(QLatin1String("drafted '")), qPrintable(drafted));
+
+    // Clicking a token of the response selects the step that committed it.
+    QSignalSpy selected(window.context(), &SessionContext::selectionChanged);
+    const int firstCommitted = 11 + 1;  // after the prompt and the first sample: step 0's tokens
+    QTest::mouseClick(strip, Qt::LeftButton, {}, strip->chipRect(firstCommitted).center());
+    QCOMPARE(selected.count(), 1);
+    QCOMPARE(window.context()->step(window.context()->selection().step)->stepIndex, 0);
+
+    selectStep(window, 1, 2);
+    // The mask picture of the selected block: the anchor's column masked, the one before allowed.
+    if (mask->plot()->isResampling()) {
+      QSignalSpy resampled(mask->plot(), &HeatmapPlot::resampled);
+      QVERIFY(resampled.wait(10000));
+    }
+    mask->plot()->replot();
+    const QImage picture = mask->plot()->grab().toImage();
+    auto pixel = [&](std::int64_t row, std::int64_t column) {
+      return picture.pixelColor(QPointF(mask->plot()->xAxis->coordToPixel(double(column)),
+                                        mask->plot()->yAxis->coordToPixel(double(row))).toPoint());
+    };
+    QVERIFY(test::similarColour(pixel(3, step->anchorPosition), MaskView::colour(false, kMasked)));
+    QVERIFY(test::similarColour(pixel(3, step->anchorPosition - 1), MaskView::colour(false, kAllowed)));
+    test::saveScreenshot(&window, QStringLiteral("window_session"));
+    test::saveScreenshot(window.tokenView(), QStringLiteral("window_tokens"));
+    test::saveScreenshot(window.maskView(), QStringLiteral("window_mask"));
+    test::saveScreenshot(window.navigator(), QStringLiteral("window_navigator"));
+    test::saveScreenshot(window.logDock(), QStringLiteral("window_log"));
+  }
+
+  void trainingLayoutUsesTheResponse() {
+    MainWindow window;
+    window.show();
+    QVERIFY(window.openFile(path_));
+    selectStep(window, 0, 3);
+    window.maskView()->controls()->setMaskLayout(MaskLayoutKind::Training);
+    const MaskScene& scene = window.maskView()->maskLayout()->scene();
+    QCOMPARE(scene.anchors.size(), std::size_t(6));  // every step of the response
+    QCOMPARE(window.maskView()->maskLayout()->rows(), 6 * 8);
+  }
+
+  void badFileBecomesDialogAndLogLine() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    const QString junk = dir_.filePath(QStringLiteral("junk.dfi"));
+    QFile file(junk);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(QByteArray(200, 'x'));
+    file.close();
+    QVERIFY(!window.openFile(junk));
+    QMessageBox* box = window.findChild<QMessageBox*>();
+    QVERIFY(box != nullptr);
+    QVERIFY(box->isVisible());
+    QVERIFY(box->text().contains(QLatin1String("not a session file")));
+    QTRY_VERIFY(window.logDock()->plainText().contains(QLatin1String("not a session file")));
+    box->close();
+  }
+
+  void resetLayoutBringsPanelsBack() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    auto* dock = window.findChild<QDockWidget*>(QStringLiteral("MaskDock"));
+    dock->close();
+    window.findChild<QDockWidget*>(QStringLiteral("NavigatorDock"))->setFloating(true);
+    QVERIFY(!dock->isVisible());
+    window.resetLayout();
+    QVERIFY(dock->isVisible());
+    QVERIFY(!window.findChild<QDockWidget*>(QStringLiteral("NavigatorDock"))->isFloating());
+  }
+
+  void exportsTheFocusedPanel() {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openFile(path_));
+    selectStep(window, 0, 1);
+    window.tokenView()->table()->setFocus();
+    QTRY_VERIFY(window.tokenView()->table()->hasFocus());
+    const QString png = dir_.filePath(QStringLiteral("tokens.png"));
+    window.exportCurrentView(png);
+    QCOMPARE(QImage(png).size(), window.tokenView()->size());
+    const QString pdf = dir_.filePath(QStringLiteral("tokens.pdf"));
+    window.exportCurrentView(pdf);
+    QVERIFY(QFileInfo(pdf).size() > 500);
+  }
+};
+
+QTEST_MAIN(TestSessionPanels)
+#include "test_session_panels.moc"

@@ -1,0 +1,148 @@
+#include "models/token_table_model.h"
+
+#include <cmath>
+
+#include <QColor>
+#include <QFont>
+
+namespace dfi::ui {
+namespace {
+
+// Chat-template markers such as <|im_end|>: shown in italics so they are never mistaken for text.
+bool isSpecial(const QString& text) {
+  return text.startsWith(QLatin1String("<|")) && text.endsWith(QLatin1String("|>"));
+}
+
+QString stateName(TokenTableModel::SlotState state) {
+  switch (state) {
+    case TokenTableModel::SlotState::Anchor: return QObject::tr("anchor");
+    case TokenTableModel::SlotState::Accepted: return QObject::tr("accepted");
+    case TokenTableModel::SlotState::FirstMismatch: return QObject::tr("first mismatch");
+    case TokenTableModel::SlotState::Rejected: return QObject::tr("rejected");
+  }
+  return {};
+}
+
+}  // namespace
+
+TokenTableModel::TokenTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+double TokenTableModel::topKEntropy(const float* probs, int k) {
+  double h = 0;
+  for (int i = 0; i < k; ++i)
+    if (probs[i] > 0) h -= probs[i] * std::log(static_cast<double>(probs[i]));
+  return h;
+}
+
+QColor TokenTableModel::stateColour(SlotState state) {
+  switch (state) {
+    case SlotState::Anchor: return QColor(0xd6, 0xe6, 0xf5);
+    case SlotState::Accepted: return QColor(0xcf, 0xee, 0xc9);
+    case SlotState::FirstMismatch: return QColor(0xf8, 0xc4, 0xb4);
+    case SlotState::Rejected: return QColor(0xf0, 0xf0, 0xf0);
+  }
+  return {};
+}
+
+void TokenTableModel::clear() {
+  beginResetModel();
+  rows_.clear();
+  endResetModel();
+}
+
+void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenText text) {
+  beginResetModel();
+  rows_.clear();
+  topK_ = topK;
+  Row anchor;
+  anchor.position = step.anchorPosition;
+  anchor.draft = text(step.anchorToken);
+  anchor.special = isSpecial(anchor.draft);
+  rows_.push_back(anchor);
+  const std::size_t slotCount = step.draftTokens.size();
+  const bool haveTopK = topK > 0 && step.topKIds.size() == slotCount * static_cast<std::size_t>(topK);
+  for (std::size_t i = 0; i < slotCount; ++i) {
+    Row row;
+    row.slot = static_cast<int>(i) + 1;
+    row.position = step.anchorPosition + row.slot;
+    row.draft = text(step.draftTokens[i]);
+    const session::TokenId target = i < step.targetTokens.size() ? step.targetTokens[i] : -1;
+    row.target = target >= 0 ? text(target) : QString();
+    row.special = isSpecial(row.draft) || isSpecial(row.target);
+    const auto accepted = static_cast<std::size_t>(step.acceptedCount);
+    row.state = i < accepted ? SlotState::Accepted : i == accepted ? SlotState::FirstMismatch : SlotState::Rejected;
+    if (haveTopK) {
+      const session::TokenId* ids = step.topKIds.data() + i * static_cast<std::size_t>(topK);
+      const float* probs = step.topKProbs.data() + i * static_cast<std::size_t>(topK);
+      row.entropy = topKEntropy(probs, topK);
+      for (int k = 0; k < topK; ++k) {
+        if (ids[k] == step.draftTokens[i] && !row.draftProb) row.draftProb = probs[k];
+        if (ids[k] == target && !row.targetRank) row.targetRank = k + 1;
+        row.topK += QStringLiteral("%1. %2  %3%4\n")
+                        .arg(k + 1)
+                        .arg(text(ids[k]))
+                        .arg(static_cast<double>(probs[k]), 0, 'f', 3)
+                        .arg(ids[k] == target ? tr("  <- target") : QString());
+      }
+      row.topK.chop(1);
+    }
+    rows_.push_back(row);
+  }
+  endResetModel();
+}
+
+int TokenTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int TokenTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
+  if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
+  const Row& row = rows_[static_cast<std::size_t>(index.row())];
+  switch (role) {
+    case Qt::DisplayRole:
+      switch (index.column()) {
+        case SlotColumn: return row.slot;
+        case PositionColumn: return qlonglong(row.position);
+        case DraftColumn: return row.draft;
+        case TargetColumn: return row.target;
+        case VerdictColumn: return stateName(row.state);
+        case DraftProbColumn: return row.draftProb ? QString::number(double(*row.draftProb), 'f', 3) : QString();
+        case TargetRankColumn:
+          if (row.state == SlotState::Anchor || row.topK.isEmpty()) return {};
+          return row.targetRank ? QString::number(*row.targetRank) : QStringLiteral("> %1").arg(topK_);
+        case EntropyColumn: return row.entropy ? QString::number(*row.entropy, 'f', 3) : QString();
+        default: return {};
+      }
+    case Qt::ToolTipRole:
+      if (index.column() == DraftColumn || index.column() == DraftProbColumn || index.column() == TargetRankColumn)
+        return row.topK.isEmpty() ? QVariant() : QVariant(tr("draft top-%1 at slot %2:\n%3").arg(topK_).arg(row.slot).arg(row.topK));
+      return {};
+    case Qt::BackgroundRole: return stateColour(row.state);
+    case Qt::ForegroundRole: return row.state == SlotState::Rejected ? QVariant(QColor(Qt::darkGray)) : QVariant();
+    case Qt::FontRole:
+      if (row.special && (index.column() == DraftColumn || index.column() == TargetColumn)) {
+        QFont font;
+        font.setItalic(true);
+        return font;
+      }
+      return {};
+    case SlotStateRole: return static_cast<int>(row.state);
+    default: return {};
+  }
+}
+
+QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal) return {};
+  static const char* names[] = {"Slot", "Position", "Draft", "Target", "Verdict", "p(draft)", "Target rank",
+                                "H top-k"};
+  if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
+  if (role == Qt::ToolTipRole && section == EntropyColumn)
+    return tr("Entropy (nats) over the stored top-%1 probabilities only: a lower bound of the full entropy").arg(topK_);
+  if (role == Qt::ToolTipRole && section == TargetRankColumn)
+    return tr("Rank of the target's token in the drafter's stored top-%1 at this slot").arg(topK_);
+  return {};
+}
+
+}  // namespace dfi::ui

@@ -1,0 +1,59 @@
+#pragma once
+// One block slot by slot: the anchor, then each draft slot with the drafter's token, the
+// target's token at that position, whether it was accepted (the accepted prefix, the first
+// mismatch, the rejected rest), the draft token's probability, the target token's rank in
+// the draft's stored top-k, and the entropy of that top-k.
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include <QAbstractTableModel>
+
+#include "dfi/session/records.h"
+
+namespace dfi::ui {
+
+class TokenTableModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { SlotColumn, PositionColumn, DraftColumn, TargetColumn, VerdictColumn, DraftProbColumn,
+                TargetRankColumn, EntropyColumn, ColumnCount };
+  enum class SlotState { Anchor, Accepted, FirstMismatch, Rejected };
+  static constexpr int SlotStateRole = Qt::UserRole + 1;
+
+  using TokenText = std::function<QString(session::TokenId)>;
+
+  explicit TokenTableModel(QObject* parent = nullptr);
+
+  // `topK` is the run's k; `text` gives a token's printable form (the session's display text).
+  void setBlock(const session::StepRecord& step, int topK, TokenText text);
+  void clear();
+
+  static QColor stateColour(SlotState state);
+  // -sum p ln p over the stored top-k only: a lower bound of the full entropy, in nats.
+  static double topKEntropy(const float* probs, int k);
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+ private:
+  struct Row {
+    int slot = 0;
+    std::int64_t position = 0;
+    QString draft;
+    QString target;  // empty for the anchor
+    SlotState state = SlotState::Anchor;
+    std::optional<float> draftProb;
+    std::optional<int> targetRank;  // 1-based; nullopt when not in the stored top-k
+    std::optional<double> entropy;
+    QString topK;  // the top-k list for the tooltip
+    bool special = false;
+  };
+  std::vector<Row> rows_;
+  int topK_ = 0;
+};
+
+}  // namespace dfi::ui

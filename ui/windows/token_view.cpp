@@ -1,0 +1,152 @@
+#include "windows/token_view.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "context/session_context.h"
+#include "models/response_sequence.h"
+#include "models/token_table_model.h"
+#include "widgets/token_strip.h"
+
+namespace dfi::ui {
+namespace {
+
+QColor originColour(TokenOrigin origin) {
+  switch (origin) {
+    case TokenOrigin::Prompt: return QColor(0xe6, 0xe6, 0xe6);
+    case TokenOrigin::FirstSample: return TokenTableModel::stateColour(TokenTableModel::SlotState::Anchor);
+    case TokenOrigin::AcceptedDraft: return TokenTableModel::stateColour(TokenTableModel::SlotState::Accepted);
+    case TokenOrigin::Bonus: return QColor(0xfb, 0xd8, 0xa8);
+  }
+  return {};
+}
+
+QString originText(const SequenceToken& token) {
+  switch (token.origin) {
+    case TokenOrigin::Prompt: return QObject::tr("prompt");
+    case TokenOrigin::FirstSample: return QObject::tr("sampled after the prefill (step 0's anchor)");
+    case TokenOrigin::AcceptedDraft: return QObject::tr("draft slot %1 accepted at step %2").arg(token.slot).arg(token.stepIndex);
+    case TokenOrigin::Bonus: return QObject::tr("bonus token of step %1 (the target's, after %2 accepted)").arg(token.stepIndex).arg(token.slot - 1);
+  }
+  return {};
+}
+
+}  // namespace
+
+TokenView::TokenView(SessionContext* context, QWidget* parent)
+    : QWidget(parent),
+      context_(context),
+      headline_(new QLabel(tr("Select a step in the navigator."))),
+      model_(new TokenTableModel(this)),
+      table_(new QTableView),
+      strip_(new TokenStrip) {
+  headline_->setWordWrap(true);
+  headline_->setTextFormat(Qt::PlainText);
+  table_->setModel(model_);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  auto* scroll = new QScrollArea;
+  scroll->setWidget(strip_);
+  scroll->setWidgetResizable(true);
+  auto* splitter = new QSplitter(Qt::Vertical);
+  splitter->addWidget(table_);
+  splitter->addWidget(scroll);
+  splitter->setStretchFactor(0, 3);  // the block's table first; the response strip scrolls
+  splitter->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addWidget(headline_);
+  layout->addWidget(splitter, 1);
+  connect(strip_, &TokenStrip::stepClicked, this, [this](int stepIndex) {
+    if (stepIndex < 0 || stepIndex >= static_cast<int>(stepIds_.size())) return;
+    context_->select({response_.run, response_.prompt, stepIds_[static_cast<std::size_t>(stepIndex)]});
+  });
+  if (context_) context_->addViewer(this);
+}
+
+TokenView::~TokenView() {
+  if (context_) context_->removeViewer(this);
+}
+
+QString TokenView::headline() const { return headline_->text(); }
+
+void TokenView::onSessionClosed() {
+  response_ = {};
+  stepIds_.clear();
+  model_->clear();
+  strip_->setChips({});
+  headline_->setText(tr("Select a step in the navigator."));
+}
+
+void TokenView::loadResponse(session::RunId run, session::PromptId promptId) {
+  const std::optional<session::PromptRecord> prompt = context_->prompt(run, promptId);
+  const std::vector<session::StepRecord> steps = context_->steps(run, promptId);
+  stepIds_.clear();
+  for (const session::StepRecord& s : steps) {
+    if (s.stepIndex >= static_cast<int>(stepIds_.size())) stepIds_.resize(static_cast<std::size_t>(s.stepIndex) + 1, 0);
+    stepIds_[static_cast<std::size_t>(s.stepIndex)] = s.stepId;
+  }
+  const ResponseSequence sequence =
+      ResponseSequence::build(prompt ? prompt->promptTokens : std::vector<session::TokenId>{}, steps);
+  std::vector<TokenStrip::Chip> chips;
+  int lastStep = -1;
+  for (std::size_t position = 0; position < sequence.tokens.size(); ++position) {
+    const SequenceToken& token = sequence.tokens[position];
+    TokenStrip::Chip chip;
+    chip.text = context_->tokenText(token.id);
+    chip.colour = originColour(token.origin);
+    chip.step = token.origin == TokenOrigin::Prompt ? -1 : token.stepIndex;
+    chip.startsBlock = (token.origin == TokenOrigin::AcceptedDraft || token.origin == TokenOrigin::Bonus) &&
+                       token.stepIndex != lastStep;
+    if (chip.startsBlock) lastStep = token.stepIndex;
+    chip.toolTip = tr("position %1: '%2' (id %3)\n%4").arg(position).arg(chip.text).arg(token.id).arg(originText(token));
+    chips.push_back(std::move(chip));
+  }
+  strip_->setChips(std::move(chips));
+  response_ = {run, promptId, 0};
+}
+
+void TokenView::showStep(const std::optional<session::StepRecord>& step) {
+  if (!step) {
+    model_->clear();
+    strip_->setHighlightedStep(-1);
+    headline_->setText(tr("Select a step to see its block slot by slot."));
+    return;
+  }
+  const std::optional<session::RunRecord> run = context_->run(step->runId);
+  model_->setBlock(*step, run ? run->topK : 0, [this](session::TokenId id) { return context_->tokenText(id); });
+  strip_->setHighlightedStep(step->stepIndex);
+  headline_->setText(tr("%1, prompt %2, step %3: anchor '%4' at position %5; %6 of %7 drafts accepted, bonus '%8' "
+                        "(accept length %9)")
+                         .arg(run ? QString::fromStdString(run->name) : tr("run %1").arg(step->runId))
+                         .arg(step->promptId)
+                         .arg(step->stepIndex)
+                         .arg(context_->tokenText(step->anchorToken))
+                         .arg(step->anchorPosition)
+                         .arg(step->acceptedCount)
+                         .arg(step->draftTokens.size())
+                         .arg(context_->tokenText(step->bonusToken))
+                         .arg(step->acceptLength()));
+}
+
+void TokenView::onSelectionChanged(const Selection& selection) {
+  if (!context_ || selection.prompt < 0) return;
+  if (selection.run != response_.run || selection.prompt != response_.prompt) loadResponse(selection.run, selection.prompt);
+  showStep(selection.step ? context_->step(selection.step) : std::nullopt);
+}
+
+void TokenView::onStepsAppended(const std::vector<session::StepRecord>& steps) {
+  for (const session::StepRecord& s : steps) {
+    if (s.runId == response_.run && s.promptId == response_.prompt) {
+      loadResponse(response_.run, response_.prompt);
+      return;
+    }
+  }
+}
+
+}  // namespace dfi::ui
