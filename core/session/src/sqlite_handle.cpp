@@ -1,6 +1,10 @@
 #include "sqlite_handle.h"
 
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+
 #include <cerrno>
+#include <filesystem>
 
 #include <sqlite3.h>
 
@@ -10,12 +14,31 @@
 namespace dfi::session::detail {
 namespace {
 
-bool isDiskFull(sqlite3* db, int rc) {
+// Whether the file system or the process's file-size limit has no room left for `path` and
+// its journals. Needed because SQLite reports a write past RLIMIT_FSIZE (EFBIG) or a quota as a
+// generic I/O error, and the errno it keeps can be overwritten by its own cleanup calls.
+bool outOfSpace(const std::string& path) {
+  constexpr std::uint64_t kSlack = 1 << 20;  // more than one batch of pages
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  struct statvfs fs {};
+  if (::statvfs(dir.empty() ? "." : dir.c_str(), &fs) == 0 &&
+      static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize < kSlack)
+    return true;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return false;
+  for (const char* suffix : {"", "-wal", "-journal"}) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path + suffix, ec);
+    if (!ec && size + kSlack >= limit.rlim_cur) return true;
+  }
+  return false;
+}
+
+bool isDiskFull(sqlite3* db, int rc, const std::string& path) {
   if ((rc & 0xff) == SQLITE_FULL) return true;
-  // A size limit (RLIMIT_FSIZE, EFBIG) or a quota surfaces as a generic write error.
   if ((rc & 0xff) != SQLITE_IOERR || db == nullptr) return false;
   const int err = sqlite3_system_errno(db);
-  return err == ENOSPC || err == EFBIG || err == EDQUOT;
+  return err == ENOSPC || err == EFBIG || err == EDQUOT || outOfSpace(path);
 }
 
 }  // namespace
@@ -51,8 +74,11 @@ bool Database::inTransaction() const { return sqlite3_get_autocommit(db_) == 0; 
 
 void Database::fail(int rc, std::string_view item) const {
   ErrorContext where{.file = path_, .item = std::string(item)};
-  const std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-  if (isDiskFull(db_, rc)) throw IoError("disk full (" + detail + ")", std::move(where));
+  std::string detail = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+  // I/O errors carry the OS reason, which is what a user can act on.
+  if ((rc & 0xff) == SQLITE_IOERR && db_)
+    detail += ", sqlite code " + std::to_string(rc) + ", errno " + std::to_string(sqlite3_system_errno(db_));
+  if (isDiskFull(db_, rc, path_)) throw IoError("disk full (" + detail + ")", std::move(where));
   switch (rc & 0xff) {
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
