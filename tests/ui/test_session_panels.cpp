@@ -5,6 +5,8 @@
 
 #include <QDockWidget>
 #include <QMessageBox>
+#include <QMimeData>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTreeView>
@@ -127,6 +129,34 @@ class TestSessionPanels : public QObject {
     test::saveScreenshot(window.maskView(), QStringLiteral("window_mask"));
     test::saveScreenshot(window.navigator(), QStringLiteral("window_navigator"));
     test::saveScreenshot(window.logDock(), QStringLiteral("window_log"));
+  }
+
+  void dropOpensAndRecentRemembersAndCloseClears() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QMimeData notSessions;
+    notSessions.setUrls({QUrl::fromLocalFile(dir_.filePath(QStringLiteral("notes.txt")))});
+    QDragEnterEvent refuse(QPoint(10, 10), Qt::CopyAction, &notSessions, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &refuse);
+    QVERIFY(!refuse.isAccepted());
+
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(path_)});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &drop);
+    QVERIFY(window.context()->isOpen());
+    QCOMPARE(window.context()->path(), path_);
+    QCOMPARE(QSettings().value(QStringLiteral("recentFiles")).toStringList().value(0), QFileInfo(path_).absoluteFilePath());
+    QCOMPARE(window.navigator()->model()->rowCount(), 2);
+
+    window.context()->close();
+    QCOMPARE(window.navigator()->model()->rowCount(), 0);
+    QCOMPARE(window.tokenView()->model()->rowCount(), 0);
+    QVERIFY(window.windowTitle().startsWith(QLatin1String("DFlash Inspector")));
   }
 
   void trainingLayoutUsesTheResponse() {
