@@ -267,7 +267,8 @@ analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention k
 }
 
 at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
-  return project(states.to(target_.lmHead.scalar_type()), target_.lmHead);
+  // The LM head may live on another device than the drafter (layers split across GPUs).
+  return project(states.to(target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead);
 }
 
 }  // namespace dfi::engine
