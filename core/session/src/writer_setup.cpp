@@ -33,6 +33,8 @@ std::unique_ptr<Database> openForWriting(const std::string& path, OpenMode mode)
   // loss can drop the last commits, and it never corrupts the file.
   db->exec("PRAGMA synchronous=NORMAL", "schema");
   db->exec("PRAGMA cache_size=-16384", "schema");
+  // Checkpoint every 32 MB of WAL rather than SQLite's 8 MB: fewer fsync pauses while recording.
+  db->exec("PRAGMA wal_autocheckpoint=4096", "schema");
   return db;
 }
 
