@@ -159,6 +159,37 @@ class TestSessionPanels : public QObject {
     QVERIFY(window.windowTitle().startsWith(QLatin1String("DFlash Inspector")));
   }
 
+  // A run still being recorded: new steps of the shown response reach the navigator, the
+  // response strip and the training-layout mask without reselecting anything.
+  void panelsFollowAFileBeingWritten() {
+    const QString live = dir_.filePath(QStringLiteral("live.dfi"));
+    dfi::session::Writer writer(live.toStdString(), {.mode = dfi::session::OpenMode::Overwrite});
+    const auto runs = test::writeFixture(writer, {.prompts = 1, .stepsPerPrompt = 2});
+    MainWindow window;
+    window.show();
+    QVERIFY(window.openFile(live));
+    selectStep(window, 0, 1);
+    window.maskView()->controls()->setMaskLayout(MaskLayoutKind::Training);
+    QCOMPARE(window.maskView()->maskLayout()->scene().anchors.size(), std::size_t(2));
+    TokenStrip* strip = window.tokenView()->strip();
+    QVERIFY(strip->chipRect(17).isValid());  // 10 prompt tokens, the first sample, 2 steps' tokens
+    QVERIFY(!strip->chipRect(18).isValid());
+
+    // The next step of the same response, as the engine would append it.
+    const auto previous = window.context()->steps(runs[0], 0).back();
+    const std::int64_t anchor = previous.anchorPosition + previous.acceptedCount + 1;
+    dfi::session::StepRecord next = test::fixtureStep(0, 0, 2, anchor, 7, 4);
+    next.runId = runs[0];
+    writer.addStep(next);
+    writer.flush();
+    QSignalSpy appended(window.context(), &SessionContext::stepsAppended);
+    QTRY_VERIFY_WITH_TIMEOUT(appended.count() > 0, 5000);
+    QCOMPARE(window.navigator()->model()->data(window.navigator()->model()->index(0, NavigatorModel::StepsColumn)).toInt(), 3);
+    QCOMPARE(window.maskView()->maskLayout()->scene().anchors.size(), std::size_t(3));
+    QVERIFY(strip->chipRect(int(anchor + next.acceptedCount + 1)).isValid());  // through the new bonus
+    writer.close();
+  }
+
   void trainingLayoutUsesTheResponse() {
     MainWindow window;
     window.show();
@@ -216,6 +247,13 @@ class TestSessionPanels : public QObject {
     const QString pdf = dir_.filePath(QStringLiteral("tokens.pdf"));
     window.exportCurrentView(pdf);
     QVERIFY(QFileInfo(pdf).size() > 500);
+    const QString svg = dir_.filePath(QStringLiteral("tokens.svg"));
+    window.exportCurrentView(svg);  // a widget, not a plot: rendered as vectors too
+    QFile file(svg);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray text = file.readAll();
+    QVERIFY(text.contains("<svg"));
+    QVERIFY(text.contains("first mismatch"));  // the table's text is text, not pixels
   }
 };
 

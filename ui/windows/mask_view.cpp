@@ -227,8 +227,9 @@ void MaskView::loadResponse(const Selection& selection) {
 }
 
 void MaskView::onSelectionChanged(const Selection& selection) {
-  if (!context_) return;
-  step_ = selection.step ? context_->step(selection.step) : std::nullopt;
+  // Selecting a run or a prompt keeps the block on show; only a step changes it.
+  if (!context_ || !selection.step) return;
+  step_ = context_->step(selection.step);
   if (!step_) return;
   const std::optional<session::RunRecord> run = context_->run(step_->runId);
   runBlockSize_ = run && run->blockSize > 0 ? run->blockSize : static_cast<int>(step_->draftTokens.size()) + 1;

@@ -53,9 +53,22 @@ TokenView::TokenView(SessionContext* context, QWidget* parent)
   auto* scroll = new QScrollArea;
   scroll->setWidget(strip_);
   scroll->setWidgetResizable(true);
+  auto* legend = new QLabel;
+  QString swatches;
+  for (TokenOrigin origin : {TokenOrigin::Prompt, TokenOrigin::FirstSample, TokenOrigin::AcceptedDraft, TokenOrigin::Bonus}) {
+    static const char* names[] = {"prompt", "first sample", "accepted draft", "bonus (target)"};
+    swatches += QStringLiteral("<span style=\"background:%1\">&nbsp;&nbsp;&nbsp;</span>&nbsp;%2&nbsp;&nbsp; ")
+                    .arg(originColour(origin).name(), tr(names[static_cast<int>(origin)]));
+  }
+  legend->setText(swatches + tr("| bars: block boundaries; outlined: the selected step"));
+  auto* response = new QWidget;
+  auto* responseLayout = new QVBoxLayout(response);
+  responseLayout->setContentsMargins(0, 0, 0, 0);
+  responseLayout->addWidget(scroll, 1);
+  responseLayout->addWidget(legend);
   auto* splitter = new QSplitter(Qt::Vertical);
   splitter->addWidget(table_);
-  splitter->addWidget(scroll);
+  splitter->addWidget(response);
   splitter->setStretchFactor(0, 3);  // the block's table first; the response strip scrolls
   splitter->setStretchFactor(1, 1);
   auto* layout = new QVBoxLayout(this);
