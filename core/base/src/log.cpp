@@ -1,4 +1,5 @@
 #include "dfi/base/log.h"
+#include "dfi/base/log_text.h"
 
 #include <mutex>
 #include <vector>
@@ -44,6 +45,16 @@ void setLogLevel(spdlog::level::level_enum level) {
   std::lock_guard lock(reg.mutex);
   reg.level = level;
   spdlog::apply_all([&](const std::shared_ptr<spdlog::logger>& l) { l->set_level(level); });
+}
+
+}  // namespace dfi
+
+namespace dfi {
+
+void logText(const std::string& loggerName, LogLevel level, const std::string& text) {
+  static constexpr spdlog::level::level_enum kLevels[] = {spdlog::level::debug, spdlog::level::info,
+                                                          spdlog::level::warn, spdlog::level::err};
+  logger(loggerName)->log(kLevels[static_cast<int>(level)], text);
 }
 
 }  // namespace dfi

@@ -1,0 +1,90 @@
+#pragma once
+// A whole drafter evaluation: for every drafter, every prompt is decoded live (greedy DFlash,
+// the reference loop), then the drafter is re-run teacher-forced on that greedy continuation
+// for each mask variant, and DDTree-N trees are built from the teacher-forced per-slot top-k.
+// Every block becomes a record in a RecordSink. Torch-free API; the CLI (`run`, `serve`) and
+// the tests drive it.
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dfi/analysis/attention_mask.h"
+#include "dfi/engine/model_options.h"
+#include "dfi/engine/record_sink.h"
+
+namespace dfi::engine {
+
+enum class EvaluationMode { Live, TeacherForced, DDTree };
+std::string_view evaluationModeName(EvaluationMode mode);  // "live", "teacher-forced", "ddtree"
+
+// Which positions of the greedy continuation get a teacher-forced block.
+struct AnchorSelection {
+  enum class Kind { LiveAnchors, Every, Random };
+  Kind kind = Kind::LiveAnchors;  // the anchors the live loop visited (the parity check)
+  int stride = 1;                 // Every: every stride-th generated position
+  int count = 0;                  // Random: this many generated positions...
+  std::uint64_t seed = 0;         // ...drawn with this seed
+};
+// "live", "every", "every:4", "random:64:7"; throws dfi::UsageError otherwise.
+AnchorSelection parseAnchorSelection(const std::string& text);
+
+struct EvaluationSettings {
+  std::filesystem::path target;
+  std::vector<std::filesystem::path> drafters;
+  std::filesystem::path prompts;
+  std::vector<EvaluationMode> modes{EvaluationMode::Live, EvaluationMode::TeacherForced,
+                                    EvaluationMode::DDTree};
+  std::vector<analysis::MaskVariant> maskVariants{analysis::MaskVariant::Reference};
+  AnchorSelection anchors;
+  int ddtreeBudget = 8;
+  int maxNewTokens = 128;
+  int topK = 8;  // per-slot top-k stored with every step (raised to the DDTree budget)
+  ModelOptions model;
+  bool chatTemplate = true;
+  bool enableThinking = false;
+  int shardIndex = 0;
+  int shardCount = 1;
+
+  std::string toJson() const;  // recorded with every run
+};
+
+struct EvaluationProgress {
+  std::int64_t done = 0;   // (drafter, prompt) pairs finished
+  std::int64_t total = 0;
+  double elapsedSeconds = 0;
+  double etaSeconds = 0;
+  std::string current;     // "drafter 1/2, prompt 3/10"
+};
+
+class CancellationToken {
+ public:
+  void cancel() { cancelled_ = true; }
+  bool cancelled() const { return cancelled_; }
+
+ private:
+  std::atomic<bool> cancelled_{false};
+};
+
+// One row per recorded run: tau in the three public conventions (analysis/acceptance.h).
+struct RunSummary {
+  session::RunId runId = 0;
+  std::string name;  // "<drafter dir>/<mode>/<variant>"
+  std::string drafter;
+  EvaluationMode mode = EvaluationMode::Live;
+  analysis::MaskVariant variant = analysis::MaskVariant::Reference;
+  std::int64_t steps = 0;
+  double tauReference = 0, tauSglang = 0, tauVllm = 0;
+};
+
+// Throws dfi::Error subclasses for bad inputs (before any compute where possible: every
+// drafter is checked against the target first) and dfi::CancelledError when cancelled; records
+// already in the sink stay there.
+std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, RecordSink& sink,
+                                      const std::function<void(const EvaluationProgress&)>& progress,
+                                      const CancellationToken& cancel);
+
+}  // namespace dfi::engine

@@ -1,0 +1,39 @@
+#pragma once
+// Loading what an evaluation needs: the target (model + tokenizer) and every drafter, each
+// drafter checked against the target before any weight is read, with their identities for
+// the run records.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "dfi/engine/evaluation.h"
+#include "dfi/session/records.h"
+#include "dfi/tokenizer/tokenizer.h"
+#include "dflash_drafter.h"
+#include "target_model.h"
+
+namespace dfi::engine {
+
+struct LoadedDrafter {
+  std::filesystem::path dir;
+  session::ModelIdentity identity;
+  std::unique_ptr<DFlashDrafter> model;
+};
+
+struct LoadedModels {
+  std::unique_ptr<TargetModel> target;
+  session::ModelIdentity targetIdentity;
+  // From the target's tokenizer.json; without one, prompts must be token ids and the session
+  // shows tokens by id.
+  std::optional<tokenizer::Tokenizer> tokenizer;
+  std::vector<LoadedDrafter> drafters;
+};
+
+LoadedModels loadModels(const EvaluationSettings& settings);
+
+// A drafter that shares `target`'s embedding and LM head.
+std::unique_ptr<DFlashDrafter> loadDrafter(const std::filesystem::path& dir, const TargetModel& target);
+
+}  // namespace dfi::engine

@@ -1,0 +1,236 @@
+// End-to-end evaluation on a tiny random Qwen3 target and DFlash drafter (the drafter oracle's
+// "live" fixture, written by transformers): every mode and two mask variants into a session,
+// then the session is read back and checked against the published definitions.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "dfi/base/error.h"
+#include "dfi/engine/evaluation.h"
+#include "dfi/engine/prompt_set.h"
+#include "dfi/session/reader.h"
+#include "dfi/session/writer.h"
+
+namespace fs = std::filesystem;
+using namespace dfi;
+namespace s = dfi::session;
+
+namespace {
+
+const fs::path kLiveDir = fs::path(DFI_BINARY_DIR) / "tests/oracle/drafter/live";
+
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("dfi_eval_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+fs::path writePrompts(const fs::path& dir) {
+  const fs::path file = dir / "prompts.jsonl";
+  std::ofstream out(file);
+  out << "# token ids below the mask id (15) of the fixture's vocabulary of 16\n"
+      << R"({"id": 10, "dataset": "fixture", "ids": [1, 4, 2, 7, 3]})" << "\n"
+      << R"({"id": 11, "ids": [9, 9, 0, 5]})" << "\n"
+      << "\n"
+      << R"({"id": 12, "ids": [6, 2, 8, 1, 1, 4, 12]})" << "\n";
+  return file;
+}
+
+engine::EvaluationSettings settingsFor(const fs::path& dir) {
+  engine::EvaluationSettings settings;
+  settings.target = kLiveDir / "target";
+  settings.drafters = {kLiveDir / "drafter"};
+  settings.prompts = writePrompts(dir);
+  settings.maskVariants = {analysis::MaskVariant::Reference, analysis::MaskVariant::AnchorVisible};
+  settings.maxNewTokens = 24;
+  settings.topK = 4;
+  settings.ddtreeBudget = 6;
+  settings.chatTemplate = false;
+  return settings;
+}
+
+std::vector<s::StepRecord> stepsOf(s::Reader& reader, s::RunId run) {
+  std::vector<s::StepRecord> steps;
+  reader.forEachStep(run, [&](const s::StepRecord& step) { steps.push_back(step); });
+  return steps;
+}
+
+}  // namespace
+
+class Evaluation : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir = scratch("all_modes");
+    session = dir / "run.dfi";
+    s::Writer writer(session.string());
+    engine::SessionSink sink(writer);
+    engine::CancellationToken cancel;
+    summaries = engine::runEvaluation(settingsFor(dir), sink, [&](const auto& p) { progress.push_back(p); }, cancel);
+    writer.close();
+  }
+  static inline fs::path dir, session;
+  static inline std::vector<engine::RunSummary> summaries;
+  static inline std::vector<engine::EvaluationProgress> progress;
+
+  s::RunId runNamed(const std::string& suffix) {
+    for (const auto& r : summaries)
+      if (r.name.ends_with(suffix)) return r.runId;
+    ADD_FAILURE() << "no run " << suffix;
+    return 0;
+  }
+};
+
+TEST_F(Evaluation, RecordsOneRunPerModeAndVariant) {
+  // live (reference only), teacher-forced x 2 variants, ddtree x 2 variants
+  ASSERT_EQ(summaries.size(), 5u);
+  s::Reader reader(session.string());
+  const auto runs = reader.runs();
+  ASSERT_EQ(runs.size(), 5u);
+  for (const auto& run : runs) {
+    EXPECT_EQ(reader.prompts(run.runId).size(), 3u) << run.name;
+    EXPECT_GT(run.finishedAt, run.startedAt) << run.name;
+    EXPECT_EQ(run.blockSize, 4);
+    EXPECT_EQ(run.topK, 6) << "top-k is raised to the DDTree budget";
+    EXPECT_FALSE(run.target.weightsSha256.empty());
+    EXPECT_EQ(nlohmann::json::parse(run.settingsJson)["max_new_tokens"], 24);
+  }
+  ASSERT_EQ(progress.size(), 3u);
+  EXPECT_EQ(progress.back().done, 3);
+  EXPECT_EQ(progress.back().total, 3);
+}
+
+// The heart of the parity check: at the anchors the live loop visited, teacher-forced
+// drafting with the reference mask drafts and accepts exactly what the live loop did.
+TEST_F(Evaluation, TeacherForcedReferenceEqualsLiveAtLiveAnchors) {
+  s::Reader reader(session.string());
+  const auto live = stepsOf(reader, runNamed("/live/reference"));
+  const auto tf = stepsOf(reader, runNamed("/teacher-forced/reference"));
+  ASSERT_EQ(live.size(), tf.size());
+  ASSERT_FALSE(live.empty());
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    EXPECT_EQ(tf[i].promptId, live[i].promptId);
+    EXPECT_EQ(tf[i].anchorPosition, live[i].anchorPosition);
+    EXPECT_EQ(tf[i].draftTokens, live[i].draftTokens) << "step " << i;
+    EXPECT_EQ(tf[i].acceptedCount, live[i].acceptedCount) << "step " << i;
+  }
+}
+
+// tau(reference) as the z-lab benchmark defines it, recomputed from the stored steps.
+TEST_F(Evaluation, SummaryTauIsTheMeanOfPerResponseMeans) {
+  s::Reader reader(session.string());
+  for (const auto& summary : summaries) {
+    std::map<s::PromptId, std::vector<int>> perPrompt;
+    for (const auto& step : stepsOf(reader, summary.runId)) perPrompt[step.promptId].push_back(step.acceptLength());
+    double sum = 0;
+    for (const auto& [prompt, lengths] : perPrompt)
+      sum += std::accumulate(lengths.begin(), lengths.end(), 0.0) / lengths.size();
+    EXPECT_NEAR(summary.tauReference, sum / perPrompt.size(), 1e-12) << summary.name;
+    EXPECT_EQ(summary.steps, static_cast<std::int64_t>(stepsOf(reader, summary.runId).size()));
+  }
+}
+
+TEST_F(Evaluation, StepsCarryTopKGarbleFlagsAndTokenStrings) {
+  s::Reader reader(session.string());
+  for (const auto& step : stepsOf(reader, runNamed("/live/reference"))) {
+    ASSERT_EQ(step.topKIds.size(), step.draftTokens.size() * 6);
+    for (std::size_t slot = 0; slot < step.draftTokens.size(); ++slot) {
+      EXPECT_EQ(step.topKIds[slot * 6], step.draftTokens[slot]) << "greedy draft is the top-1";
+      for (int r = 1; r < 6; ++r) EXPECT_GE(step.topKProbs[slot * 6 + r - 1], step.topKProbs[slot * 6 + r]);
+    }
+    EXPECT_EQ(step.garbleFlags.size(), step.draftTokens.size());
+    EXPECT_TRUE(reader.tokenString(step.anchorToken).has_value());
+  }
+}
+
+// DDTree's accepted path follows the target's greedy tokens, root included, and its length is
+// the step's acceptance length.
+TEST_F(Evaluation, DDTreeStepsMatchTheirTrees) {
+  s::Reader reader(session.string());
+  const auto steps = stepsOf(reader, runNamed("/ddtree/reference"));
+  ASSERT_FALSE(steps.empty());
+  for (const auto& step : steps) {
+    const auto tree = reader.tree(step.stepId);
+    ASSERT_TRUE(tree.has_value());
+    EXPECT_EQ(tree->nodeTokens.size(), 7u);  // root + budget 6
+    ASSERT_EQ(static_cast<int>(tree->acceptedPath.size()), step.acceptLength());
+    for (std::size_t d = 1; d < tree->acceptedPath.size(); ++d) {
+      const auto node = static_cast<std::size_t>(tree->acceptedPath[d]);
+      EXPECT_EQ(tree->parents[node], tree->acceptedPath[d - 1]);
+      EXPECT_EQ(tree->nodeTokens[node], step.targetTokens[d - 1]);
+    }
+  }
+}
+
+TEST_F(Evaluation, VariantStepsAreLabelled) {
+  s::Reader reader(session.string());
+  for (const auto& step : stepsOf(reader, runNamed("/teacher-forced/anchor-visible")))
+    EXPECT_EQ(step.maskVariant, "anchor-visible");
+}
+
+TEST(EvaluationErrors, MismatchedDrafterIsRefusedBeforeAnyCompute) {
+  const fs::path dir = scratch("mismatch");
+  fs::copy(kLiveDir / "drafter", dir / "bad_drafter");
+  auto config = nlohmann::json::parse(std::ifstream(dir / "bad_drafter/config.json"));
+  config["dflash_config"]["target_layer_ids"] = {1, 9};  // the target has 4 layers
+  std::ofstream(dir / "bad_drafter/config.json") << config.dump();
+  auto settings = settingsFor(dir);
+  settings.drafters = {kLiveDir / "drafter", dir / "bad_drafter"};
+  s::Writer writer((dir / "run.dfi").string());
+  engine::SessionSink sink(writer);
+  try {
+    engine::runEvaluation(settings, sink, {}, engine::CancellationToken{});
+    FAIL() << "expected a ValidationError";
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("target_layer_ids"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bad_drafter"), std::string::npos) << e.what();
+  }
+  writer.close();
+  EXPECT_TRUE(s::Reader((dir / "run.dfi").string()).runs().empty());
+}
+
+TEST(EvaluationErrors, CancellingKeepsAValidSession) {
+  const fs::path dir = scratch("cancel");
+  s::Writer writer((dir / "run.dfi").string());
+  engine::SessionSink sink(writer);
+  engine::CancellationToken cancel;
+  auto settings = settingsFor(dir);
+  // Cancel once the first prompt is done: its steps stay, the rest never starts.
+  EXPECT_THROW(engine::runEvaluation(settings, sink, [&](const auto&) { cancel.cancel(); }, cancel),
+               CancelledError);
+  writer.close();
+  s::Reader reader((dir / "run.dfi").string());
+  ASSERT_EQ(reader.runs().size(), 5u);
+  EXPECT_GT(reader.stepCount(reader.runs().front().runId), 0);
+  EXPECT_EQ(reader.prompts(reader.runs().front().runId).size(), 1u);
+}
+
+TEST(PromptSet, MalformedLinesNameFileLineAndField) {
+  const fs::path dir = scratch("prompts");
+  auto expectError = [&](const std::string& line, const std::string& field) {
+    std::ofstream(dir / "p.jsonl") << R"({"prompt": "ok"})" << "\n" << line << "\n";
+    try {
+      engine::loadPromptSet(dir / "p.jsonl");
+      ADD_FAILURE() << "accepted: " << line;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.context().file, (dir / "p.jsonl").string());
+      EXPECT_NE(e.context().item.find("line 2"), std::string::npos) << e.what();
+      EXPECT_NE(e.context().item.find(field), std::string::npos) << e.what();
+    }
+  };
+  expectError("{not json", "line 2");
+  expectError(R"({"ids": [1, -2]})", "ids");
+  expectError(R"({"prompt": "a", "ids": [1]})", "prompt");
+  expectError(R"({"messages": [{"role": "user"}]})", "messages[0]");
+  expectError(R"({"id": 0, "prompt": "dup"})", "id");
+  const auto shard = engine::shardOf(engine::loadPromptSet(writePrompts(dir)), 1, 2);
+  ASSERT_EQ(shard.size(), 1u);
+  EXPECT_EQ(shard[0].id, 11);
+  EXPECT_THROW(engine::shardOf({}, 2, 2), UsageError);
+}
