@@ -30,6 +30,10 @@ std::int64_t maxId(Database& db, const char* table, const char* column) {
 
 }  // namespace
 
+// Where a record sits in the stream: a batch may be committed before a block starts, never
+// inside one.
+enum class Boundary { StartsBlock, PartOfBlock };
+
 struct Writer::Impl {
   std::string path;
   WriterOptions options;
@@ -82,12 +86,16 @@ struct Writer::Impl {
 
   ErrorContext where(const std::string& item) const { return {.file = path, .item = item}; }
 
-  // Runs one record's inserts inside the current batch. A rejected record (ValidationError)
-  // leaves the batch intact; any other failure rolls the batch back and ends the writer.
+  // Runs one record's inserts inside the current batch. A due batch is committed only before a
+  // record that starts a new block (a step, prompt or run), so a step and the tree, statistics
+  // and tensors that follow it always become visible together. A rejected record
+  // (ValidationError) leaves the batch intact; any other failure rolls the batch back and ends
+  // the writer.
   template <typename Insert>
-  void record(Insert&& insert) {
+  void record(Boundary boundary, Insert&& insert) {
     if (closed) throw UsageError("session writer is closed", where(""));
     if (failed) throw IoError("session writer stopped after an earlier error", where(""));
+    if (boundary == Boundary::StartsBlock && batchDue()) commit();
     try {
       if (!db->inTransaction()) {
         db->exec("BEGIN IMMEDIATE", "transaction");
@@ -101,8 +109,11 @@ struct Writer::Impl {
       throw;
     }
     ++pending;
-    if (pending >= options.batchRecords || std::chrono::steady_clock::now() - batchStart >= options.batchInterval)
-      commit();
+  }
+
+  bool batchDue() const {
+    return db->inTransaction() &&
+           (pending >= options.batchRecords || std::chrono::steady_clock::now() - batchStart >= options.batchInterval);
   }
 
   void commit() {
@@ -179,7 +190,7 @@ RunId Writer::addRun(const RunRecord& run) {
     impl_->checkJson(*text, field);
   if (run.topK < 0 || run.blockSize < 0) throw ValidationError("negative top_k or block_size", impl_->where("runs"));
   const RunId id = impl_->lastRun + 1;
-  impl_->record([&] {
+  impl_->record(Boundary::StartsBlock, [&] {
     Statement& st = impl_->insertRun;
     auto guard = st.use();
     st.bind(1, id);
@@ -209,7 +220,7 @@ RunId Writer::addRun(const RunRecord& run) {
 
 void Writer::finishRun(RunId run, double finishedAt, const std::string& timingsJson) {
   impl_->checkJson(timingsJson, "timings_json");
-  impl_->record([&] {
+  impl_->record(Boundary::StartsBlock, [&] {
     Statement& st = impl_->finishRun;
     auto guard = st.use();
     st.bind(1, run);
@@ -220,7 +231,7 @@ void Writer::finishRun(RunId run, double finishedAt, const std::string& timingsJ
 }
 
 void Writer::addPrompt(const PromptRecord& prompt) {
-  impl_->record([&] {
+  impl_->record(Boundary::StartsBlock, [&] {
     Statement& st = impl_->insertPrompt;
     auto guard = st.use();
     st.bind(1, prompt.runId);
@@ -242,7 +253,7 @@ StepId Writer::addStep(const StepRecord& step) {
   if (auto problem = detail::stepProblem(step, run->second))
     throw ValidationError(*problem, impl_->where("steps"));
   const StepId id = impl_->lastStep + 1;
-  impl_->record([&] {
+  impl_->record(Boundary::StartsBlock, [&] {
     Statement& st = impl_->insertStep;
     auto& scratch = impl_->scratch;
     auto guard = st.use();
@@ -269,7 +280,7 @@ StepId Writer::addStep(const StepRecord& step) {
 
 void Writer::addTree(const TreeRecord& tree) {
   if (auto problem = detail::treeProblem(tree)) throw ValidationError(*problem, impl_->where("trees"));
-  impl_->record([&] {
+  impl_->record(Boundary::PartOfBlock, [&] {
     Statement& st = impl_->insertTree;
     auto& scratch = impl_->scratch;
     auto guard = st.use();
@@ -283,7 +294,7 @@ void Writer::addTree(const TreeRecord& tree) {
 }
 
 void Writer::addStatistic(const StatisticRecord& statistic) {
-  impl_->record([&] {
+  impl_->record(Boundary::PartOfBlock, [&] {
     Statement& st = impl_->insertStatistic;
     auto guard = st.use();
     st.bind(1, statistic.runId);
@@ -306,7 +317,7 @@ TensorId Writer::addTensor(const TensorRecord& tensor) {
                               " bytes of data, its shape and dtype need " + std::to_string(tiles.totalBytes),
                           impl_->where("tensors"));
   const TensorId id = impl_->lastTensor + 1;
-  impl_->record([&] {
+  impl_->record(Boundary::PartOfBlock, [&] {
     Statement& st = impl_->insertTensor;
     {
       auto guard = st.use();
@@ -338,7 +349,7 @@ TensorId Writer::addTensor(const TensorRecord& tensor) {
 }
 
 void Writer::addTokenStrings(std::span<const TokenString> strings) {
-  impl_->record([&] {
+  impl_->record(Boundary::PartOfBlock, [&] {
     Statement& insert = impl_->insertToken;
     Statement& select = impl_->selectToken;
     for (const TokenString& token : strings) {
@@ -363,7 +374,7 @@ void Writer::addTokenStrings(std::span<const TokenString> strings) {
 
 AnnotationId Writer::addAnnotation(const Annotation& annotation) {
   const AnnotationId id = impl_->lastAnnotation + 1;
-  impl_->record([&] {
+  impl_->record(Boundary::PartOfBlock, [&] {
     Statement& st = impl_->insertAnnotation;
     auto guard = st.use();
     st.bind(1, id);

@@ -1,6 +1,8 @@
 #pragma once
 // Writes a session file while a run is recorded. Records are batched into transactions
-// (commit every N records, every T milliseconds, and on flush()); the file is in WAL mode
+// (commit every N records or every T milliseconds, at the start of the next step, prompt or
+// run so that a step and its tree, statistics and tensors commit together; and on flush());
+// the file is in WAL mode
 // while open, so a reader can follow it and a crash loses at most the uncommitted batch.
 // close() checkpoints and returns the file to a single self-contained file (journal DELETE).
 
