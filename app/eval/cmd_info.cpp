@@ -1,6 +1,7 @@
 // `dflash-eval info PATH` and `dflash-eval info --drafter DIR --target DIR`: what a checkpoint
-// is (kind, geometry, dtype mix, parameter count, config validation) and whether a drafter
-// fits a target. Exit code 0 when everything is valid and compatible, 5 otherwise.
+// is (kind, geometry, dtype mix, parameter count, config validation, tensor layout against the
+// config) and whether a drafter fits a target. Exit code 0 when everything is valid and
+// compatible, 5 otherwise.
 
 #include <iostream>
 #include <optional>
@@ -32,14 +33,14 @@ int runInfo(const InfoOptions& o) {
   bool ok = true;
   if (!o.path.empty()) {
     document["model"] = describeModel(o.path);
-    ok = ok && document["model"]["validation"]["valid"].get<bool>();
+    ok = ok && modelIsClean(document["model"]);
   }
   if (pair) {
     const nlohmann::json p = describePair(o.drafter, o.target);
     document["drafter"] = p["drafter"];
     document["target"] = p["target"];
     document["compatibility"] = p["compatibility"];
-    ok = ok && p["compatibility"]["compatible"].get<bool>();
+    ok = ok && p["compatibility"]["compatible"].get<bool>() && modelIsClean(p["drafter"]) && modelIsClean(p["target"]);
   }
 
   if (o.json) {

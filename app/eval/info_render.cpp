@@ -117,6 +117,20 @@ std::string renderModel(const json& m) {
     out << "\n";
   }
   weights(out, m["weights"]);
+  if (const json& layout = m["weight_layout"]; !layout.is_null()) {
+    const json& issues = layout["issues"];
+    if (issues.empty()) {
+      out << "  layout     all " << layout["expected_tensors"] << " tensors the config implies, with their shapes\n";
+    } else {
+      out << "  layout     " << issues.size() << " tensor(s) differ from what the config implies:\n";
+      constexpr std::size_t kShown = 20;
+      for (std::size_t i = 0; i < issues.size() && i < kShown; ++i)
+        out << "    " << issues[i]["tensor"].get<std::string>() << ": config implies "
+            << issues[i]["expected"].get<std::string>() << ", checkpoint has " << issues[i]["found"].get<std::string>()
+            << "\n";
+      if (issues.size() > kShown) out << "    ... and " << issues.size() - kShown << " more (--json lists all)\n";
+    }
+  }
   const json& v = m["validation"];
   if (v["valid"].get<bool>()) {
     out << "  config     valid\n";

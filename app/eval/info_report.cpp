@@ -5,6 +5,7 @@
 #include "dfi/tensorfile/compatibility.h"
 #include "dfi/tensorfile/config_error.h"
 #include "dfi/tensorfile/config_kind.h"
+#include "dfi/tensorfile/weight_layout.h"
 #include "dfi/tensorfile/weights_summary.h"
 
 namespace dfi::eval {
@@ -106,6 +107,17 @@ json weightsJson(const fs::path& modelDir) {
           {"header_sha256", s.headerSha256}};
 }
 
+// The tensors the config implies against the checkpoint's headers; null when there are no
+// weights, or no layout is known for the family.
+json layoutJson(const fs::path& modelDir, const std::optional<std::vector<ExpectedTensor>>& expected,
+                const NameMapping& mapping) {
+  if (!expected || !hasWeights(modelDir)) return nullptr;
+  json issues = json::array();
+  for (const LayoutIssue& i : checkWeightLayout(*expected, Checkpoint::open(modelDir, mapping)))
+    issues.push_back({{"tensor", i.tensor}, {"expected", i.expected}, {"found", i.found}});
+  return {{"expected_tensors", expected->size()}, {"issues", issues}};
+}
+
 json problemsJson(const std::vector<ConfigProblem>& problems) {
   json list = json::array();
   for (const ConfigProblem& p : problems) list.push_back({{"field", p.field}, {"message", p.message}});
@@ -119,19 +131,33 @@ std::optional<Checkpoint> openIfPresent(const fs::path& modelDir) {
 
 }  // namespace
 
+bool modelIsClean(const json& model) {
+  const json& layout = model["weight_layout"];
+  return model["validation"]["valid"].get<bool>() && (layout.is_null() || layout["issues"].empty());
+}
+
 json describeModel(const fs::path& dirOrConfig) {
   const fs::path configPath = configPathOf(dirOrConfig);
   const ConfigKind kind = detectConfigKindOf(configPath);
   json j = {{"path", dirOrConfig.string()}, {"config", configPath.string()}, {"kind", configKindName(kind)}};
+  const fs::path modelDir = modelDirOf(dirOrConfig);
   try {
-    j["geometry"] = kind == ConfigKind::Target ? targetJson(parseTargetConfig(configPath))
-                                               : drafterJson(parseDrafterConfig(configPath));
+    if (kind == ConfigKind::Target) {
+      const TargetConfig config = parseTargetConfig(configPath);
+      j["geometry"] = targetJson(config);
+      j["weight_layout"] = layoutJson(modelDir, expectedTargetTensors(config), NameMapping::qwenText());
+    } else {
+      const DrafterConfig config = parseDrafterConfig(configPath);
+      j["geometry"] = drafterJson(config);
+      j["weight_layout"] = layoutJson(modelDir, expectedDrafterTensors(config), NameMapping::identity());
+    }
     j["validation"] = {{"valid", true}, {"problems", json::array()}};
   } catch (const ConfigValidationError& e) {
     j["geometry"] = nullptr;
     j["validation"] = {{"valid", false}, {"problems", problemsJson(e.problems())}};
+    j["weight_layout"] = nullptr;
   }
-  j["weights"] = weightsJson(modelDirOf(dirOrConfig));
+  j["weights"] = weightsJson(modelDir);
   return j;
 }
 

@@ -10,13 +10,17 @@
 
 namespace dfi::eval {
 
-// A model directory (or its config.json). Config problems are reported in "validation"
-// rather than thrown; unreadable or malformed files still throw dfi::Error.
+// A model directory (or its config.json). Config problems ("validation") and tensors that do
+// not match the config ("weight_layout") are reported rather than thrown; unreadable or
+// malformed files still throw dfi::Error.
 nlohmann::json describeModel(const std::filesystem::path& dirOrConfig);
 
 // Both models plus the compatibility report of the drafter against the target. Invalid
 // configs throw (the error lists every problem) since nothing can be compared then.
 nlohmann::json describePair(const std::filesystem::path& drafter, const std::filesystem::path& target);
+
+// Valid config, and weights (if any) laid out as the config implies.
+bool modelIsClean(const nlohmann::json& model);
 
 std::string renderModel(const nlohmann::json& model);
 std::string renderCompatibility(const nlohmann::json& compatibility);

@@ -1,5 +1,6 @@
 """Runs `dflash-eval info` on the checkpoints gen_info_models.py wrote and compares what it
-reports with what the safetensors package read (expected.json), then checks the
+reports with what the safetensors package read (expected.json), checks that the tensors
+transformers wrote are exactly the ones the config implies, then checks the
 compatibility reports of a good and a bad drafter/target pairing and the exit codes.
 
 Usage: check_info.py DFLASH_EVAL MODELS_DIR
@@ -28,9 +29,17 @@ def info_json(binary, *args, expect_rc=EXIT_OK):
 
 def check_inventory(binary, models, expected):
     for name, want in expected.items():
-        got = info_json(binary, models / name)["model"]
+        # drafter_bad's fc.weight is wider than its config implies: a layout issue, exit 5.
+        bad_layout = name == "drafter_bad"
+        got = info_json(binary, models / name, expect_rc=EXIT_VALIDATION if bad_layout else EXIT_OK)["model"]
         assert got["kind"] == ("drafter" if name.startswith("drafter") else "target"), (name, got["kind"])
         assert got["validation"]["valid"], (name, got["validation"])
+        layout = got["weight_layout"]["issues"]
+        if bad_layout:
+            assert layout == [{"tensor": "fc.weight", "expected": "[64, 128]", "found": "[64, 192]"}], layout
+        else:
+            # The tensors transformers (or the DFlash layout) wrote are exactly what the config implies.
+            assert layout == [], (name, layout)
         w = got["weights"]
         for key in ("tensors", "parameters", "bytes", "skipped_parameters"):
             assert w[key] == want[key], f"{name}: {key} {w[key]} != {want[key]}"

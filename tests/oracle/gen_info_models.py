@@ -25,10 +25,10 @@ HIDDEN, LAYERS, VOCAB = 64, 6, 512
 BYTES_PER = {"BF16": 2, "F16": 2, "F32": 4}
 
 
-def save_qwen3(out):
+def save_qwen3(out, tied=False, bias=False):
     config = Qwen3Config(hidden_size=HIDDEN, intermediate_size=128, num_hidden_layers=LAYERS, num_attention_heads=4,
-                         num_key_value_heads=2, head_dim=16, vocab_size=VOCAB, tie_word_embeddings=False,
-                         rope_parameters={"rope_type": "default", "rope_theta": 1e6})
+                         num_key_value_heads=2, head_dim=16, vocab_size=VOCAB, tie_word_embeddings=tied,
+                         attention_bias=bias, rope_parameters={"rope_type": "default", "rope_theta": 1e6})
     model = Qwen3ForCausalLM(config).to(torch.bfloat16)
     model.save_pretrained(out)
     return model.num_parameters()
@@ -107,6 +107,7 @@ def main():
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     hf_counts = {"target_qwen3": save_qwen3(out / "target_qwen3"),
+                 "target_qwen3_tied_bias": save_qwen3(out / "target_qwen3_tied_bias", tied=True, bias=True),
                  "target_qwen3_5": save_qwen3_5(out / "target_qwen3_5")}
     save_drafter(out / "drafter_good", taps=[1, 3], fc_in=2 * HIDDEN, mask_token_id=VOCAB - 1)
     # fc built for three taps while the config names two; mask id past the embedding; last-layer tap.

@@ -1,17 +1,12 @@
 #include "dfi/tensorfile/compatibility.h"
 
 #include "dfi/base/error.h"
+#include "dfi/tensorfile/weight_layout.h"
 
 namespace dfi::tensorfile {
 namespace {
 
 std::string str(std::int64_t v) { return std::to_string(v); }
-
-std::string shapeText(const std::vector<std::int64_t>& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + str(shape[i]);
-  return out + "]";
-}
 
 class ReportBuilder {
  public:
@@ -43,16 +38,16 @@ void checkWidths(const DrafterConfig& d, const TargetConfig& t, const Checkpoint
   const std::int64_t taps = static_cast<std::int64_t>(d.targetLayerIds.size());
   const std::int64_t expectedIn = taps * t.hiddenSize;
   if (fc.size() != 2) {
-    r.error("fc.weight", shapeText(fc), "[" + str(d.hiddenSize) + ", " + str(expectedIn) + "]",
+    r.error("fc.weight", shapeToString(fc), shapeToString({d.hiddenSize, expectedIn}),
             "fc.weight must be a matrix [drafter hidden, taps x target hidden]");
     return;
   }
   if (fc[1] != expectedIn)
-    r.error("fc.weight", shapeText(fc),
+    r.error("fc.weight", shapeToString(fc),
             str(taps) + " taps x hidden " + str(t.hiddenSize) + " = " + str(expectedIn),
             "fc input width must be the number of target layer taps times the target hidden size");
   if (fc[0] != d.hiddenSize)
-    r.error("fc.weight", shapeText(fc), "drafter hidden_size " + str(d.hiddenSize),
+    r.error("fc.weight", shapeToString(fc), "drafter hidden_size " + str(d.hiddenSize),
             "fc output width must be the drafter's hidden size");
 }
 
@@ -115,8 +110,8 @@ void CompatibilityReport::throwIfIncompatible(const std::string& drafterOrigin,
                      std::to_string(count(Severity::Error)) + " error(s)):";
   for (const CompatibilityIssue& issue : issues) {
     if (issue.severity != Severity::Error) continue;
-    text += "\n  " + issue.field + ": drafter " + issue.drafterValue + ", target " + issue.targetValue + ": " +
-            issue.message;
+    text.append("\n  ").append(issue.field).append(": drafter ").append(issue.drafterValue);
+    text.append(", target ").append(issue.targetValue).append(": ").append(issue.message);
   }
   throw ValidationError(text, ErrorContext{.file = drafterOrigin});
 }
