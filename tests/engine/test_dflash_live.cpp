@@ -17,7 +17,6 @@
 #include "dfi/tensorfile/drafter_config.h"
 #include "dflash_decode.h"
 #include "dflash_teacher_forced.h"
-#include "weight_loader.h"
 
 namespace dfi::engine {
 namespace {
@@ -30,16 +29,11 @@ class LiveLoop : public ::testing::Test {
     target = TargetModel::load(kLiveDir / "target", ModelOptions{}).release();
     const tensorfile::DrafterConfig config = tensorfile::parseDrafterConfig(
         kLiveDir / "drafter/config.json", target->config().numHiddenLayers);
-    // The drafter shares the target's embedding and LM head. TargetModel does not hand out its
-    // tensors (yet), so the test reads the same ones from the target checkpoint.
-    const tensorfile::Checkpoint checkpoint = tensorfile::Checkpoint::open(kLiveDir / "target");
-    const WeightLoader loader(checkpoint, at::kFloat);
-    const std::int64_t v = target->config().vocabSize, h = target->config().hiddenSize;
-    TargetHead head{loader.load("model.embed_tokens.weight", {v, h}, at::kCPU).clone(),
-                    loader.load("lm_head.weight", {v, h}, at::kCPU).clone()};
-    drafter = new DFlashDrafter(
-        config, loadDrafterWeights(kLiveDir / "drafter", config, static_cast<int>(h), at::kFloat, at::kCPU),
-        head);
+    // The drafter shares the target's embedding and LM head tensors (no copies).
+    drafter = new DFlashDrafter(config,
+                                loadDrafterWeights(kLiveDir / "drafter", config, target->config().hiddenSize,
+                                                   at::kFloat, at::kCPU),
+                                {target->embeddingWeight(), target->lmHeadWeight()});
   }
   static void TearDownTestSuite() {
     delete drafter;

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include <ATen/TensorOperators.h>
-#include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/full.h>
@@ -37,10 +36,6 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const at::Tens
 at::Tensor maskTensor(const std::vector<std::uint8_t>& mask, std::int64_t rows, std::int64_t columns,
                       at::Device device) {
   return at::tensor(mask, at::kByte).view({rows, columns}).to(device, at::kBool);
-}
-
-at::Tensor positionsTensor(const std::vector<std::int64_t>& positions, at::Device device) {
-  return at::tensor(positions, at::kLong).to(device);
 }
 
 void require(bool ok, const std::string& item, const std::string& message) {
@@ -100,7 +95,7 @@ at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newCont
   QueryLayout layout;
   std::vector<std::int64_t> positions;
   for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
-  layout.positions = positionsTensor(positions, device_);
+  layout.positions = std::move(positions);
   for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
     if (!hasLayersOf(kind)) continue;
     at::Tensor mask = maskTensor(analysis::inferenceMask(maskSpec(variant, kind), anchor), b,
@@ -154,7 +149,7 @@ at::Tensor DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Te
   for (std::int64_t anchor : anchors)
     for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
   QueryLayout layout;
-  layout.positions = positionsTensor(positions, device_);
+  layout.positions = std::move(positions);
   for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
     if (!hasLayersOf(kind)) continue;
     at::Tensor mask = maskTensor(analysis::trainingMask(maskSpec(variant, kind), anchors, length),
@@ -179,8 +174,7 @@ at::Tensor DFlashDrafter::decode(at::Tensor h, const at::Tensor& ctx, const Quer
                                  DrafterKvCache& cache) const {
   const std::int64_t contextStart = cache.length();
   const RotaryAngles blockAngles = anglesAt(layout.positions);
-  const RotaryAngles contextAngles =
-      anglesAt(at::arange(contextStart, contextStart + ctx.size(0), at::TensorOptions().dtype(at::kLong).device(device_)));
+  const RotaryAngles contextAngles = rotary_.angles(contextStart, ctx.size(0), dtype_, device_);
   const double eps = config_.rmsNormEps;
   for (int i = 0; i < config_.numHiddenLayers; ++i) {
     const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(i)];
@@ -239,13 +233,14 @@ at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Te
   return project(out, w.oProj);
 }
 
-RotaryAngles DFlashDrafter::anglesAt(const at::Tensor& positions) const {
-  if (positions.numel() == 0) return rotary_.angles(0, 0, dtype_, device_);
-  const std::int64_t first = positions.min().item<std::int64_t>();
-  const std::int64_t last = positions.max().item<std::int64_t>();
-  const RotaryAngles table = rotary_.angles(first, last - first + 1, dtype_, device_);
-  const at::Tensor rows = positions - first;
-  return {table.cos.index_select(0, rows), table.sin.index_select(0, rows)};
+RotaryAngles DFlashDrafter::anglesAt(const std::vector<std::int64_t>& positions) const {
+  if (positions.empty()) return rotary_.angles(0, 0, dtype_, device_);
+  const auto [lowest, highest] = std::minmax_element(positions.begin(), positions.end());
+  const RotaryAngles table = rotary_.angles(*lowest, *highest - *lowest + 1, dtype_, device_);
+  std::vector<std::int64_t> rows;
+  for (std::int64_t p : positions) rows.push_back(p - *lowest);
+  const at::Tensor index = at::tensor(rows, at::kLong).to(device_);
+  return {table.cos.index_select(0, index), table.sin.index_select(0, index)};
 }
 
 bool DFlashDrafter::isSliding(int layer) const {

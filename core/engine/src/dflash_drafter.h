@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 
@@ -64,7 +65,7 @@ class DFlashDrafter {
 
  private:
   struct QueryLayout {
-    at::Tensor positions;     // [Q] int64: RoPE position of every block row
+    std::vector<std::int64_t> positions;  // RoPE position of every block row (host: no sync)
     at::Tensor fullMask;      // [Q, Kv] bool; undefined when no layer of that kind exists
     at::Tensor slidingMask;
   };
@@ -85,7 +86,7 @@ class DFlashDrafter {
   // Keys (RoPE'd) and values [kvHeads, n, headDim] of `layer` for rows `x` [n, H].
   std::pair<at::Tensor, at::Tensor> keysValues(int layer, const at::Tensor& x,
                                                const RotaryAngles& angles) const;
-  RotaryAngles anglesAt(const at::Tensor& positions) const;
+  RotaryAngles anglesAt(const std::vector<std::int64_t>& positions) const;
   bool isSliding(int layer) const;
   analysis::MaskSpec maskSpec(analysis::MaskVariant variant, analysis::LayerAttention kind) const;
   bool hasLayersOf(analysis::LayerAttention kind) const;
