@@ -90,6 +90,11 @@ class TestNavigator : public QObject {
     QCOMPARE(selection.prompt, 1);
     QVERIFY(selection.step > 0);
     QCOMPARE(model.indexOf(selection), firstStep);
+
+    // A step the first pass already counted (committed while the file was being opened) is
+    // not added a second time when the follower reports it.
+    model.appendSteps({*context->step(selection.step)});
+    QCOMPARE(dump(model), expected);
   }
 
   void filtersNarrowTheTree() {

@@ -1,6 +1,6 @@
 #include "models/navigator_model.h"
 
-#include <QFileInfo>
+#include <algorithm>
 
 #include "context/session_context.h"
 
@@ -26,6 +26,7 @@ NavigatorModel::Step NavigatorModel::summarize(const session::StepRecord& step) 
 void NavigatorModel::reload() {
   beginResetModel();
   runs_.clear();
+  lastStep_ = 0;
   if (context_->isOpen()) {
     for (session::RunRecord& record : context_->runs()) {
       Run run;
@@ -42,6 +43,7 @@ void NavigatorModel::reload() {
         Run& run = runs_[static_cast<std::size_t>(r)];
         Prompt& prompt = run.prompts[static_cast<std::size_t>(ensurePrompt(r, s.promptId, false))];
         const Step step = summarize(s);
+        lastStep_ = std::max(lastStep_, step.id);
         prompt.steps.push_back(step);
         prompt.acceptSum += step.acceptLength;
         prompt.garbledSteps += step.garbledSlots > 0;
@@ -80,6 +82,8 @@ int NavigatorModel::ensurePrompt(int runRow, session::PromptId promptId, bool no
 
 void NavigatorModel::appendSteps(const std::vector<session::StepRecord>& steps) {
   for (const session::StepRecord& s : steps) {
+    if (s.stepId <= lastStep_) continue;
+    lastStep_ = s.stepId;
     int r = runRowOf(s.runId);
     if (r < 0) {
       std::optional<session::RunRecord> record = context_->run(s.runId);

@@ -85,6 +85,9 @@ class NavigatorModel : public QAbstractItemModel {
 
   SessionContext* context_;
   std::vector<Run> runs_;
+  // Step ids grow in write order: a step at or below this one is already in the tree (a
+  // step committed between the reader's open and the first pass arrives twice otherwise).
+  session::StepId lastStep_ = 0;
 };
 
 }  // namespace dfi::ui

@@ -235,8 +235,13 @@ void MaskView::onSelectionChanged(const Selection& selection) {
   runBlockSize_ = run && run->blockSize > 0 ? run->blockSize : static_cast<int>(step_->draftTokens.size()) + 1;
   if (loadedResponse_.run != step_->runId || loadedResponse_.prompt != step_->promptId)
     loadResponse({step_->runId, step_->promptId, 0});
-  const auto variant = analysis::parseMaskVariant(step_->maskVariant).value_or(analysis::MaskVariant::Reference);
-  controls_->showBlockGeometry(step_->anchorPosition, runBlockSize_, variant);
+  std::optional<analysis::MaskVariant> variant = analysis::parseMaskVariant(step_->maskVariant);
+  if (!variant) {
+    dfi::logger("ui")->warn("step {} ran with mask variant '{}', which this build does not know; showing the reference",
+                            step_->stepId, step_->maskVariant);
+    variant = analysis::MaskVariant::Reference;
+  }
+  controls_->showBlockGeometry(step_->anchorPosition, runBlockSize_, *variant);
   rebuild();
 }
 
