@@ -4,7 +4,8 @@
 //   - invalid UTF-8 is refused with dfi::FormatError, never a crash;
 //   - text already in NFC decodes back to itself;
 //   - decoding the input read as token ids gives valid UTF-8, and streaming it through the
-//     IncrementalDecoder gives the same text.
+//     IncrementalDecoder gives the same text;
+//   - display forms are valid UTF-8, and chat templates render any text as message content.
 
 #include <cstdint>
 #include <cstdlib>
@@ -18,6 +19,8 @@
 
 #include "dfi/base/error.h"
 #include "dfi/tokenizer/byte_level.h"
+#include "dfi/tokenizer/chat_template.h"
+#include "dfi/tokenizer/display_token.h"
 #include "dfi/tokenizer/incremental_decoder.h"
 #include "dfi/tokenizer/tokenizer.h"
 #include "dfi/tokenizer/utf8.h"
@@ -106,7 +109,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     const auto ids = tok.encode(text);
     if (isNfc(text) && tok.decode(ids) != text) std::abort();
+    const std::vector<dfi::tokenizer::ChatMessage> messages{{"user", "q"}, {"assistant", text}, {"user", text}};
+    for (const auto kind : {dfi::tokenizer::ChatTemplateKind::Qwen3, dfi::tokenizer::ChatTemplateKind::Qwen3_5})
+      if (dfi::tokenizer::applyChatTemplate(kind, messages, true, size % 2 == 0).find("<|im_start|>user\nq") == std::string::npos)
+        std::abort();
   }
+  if (utf8::firstInvalidByte(dfi::tokenizer::displayBytes(text))) std::abort();
 
   std::vector<std::int32_t> ids(size / 4);
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -117,6 +125,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const bool skip : {false, true}) {
     const std::string decoded = tok.decode(ids, skip);
     if (utf8::firstInvalidByte(decoded)) std::abort();
+    for (const auto id : ids)
+      if (utf8::firstInvalidByte(tok.displayToken(id))) std::abort();
     dfi::tokenizer::IncrementalDecoder stream(tok, skip);
     std::string streamed;
     for (const auto id : ids) streamed += stream.push(id);
