@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "dfi/base/log_text.h"
 #include "weight_loader.h"
 
 namespace dfi::engine {
@@ -58,11 +59,13 @@ DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
   std::map<std::string, at::Tensor> loaded;
   for (const ExpectedTensor& t : expected) loaded[t.name] = loader.load(t.name, t.shape, device);
 
+  // An embedding, an LM head or DFlash2 extras are not part of the DFlash forward; say so
+  // rather than silently running something other than what the checkpoint's authors trained.
   std::set<std::string> known;
   for (const ExpectedTensor& t : expected) known.insert(t.name);
-  std::vector<std::string> unused;
   for (const std::string& name : checkpoint->names())
-    if (!known.contains(name)) unused.push_back(name);
+    if (!known.contains(name))
+      logText("engine", LogLevel::Warn, dir.string() + ": tensor " + name + " is not used by the DFlash drafter");
 
   auto take = [&loaded](const std::string& name) {
     auto it = loaded.find(name);
@@ -72,8 +75,7 @@ DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
                    .fc = take("fc.weight"),
                    .hiddenNorm = take("hidden_norm.weight"),
                    .layers = {},
-                   .norm = take("norm.weight"),
-                   .unusedTensors = std::move(unused)};
+                   .norm = take("norm.weight")};
   for (int i = 0; i < config.numHiddenLayers; ++i) {
     w.layers.push_back({
         .inputLayernorm = take(layerName(i, "input_layernorm.weight")),

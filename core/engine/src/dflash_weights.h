@@ -31,9 +31,6 @@ struct DrafterWeights {
   at::Tensor hiddenNorm;  // [H]
   std::vector<DrafterLayerWeights> layers;
   at::Tensor norm;        // [H]
-  // Stored tensors the DFlash forward does not use (an embedding, an LM head, DFlash2
-  // extras), for the caller to report: spdlog cannot be used next to libtorch's bundled fmt.
-  std::vector<std::string> unusedTensors;
 };
 
 struct ExpectedTensor {
@@ -49,7 +46,7 @@ std::vector<ExpectedTensor> expectedDrafterTensors(const tensorfile::DrafterConf
 // Reads a z-lab drafter directory (config.json's tensors in *.safetensors, names unprefixed or
 // under "model."), checks every tensor against the config (dfi::ValidationError naming the
 // file, the tensor and both shapes; a missing tensor names what was looked for) and moves it
-// to `dtype` on `device`.
+// to `dtype` on `device`. Tensors the forward does not use are logged as warnings.
 DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
                                   const tensorfile::DrafterConfig& config, int targetHiddenSize,
                                   at::ScalarType dtype, at::Device device);
