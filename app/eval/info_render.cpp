@@ -117,7 +117,10 @@ std::string renderModel(const json& m) {
     out << "\n";
   }
   weights(out, m["weights"]);
-  if (const json& layout = m["weight_layout"]; !layout.is_null()) {
+  if (const json& layout = m["weight_layout"]; layout.is_null()) {
+    if (!m["weights"].is_null() && m["validation"]["valid"].get<bool>())
+      out << "  layout     not checked (no fixed tensor layout known for this family)\n";
+  } else {
     const json& issues = layout["issues"];
     if (issues.empty()) {
       out << "  layout     all " << layout["expected_tensors"] << " tensors the config implies, with their shapes\n";

@@ -136,7 +136,7 @@ bool modelIsClean(const json& model) {
   return model["validation"]["valid"].get<bool>() && (layout.is_null() || layout["issues"].empty());
 }
 
-json describeModel(const fs::path& dirOrConfig) {
+json describeModel(const fs::path& dirOrConfig, std::optional<int> targetNumLayers) {
   const fs::path configPath = configPathOf(dirOrConfig);
   const ConfigKind kind = detectConfigKindOf(configPath);
   json j = {{"path", dirOrConfig.string()}, {"config", configPath.string()}, {"kind", configKindName(kind)}};
@@ -147,7 +147,7 @@ json describeModel(const fs::path& dirOrConfig) {
       j["geometry"] = targetJson(config);
       j["weight_layout"] = layoutJson(modelDir, expectedTargetTensors(config), NameMapping::qwenText());
     } else {
-      const DrafterConfig config = parseDrafterConfig(configPath);
+      const DrafterConfig config = parseDrafterConfig(configPath, targetNumLayers);
       j["geometry"] = drafterJson(config);
       j["weight_layout"] = layoutJson(modelDir, expectedDrafterTensors(config), NameMapping::identity());
     }
@@ -185,7 +185,9 @@ json describePair(const fs::path& drafter, const fs::path& target) {
                         {"checked_fc_weight", facts.drafterFcWeightShape.has_value()},
                         {"checked_embedding_rows", facts.targetEmbeddingRows.has_value()},
                         {"issues", issues}};
-  return {{"drafter", describeModel(drafter)}, {"target", describeModel(target)}, {"compatibility", compatibility}};
+  return {{"drafter", describeModel(drafter, t.numHiddenLayers)},
+          {"target", describeModel(target)},
+          {"compatibility", compatibility}};
 }
 
 }  // namespace dfi::eval

@@ -4,6 +4,7 @@
 // human form is rendered from the same document, so both always say the same thing.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -13,7 +14,8 @@ namespace dfi::eval {
 // A model directory (or its config.json). Config problems ("validation") and tensors that do
 // not match the config ("weight_layout") are reported rather than thrown; unreadable or
 // malformed files still throw dfi::Error.
-nlohmann::json describeModel(const std::filesystem::path& dirOrConfig);
+// targetNumLayers feeds a drafter's default tap rule when its config names no target depth.
+nlohmann::json describeModel(const std::filesystem::path& dirOrConfig, std::optional<int> targetNumLayers = {});
 
 // Both models plus the compatibility report of the drafter against the target. Invalid
 // configs throw (the error lists every problem) since nothing can be compared then.

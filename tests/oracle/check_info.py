@@ -92,12 +92,29 @@ def check_invalid_config(binary, models):
         assert rc == 4 and "config.json" in err, (rc, err)
 
 
+def check_default_taps_from_target(binary, models):
+    """A drafter naming neither taps nor target depth takes the depth of the target it is paired with."""
+    with tempfile.TemporaryDirectory() as tmp:
+        drafter = Path(tmp) / "drafter"
+        shutil.copytree(models / "drafter_good", drafter)
+        config = json.loads((drafter / "config.json").read_text())
+        del config["num_target_layers"], config["dflash_config"]["target_layer_ids"]
+        (drafter / "config.json").write_text(json.dumps(config))
+        alone = info_json(binary, drafter, expect_rc=EXIT_VALIDATION)["model"]
+        assert [p["field"] for p in alone["validation"]["problems"]] == ["dflash_config.target_layer_ids"], alone
+        pair = info_json(binary, "--drafter", drafter, "--target", models / "target_qwen3")
+        geometry = pair["drafter"]["geometry"]
+        assert geometry["target_layer_ids"] == [1, 3] and geometry["target_layer_ids_source"] == "default rule", geometry
+        assert pair["compatibility"]["compatible"], pair["compatibility"]
+
+
 def main():
     binary, models = sys.argv[1], Path(sys.argv[2])
     expected = json.loads((models / "expected.json").read_text())
     check_inventory(binary, models, expected)
     check_pairs(binary, models)
     check_invalid_config(binary, models)
+    check_default_taps_from_target(binary, models)
     print(f"info matches the safetensors package on {len(expected)} checkpoints; pair reports and exit codes as expected")
 
 
