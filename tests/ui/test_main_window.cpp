@@ -1,3 +1,4 @@
+#include <QDockWidget>
 #include <QMenuBar>
 #include <QtTest>
 
@@ -6,6 +7,8 @@
 class TestMainWindow : public QObject {
   Q_OBJECT
  private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
   void showsWithMenusAndIcon() {
     dfi::ui::MainWindow window;
     window.show();
@@ -14,6 +17,16 @@ class TestMainWindow : public QObject {
     for (QAction* a : window.menuBar()->actions()) menus << a->text();
     QCOMPARE(menus, (QStringList{"&File", "&View", "&Help"}));
     QVERIFY(!window.windowIcon().isNull());  // the icon resource is compiled in
+    // Every panel is a dock with a stable name (saved layouts refer to it) and a View toggle.
+    QStringList docks;
+    for (QDockWidget* dock : window.findChildren<QDockWidget*>()) docks << dock->objectName();
+    docks.sort();
+    QCOMPARE(docks, (QStringList{"LogDock", "MaskDock", "NavigatorDock", "TokenDock"}));
+    QMenu* view = window.menuBar()->actions()[1]->menu();
+    QStringList viewItems;
+    for (QAction* a : view->actions()) viewItems << a->text();
+    QVERIFY(viewItems.contains("Navigator"));
+    QVERIFY(viewItems.contains("&Reset Layout"));
   }
 };
 

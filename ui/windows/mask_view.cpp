@@ -237,8 +237,10 @@ void MaskView::onSelectionChanged(const Selection& selection) {
     loadResponse({step_->runId, step_->promptId, 0});
   std::optional<analysis::MaskVariant> variant = analysis::parseMaskVariant(step_->maskVariant);
   if (!variant) {
-    dfi::logger("ui")->warn("step {} ran with mask variant '{}', which this build does not know; showing the reference",
-                            step_->stepId, step_->maskVariant);
+    // Once per name: every step of a run usually carries the same variant.
+    if (unknownVariants_.insert(step_->maskVariant).second)
+      dfi::logger("ui")->warn("mask variant '{}' (step {}) is unknown to this build; showing the reference",
+                              step_->maskVariant, step_->stepId);
     variant = analysis::MaskVariant::Reference;
   }
   controls_->showBlockGeometry(step_->anchorPosition, runBlockSize_, *variant);

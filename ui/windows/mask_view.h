@@ -6,6 +6,8 @@
 
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
 
 #include <QWidget>
 
@@ -72,6 +74,7 @@ class MaskView : public QWidget, public SessionViewer, public ExportableView {
   Selection loadedResponse_;  // run and prompt of sequence_
   ResponseSequence sequence_;
   std::vector<std::int64_t> responseAnchors_;
+  std::set<std::string> unknownVariants_;  // already reported in the log
 };
 
 }  // namespace dfi::ui
