@@ -85,6 +85,9 @@ def cases():
     flat35 = copy.deepcopy(out["qwen3_5_0p8b_saved"])
     flat35["text_config"] = legacy_flat(flat35["text_config"], 5e6, None, partial_rotary_factor=0.5)
     out["qwen3_5_flat_partial_top_level"] = flat35
+    bare35 = copy.deepcopy(out["qwen3_5_0p8b_saved"])
+    del bare35["text_config"]["rope_parameters"]  # class defaults: theta 10000, partial factor 0.25
+    out["qwen3_5_no_rope_fields"] = bare35
     yarn35 = copy.deepcopy(out["qwen3_5_0p8b_saved"])
     yarn35["text_config"] = legacy_flat(yarn35["text_config"], 1e7, {
         "rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 262144,

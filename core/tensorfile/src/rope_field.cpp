@@ -20,6 +20,8 @@ bool usesRope(LayerType t) { return t != LayerType::LinearAttention; }
 struct FlatDefaults {
   double theta = kDefaultTheta;
   std::optional<double> partialRotaryFactor;
+  std::string thetaField;    // where the flat values were read, for messages
+  std::string partialField;
 };
 
 RopeConfig readRopeDict(const ConfigObject& dict, const FlatDefaults& flat,
@@ -37,17 +39,20 @@ RopeConfig readRopeDict(const ConfigObject& dict, const FlatDefaults& flat,
                  "unsupported rope type \"" + rope.type + "\" (supported: default, yarn)");
   }
 
-  rope.theta = dict.optionalNumber("rope_theta").value_or(flat.theta);
-  if (!(rope.theta > 1)) problems.add(dict.pathOf("rope_theta"), "must be > 1, found " + number(rope.theta));
-  rope.partialRotaryFactor = dict.optionalNumber("partial_rotary_factor")
-                                 .value_or(flat.partialRotaryFactor.value_or(1.0));
+  const bool ownTheta = dict.has("rope_theta");
+  const std::string thetaField = ownTheta ? dict.pathOf("rope_theta") : flat.thetaField;
+  rope.theta = ownTheta ? dict.optionalNumber("rope_theta").value_or(flat.theta) : flat.theta;
+  if (!(rope.theta > 1)) problems.add(thetaField, "must be > 1, found " + number(rope.theta));
+  const bool ownPartial = dict.has("partial_rotary_factor");
+  const std::string partialField = ownPartial ? dict.pathOf("partial_rotary_factor") : flat.partialField;
+  rope.partialRotaryFactor = ownPartial ? dict.optionalNumber("partial_rotary_factor").value_or(1.0)
+                                        : flat.partialRotaryFactor.value_or(1.0);
   if (!(rope.partialRotaryFactor > 0 && rope.partialRotaryFactor <= 1)) {
-    problems.add(dict.pathOf("partial_rotary_factor"),
-                 "must be in (0, 1], found " + number(rope.partialRotaryFactor));
+    problems.add(partialField, "must be in (0, 1], found " + number(rope.partialRotaryFactor));
   } else if (context.headDim > 0) {
     int rotary = rope.rotaryDim(context.headDim);
     if (rotary < 2 || rotary % 2 != 0)
-      problems.add(dict.pathOf("partial_rotary_factor"),
+      problems.add(partialField,
                    number(rope.partialRotaryFactor) + " of head_dim " + std::to_string(context.headDim) +
                        " rotates " + std::to_string(rotary) + " channels; an even count >= 2 is needed");
   }
@@ -85,7 +90,9 @@ RopeConfig readRopeDict(const ConfigObject& dict, const FlatDefaults& flat,
 RopeConfig readRope(const ConfigObject& level, const RopeContext& context) {
   FlatDefaults flat;
   flat.theta = level.optionalNumber("rope_theta").value_or(kDefaultTheta);
+  flat.thetaField = level.pathOf("rope_theta");
   flat.partialRotaryFactor = level.optionalNumber("partial_rotary_factor");
+  flat.partialField = level.pathOf("partial_rotary_factor");
   if (!flat.partialRotaryFactor) flat.partialRotaryFactor = context.defaultPartialRotaryFactor;
 
   // transformers: `rope_scaling or rope_parameters` -- a non-empty rope_scaling wins.

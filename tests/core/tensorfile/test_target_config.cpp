@@ -157,6 +157,22 @@ TEST(TargetConfig, PartialRotaryFactorMustRotateAnEvenChannelCount) {
               HasSubstr("(0, 1]"));
 }
 
+TEST(TargetConfig, FlatRopeValuesAreBlamedWhereTheyAreWritten) {
+  nlohmann::json j = fixture("qwen3_6_27b.json");
+  j["text_config"].erase("rope_parameters");
+  j["text_config"]["rope_theta"] = 0.5;
+  j["text_config"]["partial_rotary_factor"] = 2.0;
+  const auto p = problems(j);
+  EXPECT_THAT(problemAt(p, "text_config.rope_theta").message, HasSubstr("must be > 1, found 0.5"));
+  EXPECT_THAT(problemAt(p, "text_config.partial_rotary_factor").message, HasSubstr("(0, 1], found 2.0"));
+  // Without any rope value the Qwen3.5 defaults apply: theta 10000, a quarter of the head.
+  j["text_config"].erase("rope_theta");
+  j["text_config"].erase("partial_rotary_factor");
+  const TargetConfig c = parse(j);
+  EXPECT_EQ(c.rope.theta, 10000);
+  EXPECT_EQ(c.rope.rotaryDim(c.headDim), 64);
+}
+
 TEST(TargetConfig, UnknownModelTypeListsTheSupportedOnes) {
   nlohmann::json j = fixture("qwen3_8b.json");
   j["model_type"] = "llama";
