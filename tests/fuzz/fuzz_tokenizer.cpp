@@ -23,16 +23,15 @@
 #include "dfi/tokenizer/display_token.h"
 #include "dfi/tokenizer/incremental_decoder.h"
 #include "dfi/tokenizer/tokenizer.h"
-#include "dfi/tokenizer/utf8.h"
+#include "dfi/base/utf8.h"
 
 namespace {
 
 using dfi::tokenizer::Tokenizer;
-namespace utf8 = dfi::tokenizer::utf8;
 
 std::string symbol(unsigned char byte) {
   std::string s;
-  utf8::appendCodePoint(dfi::tokenizer::byteToCodePoint(byte), s);
+  dfi::utf8::appendCodePoint(dfi::tokenizer::byteToCodePoint(byte), s);
   return s;
 }
 
@@ -100,7 +99,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const Tokenizer& tok = tokenizer();
   const std::string text(reinterpret_cast<const char*>(data), size);
 
-  if (utf8::firstInvalidByte(text)) {
+  if (dfi::utf8::firstInvalidByte(text)) {
     try {
       tok.encode(text);
       std::abort();  // invalid UTF-8 must be refused
@@ -114,7 +113,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (dfi::tokenizer::applyChatTemplate(kind, messages, true, size % 2 == 0).find("<|im_start|>user\nq") == std::string::npos)
         std::abort();
   }
-  if (utf8::firstInvalidByte(dfi::tokenizer::displayBytes(text))) std::abort();
+  if (dfi::utf8::firstInvalidByte(dfi::tokenizer::displayBytes(text))) std::abort();
 
   std::vector<std::int32_t> ids(size / 4);
   for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -124,9 +123,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   for (const bool skip : {false, true}) {
     const std::string decoded = tok.decode(ids, skip);
-    if (utf8::firstInvalidByte(decoded)) std::abort();
+    if (dfi::utf8::firstInvalidByte(decoded)) std::abort();
     for (const auto id : ids)
-      if (utf8::firstInvalidByte(tok.displayToken(id))) std::abort();
+      if (dfi::utf8::firstInvalidByte(tok.displayToken(id))) std::abort();
     dfi::tokenizer::IncrementalDecoder stream(tok, skip);
     std::string streamed;
     for (const auto id : ids) streamed += stream.push(id);

@@ -4,7 +4,7 @@
 #include "dfi/tensorfile/mapped_file.h"
 #include "dfi/tensorfile/safetensors_header.h"
 #include "strict_json.h"
-#include "utf8.h"
+#include "dfi/base/utf8.h"
 
 namespace dfi::tensorfile::detail {
 namespace {
@@ -27,7 +27,7 @@ std::vector<IndexEntry> readCheckpointIndex(const std::filesystem::path& indexFi
                           std::to_string(kMaxHeaderBytes),
                       {.file = file, .byteOffset = 0});
   const std::string_view text(reinterpret_cast<const char*>(mapping->bytes().data()), mapping->bytes().size());
-  if (auto bad = findInvalidUtf8(text)) throw FormatError("index is not valid UTF-8", {.file = file, .byteOffset = *bad});
+  if (auto bad = utf8::firstInvalidByte(text)) throw FormatError("index is not valid UTF-8", {.file = file, .byteOffset = *bad});
   const auto members = parseStrictJsonObject(text, {.file = file, .recordChildKeys = true});
   const JsonMember* weightMap = nullptr;
   for (const auto& member : members)

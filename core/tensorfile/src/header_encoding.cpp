@@ -4,13 +4,13 @@
 
 #include "dfi/base/error.h"
 #include "dfi/tensorfile/safetensors_header.h"
-#include "utf8.h"
+#include "dfi/base/utf8.h"
 
 namespace dfi::tensorfile {
 namespace {
 
 void requireUtf8(const std::string& text, const std::string& what) {
-  if (detail::findInvalidUtf8(text)) throw UsageError(what + " is not valid UTF-8", {.item = text});
+  if (utf8::firstInvalidByte(text)) throw UsageError(what + " is not valid UTF-8", {.item = text});
 }
 
 }  // namespace

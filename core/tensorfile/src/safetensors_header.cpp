@@ -6,7 +6,7 @@
 
 #include "dfi/base/error.h"
 #include "strict_json.h"
-#include "utf8.h"
+#include "dfi/base/utf8.h"
 
 namespace dfi::tensorfile {
 namespace {
@@ -178,7 +178,7 @@ SafetensorsHeader parseSafetensorsHeader(std::span<const std::byte> fileBytes, c
   }
   const std::string_view text(reinterpret_cast<const char*>(fileBytes.data()) + kHeaderLengthBytes,
                               header.jsonLength);
-  if (auto bad = detail::findInvalidUtf8(text)) {
+  if (auto bad = utf8::firstInvalidByte(text)) {
     throw FormatError("header is not valid UTF-8", {.file = file, .byteOffset = kHeaderLengthBytes + *bad});
   }
   const auto members = detail::parseStrictJsonObject(

@@ -4,7 +4,7 @@
 #include <queue>
 
 #include "dfi/tokenizer/byte_level.h"
-#include "dfi/tokenizer/utf8.h"
+#include "dfi/base/utf8.h"
 
 namespace dfi::tokenizer::detail {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "dfi/tokenizer/tokenizer.h"
-#include "dfi/tokenizer/utf8.h"
+#include "dfi/base/utf8.h"
 #include "tokenizer_impl.h"
 
 namespace dfi::tokenizer {

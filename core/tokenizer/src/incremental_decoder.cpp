@@ -1,6 +1,6 @@
 #include "dfi/tokenizer/incremental_decoder.h"
 
-#include "dfi/tokenizer/utf8.h"
+#include "dfi/base/utf8.h"
 
 namespace dfi::tokenizer {
 

@@ -1,6 +1,6 @@
 #include "python_strings.h"
 
-#include "dfi/tokenizer/utf8.h"
+#include "dfi/base/utf8.h"
 
 namespace dfi::tokenizer::py {
 namespace {

@@ -4,7 +4,7 @@
 #include <pcre2.h>
 
 #include "dfi/base/error.h"
-#include "dfi/tokenizer/utf8.h"
+#include "dfi/base/utf8.h"
 
 namespace dfi::tokenizer::detail {
 

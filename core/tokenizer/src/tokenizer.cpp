@@ -3,7 +3,7 @@
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
 #include "dfi/tokenizer/byte_level.h"
-#include "dfi/tokenizer/utf8.h"
+#include "dfi/base/utf8.h"
 #include "nfc.h"
 #include "tokenizer_impl.h"
 

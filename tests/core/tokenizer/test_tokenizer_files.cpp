@@ -8,8 +8,8 @@
 
 #include "dfi/base/error.h"
 #include "dfi/tokenizer/byte_level.h"
+#include "dfi/base/utf8.h"
 #include "dfi/tokenizer/tokenizer.h"
-#include "dfi/tokenizer/utf8.h"
 
 using namespace dfi::tokenizer;
 using nlohmann::json;
@@ -18,7 +18,7 @@ namespace {
 
 std::string symbol(unsigned char byte) {
   std::string s;
-  utf8::appendCodePoint(byteToCodePoint(byte), s);
+  dfi::utf8::appendCodePoint(byteToCodePoint(byte), s);
   return s;
 }
 

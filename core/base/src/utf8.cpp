@@ -1,8 +1,8 @@
-#include "dfi/tokenizer/utf8.h"
+#include "dfi/base/utf8.h"
 
 #include <cstdint>
 
-namespace dfi::tokenizer::utf8 {
+namespace dfi::utf8 {
 namespace {
 
 // Result of reading one character at a position: `length` bytes form a valid character, or
@@ -144,4 +144,4 @@ char32_t nextCodePoint(std::string_view s, std::size_t& pos) {
   return cp;
 }
 
-}  // namespace dfi::tokenizer::utf8
+}  // namespace dfi::utf8

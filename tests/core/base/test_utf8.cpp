@@ -2,9 +2,9 @@
 // from_utf8_lossy, and so HF tokenizers, and Python's errors="replace" do).
 #include <gtest/gtest.h>
 
-#include "dfi/tokenizer/utf8.h"
+#include "dfi/base/utf8.h"
 
-using namespace dfi::tokenizer;
+using namespace dfi;
 
 namespace {
 

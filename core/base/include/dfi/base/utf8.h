@@ -1,14 +1,15 @@
 #pragma once
-// UTF-8 helpers shared by encoding (validation), decoding (lossy conversion with the same
-// replacement rule as Hugging Face tokenizers, which uses Rust's String::from_utf8_lossy) and
-// incremental decoding (how much of a byte buffer is a still-incomplete character).
+// UTF-8 helpers shared by every library: validation (safetensors headers, tokenizer input),
+// decoding (lossy conversion with the same replacement rule as Hugging Face tokenizers, which
+// uses Rust's String::from_utf8_lossy) and incremental decoding (how much of a byte buffer is
+// a still-incomplete character).
 
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
 
-namespace dfi::tokenizer::utf8 {
+namespace dfi::utf8 {
 
 // The U+FFFD replacement character, UTF-8 encoded.
 inline constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
@@ -31,4 +32,4 @@ void appendCodePoint(char32_t codePoint, std::string& out);
 // Decodes the character starting at bytes[pos] in valid UTF-8 and advances pos.
 char32_t nextCodePoint(std::string_view bytes, std::size_t& pos);
 
-}  // namespace dfi::tokenizer::utf8
+}  // namespace dfi::utf8
