@@ -20,14 +20,11 @@ void writeFrame(std::ostream& out, const Frame& frame) {
 FrameReader::FrameReader(std::istream& in, std::string streamName)
     : in_(in), streamName_(std::move(streamName)) {}
 
-std::optional<Frame> FrameReader::next() {
-  std::string line;
-  do {
-    if (!std::getline(in_, line)) return std::nullopt;
-    ++line_;
-  } while (line.empty());
-  const ErrorContext where{.file = streamName_, .item = "line " + std::to_string(line_)};
+namespace {
 
+// Parses one header line; returns the frame with its payload still to be read and the
+// payload's size (0 when none). Shared by the blocking reader and the incremental decoder.
+std::pair<Frame, std::size_t> parseHeaderLine(const std::string& line, const ErrorContext& where) {
   Frame frame;
   try {
     frame.header = nlohmann::json::parse(line);
@@ -35,19 +32,63 @@ std::optional<Frame> FrameReader::next() {
     throw FormatError(std::string("not a JSON message: ") + e.what(), where);
   }
   if (!frame.header.is_object()) throw FormatError("message is not a JSON object", where);
-
+  std::size_t payloadBytes = 0;
   if (auto it = frame.header.find("payload_bytes"); it != frame.header.end()) {
     if (!it->is_number_unsigned() || it->get<std::size_t>() > kMaxPayloadBytes)
       throw FormatError("payload_bytes must be an integer in [0, 2^30]", where);
-    frame.payload.resize(it->get<std::size_t>());
-    in_.read(frame.payload.data(), static_cast<std::streamsize>(frame.payload.size()));
-    if (static_cast<std::size_t>(in_.gcount()) != frame.payload.size())
-      throw FormatError("stream ended inside a " + std::to_string(frame.payload.size()) +
-                            "-byte payload (got " + std::to_string(in_.gcount()) + ")",
-                        where);
+    payloadBytes = it->get<std::size_t>();
     frame.header.erase(it);
+  }
+  return {std::move(frame), payloadBytes};
+}
+
+}  // namespace
+
+std::optional<Frame> FrameReader::next() {
+  std::string line;
+  do {
+    if (!std::getline(in_, line)) return std::nullopt;
+    ++line_;
+  } while (line.empty());
+  const ErrorContext where{.file = streamName_, .item = "line " + std::to_string(line_)};
+  auto [frame, payloadBytes] = parseHeaderLine(line, where);
+  frame.payload.resize(payloadBytes);
+  in_.read(frame.payload.data(), static_cast<std::streamsize>(payloadBytes));
+  if (static_cast<std::size_t>(in_.gcount()) != payloadBytes)
+    throw FormatError("stream ended inside a " + std::to_string(payloadBytes) + "-byte payload (got " +
+                          std::to_string(in_.gcount()) + ")",
+                      where);
+  return frame;
+}
+
+FrameDecoder::FrameDecoder(std::string streamName) : streamName_(std::move(streamName)) {}
+
+void FrameDecoder::feed(std::string_view bytes) { buffer_.append(bytes); }
+
+std::optional<Frame> FrameDecoder::next() {
+  while (!pending_) {
+    const auto newline = buffer_.find('\n', consumed_);
+    if (newline == std::string::npos) return std::nullopt;
+    std::string line = buffer_.substr(consumed_, newline - consumed_);
+    consumed_ = newline + 1;
+    ++line_;
+    if (line.empty()) continue;
+    pending_ = parseHeaderLine(line, {.file = streamName_, .item = "line " + std::to_string(line_)});
+  }
+  const std::size_t payloadBytes = pending_->second;
+  if (buffer_.size() - consumed_ < payloadBytes) return std::nullopt;
+  Frame frame = std::move(pending_->first);
+  frame.payload = buffer_.substr(consumed_, payloadBytes);
+  consumed_ += payloadBytes;
+  pending_.reset();
+  // Drop what has been consumed once it dominates the buffer, so memory stays bounded.
+  if (consumed_ > buffer_.size() / 2) {
+    buffer_.erase(0, consumed_);
+    consumed_ = 0;
   }
   return frame;
 }
+
+bool FrameDecoder::idle() const { return !pending_ && consumed_ == buffer_.size(); }
 
 }  // namespace dfi::protocol

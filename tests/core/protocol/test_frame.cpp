@@ -49,3 +49,41 @@ TEST(Frame, OversizedOrNegativeLengthIsRejected) {
   std::stringstream negative("{\"payload_bytes\":-1}\n");
   EXPECT_THROW(FrameReader(negative, "s").next(), dfi::FormatError);
 }
+
+// Bytes arrive in arbitrary pieces from a pipe; the decoder must give the same frames as the
+// blocking reader, whatever the split.
+TEST(FrameDecoder, AnySplitOfTheStreamGivesTheSameFrames) {
+  std::stringstream wire;
+  const std::string binary("\n\0\xff{}\n", 6);
+  writeFrame(wire, {{{"type", "hello"}}, ""});
+  writeFrame(wire, {{{"type", "tile"}, {"n", 1}}, binary});
+  writeFrame(wire, {{{"type", "done"}}, ""});
+  const std::string bytes = wire.str();
+  for (std::size_t piece : {1u, 2u, 3u, 7u, 1000u}) {
+    FrameDecoder decoder("engine");
+    std::vector<Frame> frames;
+    for (std::size_t i = 0; i < bytes.size(); i += piece) {
+      decoder.feed(std::string_view(bytes).substr(i, piece));
+      while (auto f = decoder.next()) frames.push_back(*f);
+    }
+    ASSERT_EQ(frames.size(), 3u) << "piece " << piece;
+    EXPECT_EQ(frames[1].payload, binary);
+    EXPECT_EQ(frames[1].header["n"], 1);
+    EXPECT_FALSE(frames[1].header.contains("payload_bytes"));
+    EXPECT_EQ(frames[2].header["type"], "done");
+    EXPECT_TRUE(decoder.idle());
+  }
+}
+
+TEST(FrameDecoder, WaitsForAPayloadAndRejectsGarbage) {
+  FrameDecoder decoder("engine");
+  decoder.feed("{\"payload_bytes\":4}\nab");
+  EXPECT_FALSE(decoder.next());
+  EXPECT_FALSE(decoder.idle());
+  decoder.feed("cd");
+  auto frame = decoder.next();
+  ASSERT_TRUE(frame);
+  EXPECT_EQ(frame->payload, "abcd");
+  decoder.feed("[1,2]\n");
+  EXPECT_THROW(decoder.next(), dfi::FormatError);
+}

@@ -7,6 +7,8 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -33,6 +35,25 @@ class FrameReader {
   std::istream& in_;
   std::string streamName_;
   std::size_t line_ = 0;
+};
+
+// The same format decoded from bytes as they arrive (a QProcess's stdout in the GUI): feed()
+// what was read, then take complete frames with next() until it returns nullopt.
+class FrameDecoder {
+ public:
+  explicit FrameDecoder(std::string streamName);
+  void feed(std::string_view bytes);
+  // Throws dfi::FormatError (stream name and line) on a malformed header.
+  std::optional<Frame> next();
+  // True when no partial frame is buffered (a stream may end here cleanly).
+  bool idle() const;
+
+ private:
+  std::string streamName_;
+  std::string buffer_;
+  std::size_t consumed_ = 0;
+  std::size_t line_ = 0;
+  std::optional<std::pair<Frame, std::size_t>> pending_;  // header read, payload awaited
 };
 
 }  // namespace dfi::protocol
