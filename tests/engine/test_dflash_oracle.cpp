@@ -24,6 +24,7 @@ using analysis::MaskVariant;
 
 const std::filesystem::path kOracleDir = std::filesystem::path(DFI_BINARY_DIR) / "tests/oracle/drafter";
 constexpr double kTolerance = 1e-4;
+constexpr double kBf16Tolerance = 1e-2;
 
 // A reference tensor (F32 or I64) copied out of the memory map.
 at::Tensor readReference(const tensorfile::Checkpoint& file, const std::string& name) {
@@ -74,6 +75,28 @@ TEST_P(DrafterOracle, TrainingLayoutMatchesForBothMasks) {
     EXPECT_LE(diff, kTolerance) << name;
     std::cout << GetParam() << " " << name << ": max abs diff " << diff << "\n";
   }
+}
+
+TEST_P(DrafterOracle, Bf16DraftsFollowTheBf16Reference) {
+  // Same rounding points as the reference (weights, activations, cos/sin in bf16; norms and
+  // softmax in fp32), so the gap is far below the bf16-versus-fp32 gap.
+  const DFlashDrafter bf16{config, loadDrafterWeights(dir, config, config.hiddenSize, at::kBFloat16, at::kCPU),
+                           {readReference(reference, "embed_tokens").to(at::kBFloat16),
+                            readReference(reference, "lm_head").to(at::kBFloat16)}};
+  const at::Tensor expected = readReference(reference, "inference.bf16");
+  const at::Tensor fp32 = readReference(reference, "inference");
+  double worst = 0, precisionGap = 0;
+  for (std::size_t j = 0; j < anchors.size(); ++j) {
+    DrafterKvCache cache = bf16.newCache();
+    const std::int64_t a = anchors[j];
+    const at::Tensor logits = bf16.draft(cache, features.narrow(0, 0, a), tokens[a].item<std::int64_t>(), a);
+    ASSERT_EQ(logits.scalar_type(), at::kBFloat16);
+    worst = std::max(worst, maxAbsDiff(logits, expected[static_cast<std::int64_t>(j)]));
+    precisionGap = std::max(precisionGap, maxAbsDiff(logits, fp32[static_cast<std::int64_t>(j)]));
+  }
+  std::cout << GetParam() << " bf16 drafts: max abs diff " << worst << " (vs fp32 reference " << precisionGap << ")\n";
+  EXPECT_LE(worst, kBf16Tolerance);
+  EXPECT_LE(worst, precisionGap / 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, DrafterOracle, ::testing::Values("yarn_sliding", "bias_prefixed"));

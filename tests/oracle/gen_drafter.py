@@ -15,6 +15,7 @@ model.safetensors) and reference.safetensors:
   embed_tokens [V, H], lm_head [V, H]  the "target's" embedding and LM head
   features [T, F*H], tokens [T] (I64), anchors [N] (I64)
   inference [N, B-1, V]               one block per anchor, context = features[:anchor]
+  inference.bf16 [N, B-1, V]          the same with weights, head and features in bf16
   training.reference [N, B-1, V]      all anchors in one forward, training mask (spec 4.4)
   training.anchor-visible [N, B-1, V] the same with context k <= anchor
 
@@ -85,8 +86,8 @@ class RoPE:
                          rope_scaling=cfg["rope_scaling"])
         self.emb = Qwen3RotaryEmbedding(hf)
 
-    def __call__(self, positions):
-        dummy = torch.zeros(1, dtype=torch.float32)
+    def __call__(self, positions, dtype=torch.float32):
+        dummy = torch.zeros(1, dtype=dtype)  # cos/sin come back in the activation dtype
         cos, sin = self.emb(dummy, positions[None])
         return cos[0], sin[0]  # [n, d]
 
@@ -127,16 +128,16 @@ def drafter_forward(w, cfg, rope, ctx_feats, ctx_pos, block_emb, block_pos, mask
     None (no mask). Returns final-normed block states [Q, H]."""
     nh, nkv, d = cfg["heads"], cfg["kv_heads"], cfg["head_dim"]
     ctx = rms_norm(ctx_feats @ w["fc.weight"].T, w["hidden_norm.weight"])
-    cos_c, sin_c = rope(ctx_pos)
-    cos_b, sin_b = rope(block_pos)
+    cos_c, sin_c = rope(ctx_pos, block_emb.dtype)
+    cos_b, sin_b = rope(block_pos, block_emb.dtype)
     h = block_emb
     for l in range(cfg["layers"]):
         p = f"layers.{l}.self_attn."
         x = rms_norm(h, w[f"layers.{l}.input_layernorm.weight"])
 
-        def proj(inp, name):
-            out = inp @ w[p + name + ".weight"].T
-            return out + w[p + name + ".bias"] if cfg["bias"] else out
+        def proj(inp, name):  # nn.Linear's fused bias, as transformers computes it
+            return torch.nn.functional.linear(inp, w[p + name + ".weight"],
+                                              w[p + name + ".bias"] if cfg["bias"] else None)
 
         def heads(t, n):  # [rows, n*d] -> [n, rows, d]
             return t.view(t.shape[0], n, d).transpose(0, 1)
@@ -278,6 +279,9 @@ def generate(name, cfg, out_dir):
 
     with torch.no_grad():
         inference = inference_layout(w, cfg, rope, embed, lm_head, feats, tokens)
+        bf16 = {k: v.bfloat16() for k, v in w.items()}
+        inference_bf16 = inference_layout(bf16, cfg, rope, embed.bfloat16(), lm_head.bfloat16(),
+                                          feats.bfloat16(), tokens).float()
         reference = training_layout(w, cfg, rope, embed, lm_head, feats, tokens, False)
         visible = training_layout(w, cfg, rope, embed, lm_head, feats, tokens, True)
     # The oracle's own consistency: the training layout is one batched copy of the live calls.
@@ -289,9 +293,11 @@ def generate(name, cfg, out_dir):
     save_drafter(cfg, w, case_dir)
     save_file({"embed_tokens": embed, "lm_head": lm_head, "features": feats, "tokens": tokens,
                "anchors": torch.tensor(cfg["anchors"]), "inference": inference,
+               "inference.bf16": inference_bf16,
                "training.reference": reference, "training.anchor-visible": visible},
               str(case_dir / "reference.safetensors"))
-    print(f"{name}: layouts agree to {gap:.2e}")
+    print(f"{name}: layouts agree to {gap:.2e}; bf16 vs fp32 "
+          f"{(inference_bf16 - inference).abs().max().item():.2e}")
 
 
 def save_drafter(cfg, w, case_dir):
