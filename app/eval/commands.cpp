@@ -22,6 +22,7 @@ void registerCommands(CLI::App& app) {
   registerTokenizeCommand(app);
   registerMergeCommand(app);
   registerExportCommand(app);
+  registerForwardCommand(app);
 }
 
 int runSelected(CLI::App& app) {

@@ -1,0 +1,17 @@
+#pragma once
+// Where and in which precision a model runs, as the command line and the GUI spell it.
+// Torch-free so the CLI and protocol code can carry it.
+
+#include <string>
+#include <vector>
+
+namespace dfi::engine {
+
+struct ModelOptions {
+  // "cpu", "cuda" or "cuda:N". Several devices place the decoder layers across them in
+  // contiguous, nearly equal runs (embeddings on the first, final norm and lm head on the last).
+  std::vector<std::string> devices{"cpu"};
+  std::string dtype = "fp32";  // fp32 | bf16 | fp16
+};
+
+}  // namespace dfi::engine

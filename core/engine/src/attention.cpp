@@ -1,0 +1,82 @@
+#include "attention.h"
+
+#include <cmath>
+
+#include <ATen/ATen.h>
+
+#include "weight_loader.h"
+
+namespace dfi::engine {
+
+void KvCache::crop(int64_t length) {
+  if (!keys.defined() || length >= keys.size(2)) return;
+  keys = keys.narrow(2, 0, length);
+  values = values.narrow(2, 0, length);
+}
+
+Attention::Attention(const WeightLoader& weights, const std::string& prefix, const AttentionDims& dims,
+                     at::Device device)
+    : dims_(dims) {
+  const int64_t h = dims.hiddenSize, hd = dims.headDim;
+  const int64_t qRows = dims.numHeads * hd * (dims.outputGate ? 2 : 1);
+  const int64_t kvRows = dims.numKvHeads * hd;
+  qProj_ = weights.load(prefix + "q_proj.weight", {qRows, h}, device);
+  kProj_ = weights.load(prefix + "k_proj.weight", {kvRows, h}, device);
+  vProj_ = weights.load(prefix + "v_proj.weight", {kvRows, h}, device);
+  oProj_ = weights.load(prefix + "o_proj.weight", {h, dims.numHeads * hd}, device);
+  if (dims.bias) {
+    qBias_ = weights.load(prefix + "q_proj.bias", {qRows}, device);
+    kBias_ = weights.load(prefix + "k_proj.bias", {kvRows}, device);
+    vBias_ = weights.load(prefix + "v_proj.bias", {kvRows}, device);
+    oBias_ = weights.load(prefix + "o_proj.bias", {h}, device);
+  }
+  qNorm_ = weights.load(prefix + "q_norm.weight", {hd}, device);
+  kNorm_ = weights.load(prefix + "k_norm.weight", {hd}, device);
+}
+
+at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, KvCache* cache) const {
+  const int64_t batch = x.size(0), steps = x.size(1), hd = dims_.headDim;
+  at::Tensor q = at::linear(x, qProj_, qBias_);
+  at::Tensor gate;
+  if (dims_.outputGate) {
+    // Per head the rows are [query (hd) | gate (hd)], not all queries then all gates.
+    const at::Tensor qg = q.view({batch, steps, dims_.numHeads, 2 * hd});
+    q = qg.narrow(-1, 0, hd);
+    gate = qg.narrow(-1, hd, hd).reshape({batch, steps, dims_.numHeads * hd});
+  }
+  q = rmsNorm(dims_.norm, q.reshape({batch, steps, dims_.numHeads, hd}), qNorm_, dims_.eps).transpose(1, 2);
+  at::Tensor k = rmsNorm(dims_.norm, at::linear(x, kProj_, kBias_).view({batch, steps, dims_.numKvHeads, hd}),
+                         kNorm_, dims_.eps)
+                     .transpose(1, 2);
+  at::Tensor v = at::linear(x, vProj_, vBias_).view({batch, steps, dims_.numKvHeads, hd}).transpose(1, 2);
+  q = Rotary::apply(q, angles);
+  k = Rotary::apply(k, angles);
+
+  const int64_t past = cache ? cache->length() : 0;
+  if (cache) {
+    cache->keys = past ? at::cat({cache->keys, k}, 2) : k;
+    cache->values = past ? at::cat({cache->values, v}, 2) : v;
+    k = cache->keys;
+    v = cache->values;
+  }
+  // Causal: new token t (absolute position past + t) sees keys 0 .. past + t. Without a cached
+  // prefix that is SDPA's is_causal; with one (and more than one new token) it needs a mask.
+  at::Tensor mask;
+  bool causal = false;
+  if (steps > 1 && past == 0) {
+    causal = true;
+  } else if (steps > 1) {
+    const auto opts = at::TensorOptions().dtype(at::kLong).device(x.device());
+    const at::Tensor rows = at::arange(past, past + steps, opts).unsqueeze(1);
+    mask = at::arange(past + steps, opts).unsqueeze(0) <= rows;  // [T, S] bool, true = attend
+  }
+  const bool grouped = dims_.numKvHeads != dims_.numHeads;
+  const at::Tensor o = at::scaled_dot_product_attention(
+      q, k, v, mask.defined() ? std::optional<at::Tensor>(mask) : std::nullopt, 0.0, causal,
+                                                        1.0 / std::sqrt(static_cast<double>(hd)), grouped);
+  at::Tensor merged = o.transpose(1, 2).reshape({batch, steps, dims_.numHeads * hd});
+  if (dims_.outputGate) merged = merged * at::sigmoid(gate);
+  return at::linear(merged, oProj_, oBias_);
+}
+
+}  // namespace dfi::engine

@@ -1,0 +1,52 @@
+#pragma once
+// Full softmax attention of a decoder layer: Qwen3's (per-head q/k RMSNorm, full rotary) and
+// the gated variant of Qwen3.5 / Qwen3-Next (query and output gate interleaved per head in
+// q_proj, zero-centred q/k norms, partial rotary, o_proj(o * sigmoid(gate))). GQA throughout.
+
+#include <string>
+
+#include <ATen/core/Tensor.h>
+
+#include "norms.h"
+#include "rotary.h"
+
+namespace dfi::engine {
+
+class WeightLoader;
+
+struct AttentionDims {
+  int hiddenSize = 0;
+  int numHeads = 0;
+  int numKvHeads = 0;
+  int headDim = 0;
+  bool outputGate = false;  // Qwen3.5 / Next
+  bool bias = false;        // attention_bias: q/k/v/o biases
+  NormKind norm = NormKind::Qwen3;
+  double eps = 1e-6;
+};
+
+// Post-norm, post-RoPE keys and post-projection values of one layer: [B, nkv, S, hd].
+struct KvCache {
+  at::Tensor keys;
+  at::Tensor values;
+
+  int64_t length() const { return keys.defined() ? keys.size(2) : 0; }
+  void crop(int64_t length);
+};
+
+class Attention {
+ public:
+  Attention(const WeightLoader& weights, const std::string& prefix, const AttentionDims& dims, at::Device device);
+
+  // x: [B, T, H] (already input-normed). `angles` cover the T new positions, which start at
+  // cache->length() (0 without a cache). Appends to the cache when given.
+  at::Tensor forward(const at::Tensor& x, const RotaryAngles& angles, KvCache* cache) const;
+
+ private:
+  AttentionDims dims_;
+  at::Tensor qProj_, kProj_, vProj_, oProj_;
+  at::Tensor qBias_, kBias_, vBias_, oBias_;  // undefined without attention_bias
+  at::Tensor qNorm_, kNorm_;
+};
+
+}  // namespace dfi::engine

@@ -1,0 +1,107 @@
+#include "gated_delta_rule.h"
+
+#include <cmath>
+
+#include <ATen/ATen.h>
+
+namespace dfi::engine {
+namespace {
+
+// The same eps transformers and newer fla use: x * rsqrt(sum(x^2) + 1e-6).
+at::Tensor l2Normalise(const at::Tensor& x) {
+  return x * at::rsqrt((x * x).sum(-1, /*keepdim=*/true) + 1e-6);
+}
+
+// Inputs moved to [B, H, T, ...] fp32, q/k normalised and q scaled: the common prologue.
+struct HeadMajor {
+  at::Tensor q, k, v, g, beta, state;
+};
+
+HeadMajor prepare(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
+                  const at::Tensor& beta, const at::Tensor& initialState) {
+  auto headMajor = [](const at::Tensor& x) { return x.transpose(1, 2).to(at::kFloat).contiguous(); };
+  HeadMajor p;
+  p.q = l2Normalise(headMajor(q)) * (1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+  p.k = l2Normalise(headMajor(k));
+  p.v = headMajor(v);
+  p.g = headMajor(g);
+  p.beta = headMajor(beta);
+  p.state = initialState.defined()
+                ? initialState.to(at::kFloat).clone()
+                : at::zeros({v.size(0), v.size(2), k.size(-1), v.size(-1)}, p.v.options());
+  return p;
+}
+
+}  // namespace
+
+DeltaRuleResult recurrentGatedDeltaRule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                        const at::Tensor& g, const at::Tensor& beta,
+                                        const at::Tensor& initialState) {
+  HeadMajor p = prepare(q, k, v, g, beta, initialState);
+  const int64_t steps = v.size(1);
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(steps);
+  at::Tensor state = p.state;  // [B, H, dk, dv]
+  for (int64_t t = 0; t < steps; ++t) {
+    const at::Tensor kt = p.k.select(2, t).unsqueeze(-1);  // [B, H, dk, 1]
+    const at::Tensor qt = p.q.select(2, t).unsqueeze(-1);
+    state = state * p.g.select(2, t).exp().unsqueeze(-1).unsqueeze(-1);  // decay first
+    const at::Tensor predicted = (state * kt).sum(-2);                  // S^T k: [B, H, dv]
+    const at::Tensor delta = (p.v.select(2, t) - predicted) * p.beta.select(2, t).unsqueeze(-1);
+    state = state + kt * delta.unsqueeze(-2);                            // rank-1 write
+    outputs.push_back((state * qt).sum(-2));                             // read after the write
+  }
+  const at::Tensor out = at::stack(outputs, 2);  // [B, H, T, dv]
+  return {out.transpose(1, 2).contiguous().to(v.scalar_type()), state};
+}
+
+DeltaRuleResult chunkedGatedDeltaRule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                      const at::Tensor& g, const at::Tensor& beta,
+                                      const at::Tensor& initialState, int64_t chunkSize) {
+  HeadMajor p = prepare(q, k, v, g, beta, initialState);
+  const int64_t steps = v.size(1);
+  const int64_t pad = (chunkSize - steps % chunkSize) % chunkSize;
+  const int64_t chunks = (steps + pad) / chunkSize;
+  // Zero padding at the end is inert: beta = 0 writes nothing and g = 0 does not decay.
+  auto chunked = [&](const at::Tensor& x) {
+    const at::Tensor padded = at::constant_pad_nd(x, {0, 0, 0, pad});
+    return padded.reshape({x.size(0), x.size(1), chunks, chunkSize, x.size(-1)});
+  };
+  auto chunkedScalar = [&](const at::Tensor& x) {
+    return at::constant_pad_nd(x, {0, pad}).reshape({x.size(0), x.size(1), chunks, chunkSize});
+  };
+  const at::Tensor Q = chunked(p.q), K = chunked(p.k), V = chunked(p.v);
+  const at::Tensor beta4 = chunkedScalar(p.beta).unsqueeze(-1);
+  const at::Tensor G = chunkedScalar(p.g).cumsum(-1);  // log decay from chunk start to i
+
+  const auto opts = at::TensorOptions().dtype(at::kBool).device(v.device());
+  const at::Tensor strictlyUpper = at::ones({chunkSize, chunkSize}, opts).triu(1);
+  // D[i, j] = exp(G_i - G_j) for j <= i, else 0 (masked before exp so nothing overflows).
+  const at::Tensor D = (G.unsqueeze(-1) - G.unsqueeze(-2)).masked_fill(strictlyUpper, -INFINITY).exp();
+
+  // UT transform: A = I + strictly_lower((beta K) K^T * D); U = A^-1 (beta V), W = A^-1 (beta K exp(G)).
+  const at::Tensor kBeta = K * beta4;
+  const at::Tensor A = at::matmul(kBeta, K.transpose(-1, -2)) * D;
+  const at::Tensor U = at::linalg_solve_triangular(A, V * beta4, /*upper=*/false, /*left=*/true,
+                                                   /*unitriangular=*/true);
+  const at::Tensor W = at::linalg_solve_triangular(A, kBeta * G.exp().unsqueeze(-1), false, true, true);
+
+  const at::Tensor intra = at::matmul(Q, K.transpose(-1, -2)) * D;  // includes the diagonal
+  const at::Tensor qDecayed = Q * G.exp().unsqueeze(-1);
+  const at::Tensor gLast = G.narrow(-1, chunkSize - 1, 1);            // [B, H, N, 1]
+  const at::Tensor kToEnd = K * (gLast - G).exp().unsqueeze(-1);
+  const at::Tensor chunkDecay = gLast.exp().unsqueeze(-1);            // [B, H, N, 1, 1]
+
+  at::Tensor state = p.state;
+  std::vector<at::Tensor> outputs;
+  outputs.reserve(chunks);
+  for (int64_t c = 0; c < chunks; ++c) {
+    const at::Tensor vNew = U.select(2, c) - at::matmul(W.select(2, c), state);
+    outputs.push_back(at::matmul(qDecayed.select(2, c), state) + at::matmul(intra.select(2, c), vNew));
+    state = state * chunkDecay.select(2, c) + at::matmul(kToEnd.select(2, c).transpose(-1, -2), vNew);
+  }
+  const at::Tensor out = at::stack(outputs, 2).reshape({v.size(0), v.size(2), chunks * chunkSize, v.size(-1)});
+  return {out.narrow(2, 0, steps).transpose(1, 2).contiguous().to(v.scalar_type()), state};
+}
+
+}  // namespace dfi::engine

@@ -1,0 +1,26 @@
+#pragma once
+// The three RMSNorm variants of the Qwen families (spec-qwen 1.1). They differ in where the
+// cast back to the activation dtype happens and in how the weight is applied, which is what
+// makes bf16 results match transformers bit for bit; do not merge them.
+
+#include <ATen/core/Tensor.h>
+
+namespace dfi::engine {
+
+// Qwen3RMSNorm: w * normalise(x).to(dtype); the weight multiply happens in the input dtype.
+at::Tensor rmsNormQwen3(const at::Tensor& x, const at::Tensor& weight, double eps);
+
+// Qwen3_5RMSNorm / Qwen3NextRMSNorm: (normalise(x) * (1 + w)).to(dtype), all in fp32; the
+// stored weight is zero-centred.
+at::Tensor rmsNormZeroCentred(const at::Tensor& x, const at::Tensor& weight, double eps);
+
+// Qwen3_5RMSNormGated (GDN output norm): ((w * normalise(x).to(dtype)).float() * silu(z)).to(dtype).
+at::Tensor rmsNormGated(const at::Tensor& x, const at::Tensor& gate, const at::Tensor& weight,
+                        double eps);
+
+// Which of the first two variants a decoder stack uses for its layer and q/k norms.
+enum class NormKind { Qwen3, ZeroCentred };
+
+at::Tensor rmsNorm(NormKind kind, const at::Tensor& x, const at::Tensor& weight, double eps);
+
+}  // namespace dfi::engine

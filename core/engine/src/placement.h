@@ -1,0 +1,30 @@
+#pragma once
+// Turns ModelOptions into torch devices and dtypes, and assigns decoder layers to devices.
+
+#include <string_view>
+#include <vector>
+
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include "dfi/engine/model_options.h"
+
+namespace dfi::engine {
+
+// fp32 | bf16 | fp16 (also float32, bfloat16, float16); UsageError otherwise.
+at::ScalarType parseComputeDtype(std::string_view text);
+
+// cpu | cuda | cuda:N; UsageError when malformed or when the CUDA device does not exist here.
+c10::Device parseDevice(std::string_view text);
+
+struct Placement {
+  std::vector<c10::Device> layerDevice;  // one per decoder layer
+  c10::Device first{c10::kCPU};          // embeddings
+  c10::Device last{c10::kCPU};           // final norm and lm head
+  at::ScalarType dtype = at::kFloat;
+};
+
+// Contiguous runs of layers per device, the first devices taking one more when uneven.
+Placement placeLayers(const ModelOptions& options, int numLayers);
+
+}  // namespace dfi::engine

@@ -1,0 +1,38 @@
+#pragma once
+// Moves checkpoint tensors from the memory map to their device in the compute dtype, one
+// tensor at a time, checking each name and shape against what the model code expects.
+
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "dfi/tensorfile/checkpoint.h"
+
+namespace dfi::engine {
+
+class WeightLoader {
+ public:
+  WeightLoader(const tensorfile::Checkpoint& checkpoint, at::ScalarType dtype)
+      : checkpoint_(checkpoint), dtype_(dtype) {}
+
+  bool contains(const std::string& name) const;
+
+  // The tensor `name` on `device` in the compute dtype. Throws ValidationError naming the
+  // checkpoint file, the tensor and both shapes when it is missing or shaped differently,
+  // and FormatError for a stored dtype the engine cannot convert. On the CPU, a tensor whose
+  // stored dtype already is the compute dtype aliases the memory map (no copy): the model
+  // keeps the Checkpoint alive.
+  at::Tensor load(const std::string& name, const std::vector<int64_t>& expectedShape,
+                  at::Device device) const;
+
+  const tensorfile::Checkpoint& checkpoint() const { return checkpoint_; }
+
+ private:
+  const tensorfile::Checkpoint& checkpoint_;
+  at::ScalarType dtype_;
+};
+
+std::string shapeText(const std::vector<int64_t>& shape);
+
+}  // namespace dfi::engine

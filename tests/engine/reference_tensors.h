@@ -1,0 +1,26 @@
+#pragma once
+// Test helpers: reference tensors from a .safetensors file (written by the Python oracles)
+// as owned at::Tensors, and the comparison figure the oracle tests use.
+
+#include <filesystem>
+#include <string>
+
+#include <ATen/ATen.h>
+
+#include "dfi/tensorfile/safetensors_file.h"
+
+namespace dfi::engine::test {
+
+inline at::Tensor referenceTensor(const tensorfile::SafetensorsFile& file, const std::string& name) {
+  const tensorfile::TensorView view = file.view(name);
+  const auto dtype = view.info().dtype == tensorfile::DType::I64 ? at::kLong : at::kFloat;
+  return at::from_blob(const_cast<void*>(view.data()), view.info().shape, at::TensorOptions().dtype(dtype)).clone();
+}
+
+inline double maxAbsDiff(const at::Tensor& a, const at::Tensor& b) {
+  return (a.to(at::kCPU, at::kDouble) - b.to(at::kCPU, at::kDouble)).abs().max().item<double>();
+}
+
+inline std::filesystem::path oracleDir() { return std::filesystem::path(DFI_BINARY_DIR) / "oracle" / "target_models"; }
+
+}  // namespace dfi::engine::test
