@@ -46,6 +46,13 @@ int countSteps(const QAbstractItemModel& model, const QModelIndex& parent = {}) 
   return n;
 }
 
+// The model loads on a worker; wait for it.
+void reloadAndWait(NavigatorModel& model) {
+  QSignalSpy loaded(&model, &NavigatorModel::loaded);
+  model.reload();
+  QVERIFY(loaded.count() == 1 || loaded.wait(10000));
+}
+
 }  // namespace
 
 class TestNavigator : public QObject {
@@ -66,7 +73,7 @@ class TestNavigator : public QObject {
     QVERIFY(context->open(path_));
     NavigatorModel model(context.get());
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    model.reload();
+    reloadAndWait(model);
     // Expected figures straight from the fixture's acceptance rule (B = 8: 7 draft slots).
     auto tau = [](int run, int prompt) {
       double sum = 0;
@@ -101,7 +108,7 @@ class TestNavigator : public QObject {
     auto context = makeContext();
     QVERIFY(context->open(path_));
     NavigatorModel model(context.get());
-    model.reload();
+    reloadAndWait(model);
     NavigatorFilter filter;
     QAbstractItemModelTester tester(&filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
     filter.setNavigatorModel(&model);
@@ -137,7 +144,9 @@ class TestNavigator : public QObject {
   void keyboardNavigationSelectsInTheContext() {
     auto context = makeContext();
     Navigator navigator(context.get());
+    QSignalSpy loaded(navigator.model(), &NavigatorModel::loaded);
     QVERIFY(context->open(path_));
+    QVERIFY(loaded.wait(10000));
     navigator.resize(500, 600);
     navigator.show();
     QVERIFY(QTest::qWaitForWindowExposed(&navigator));
@@ -172,7 +181,7 @@ class TestNavigator : public QObject {
     QVERIFY(context->open(live));
     NavigatorModel model(context.get());
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    model.reload();
+    reloadAndWait(model);
     QCOMPARE(countSteps(model), 4);
     struct Forward : SessionViewer {
       NavigatorModel* model;

@@ -37,8 +37,10 @@ class TestSessionPanels : public QObject {
   QTemporaryDir dir_;
   QString path_;
 
-  // Selects step `stepIndex` of prompt `prompt` of the first run through the navigator's tree.
+  // Selects step `stepIndex` of prompt `prompt` of the first run through the navigator's tree
+  // (once its worker has loaded it).
   static void selectStep(MainWindow& window, int prompt, int stepIndex) {
+    QTRY_VERIFY(!window.navigator()->model()->isLoading());
     QTreeView* tree = window.navigator()->tree();
     const QModelIndex run = tree->model()->index(0, 0);
     const QModelIndex step = tree->model()->index(stepIndex, 0, tree->model()->index(prompt, 0, run));
@@ -151,7 +153,7 @@ class TestSessionPanels : public QObject {
     QVERIFY(window.context()->isOpen());
     QCOMPARE(window.context()->path(), path_);
     QCOMPARE(QSettings().value(QStringLiteral("recentFiles")).toStringList().value(0), QFileInfo(path_).absoluteFilePath());
-    QCOMPARE(window.navigator()->model()->rowCount(), 2);
+    QTRY_COMPARE(window.navigator()->model()->rowCount(), 2);
 
     window.context()->close();
     QCOMPARE(window.navigator()->model()->rowCount(), 0);

@@ -93,6 +93,16 @@ void SessionContext::close() {
   emit sessionClosed();
 }
 
+std::unique_ptr<SessionSource> SessionContext::openSecondSource() {
+  if (!source_ || !factory_) return nullptr;
+  try {
+    return factory_(path());
+  } catch (const std::exception& e) {
+    reportError(tr("Cannot read the session"), QString::fromStdString(e.what()));
+  }
+  return nullptr;
+}
+
 QString SessionContext::path() const {
   return source_ ? QString::fromStdString(source_->path()) : QString();
 }

@@ -48,6 +48,12 @@ class SessionContext : public QObject {
   bool isFollowing() const { return following_; }
   void poll();
 
+  // A second, independent reader of the open session, for a worker thread (one SQLite
+  // connection per thread); null, after reporting why, when it cannot be opened.
+  std::unique_ptr<SessionSource> openSecondSource();
+  // Shows an error to the user (errorOccurred) and writes it to the log.
+  void reportError(const QString& title, const QString& message);
+
   // Checked reads: empty results after reporting an error.
   std::vector<session::RunRecord> runs();
   std::optional<session::RunRecord> run(session::RunId run);
@@ -70,7 +76,6 @@ class SessionContext : public QObject {
  private:
   template <class F>
   auto checked(const char* what, F&& read) -> decltype(read());
-  void reportError(const QString& title, const QString& message);
   void watchFiles();
   void schedulePoll();
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "context/session_context.h"
+#include "context/session_source.h"
 
 namespace dfi::ui {
 namespace {
@@ -11,49 +12,56 @@ QString tauText(double tau) { return QStringLiteral("%1").arg(tau, 0, 'f', 2); }
 
 }  // namespace
 
-NavigatorModel::NavigatorModel(SessionContext* context, QObject* parent) : QAbstractItemModel(parent), context_(context) {}
+NavigatorModel::NavigatorModel(SessionContext* context, QObject* parent) : QAbstractItemModel(parent), context_(context) {
+  pool_.setMaxThreadCount(1);
+}
+
+NavigatorModel::~NavigatorModel() {
+  ++generation_;
+  pool_.waitForDone();  // the worker posts to this object; it must not outlive it
+}
 
 quintptr NavigatorModel::parentId(int runRow, int promptRow) {
   return (static_cast<quintptr>(runRow + 1) << 32) | static_cast<quintptr>(promptRow + 1);
 }
 
-NavigatorModel::Step NavigatorModel::summarize(const session::StepRecord& step) {
-  int garbled = 0;
-  for (std::uint8_t flags : step.garbleFlags) garbled += flags != 0;
-  return {step.stepId, step.stepIndex, step.anchorPosition, step.acceptLength(), garbled};
-}
-
 void NavigatorModel::reload() {
+  const quint64 generation = ++generation_;
+  appendedWhileLoading_.clear();
   beginResetModel();
   runs_.clear();
-  lastStep_ = 0;
-  if (context_->isOpen()) {
-    for (session::RunRecord& record : context_->runs()) {
-      Run run;
-      run.record = std::move(record);
-      for (const session::PromptRecord& p : context_->prompts(run.record.runId)) {
-        run.promptRow.emplace(p.promptId, static_cast<int>(run.prompts.size()));
-        run.prompts.push_back({p.promptId, QString::fromStdString(p.dataset), QString::fromStdString(p.text), {}, 0, 0});
-      }
-      runs_.push_back(std::move(run));
-    }
-    // One pass over each run's steps; steps of prompts the file does not list are kept too.
-    for (int r = 0; r < static_cast<int>(runs_.size()); ++r) {
-      context_->forEachStep(runs_[static_cast<std::size_t>(r)].record.runId, [&](const session::StepRecord& s) {
-        Run& run = runs_[static_cast<std::size_t>(r)];
-        Prompt& prompt = run.prompts[static_cast<std::size_t>(ensurePrompt(r, s.promptId, false))];
-        const Step step = summarize(s);
-        lastStep_ = std::max(lastStep_, step.id);
-        prompt.steps.push_back(step);
-        prompt.acceptSum += step.acceptLength;
-        prompt.garbledSteps += step.garbledSlots > 0;
-        run.acceptSum += step.acceptLength;
-        run.stepCount += 1;
-        run.garbledSteps += step.garbledSlots > 0;
-      });
-    }
-  }
   endResetModel();
+  std::unique_ptr<SessionSource> source = context_->isOpen() ? context_->openSecondSource() : nullptr;
+  if (!source) {  // no session, or it could not be opened again (reported)
+    finishLoad(generation, {}, {});
+    return;
+  }
+  loading_ = true;
+  auto shared = std::shared_ptr<SessionSource>(std::move(source));
+  pool_.start([this, generation, shared] {
+    auto runs = std::make_shared<std::vector<Run>>();
+    QString error;
+    try {
+      *runs = loadNavigatorTree(*shared);
+    } catch (const std::exception& e) {
+      error = QString::fromStdString(e.what());
+    }
+    QMetaObject::invokeMethod(
+        this, [this, generation, runs, error] { finishLoad(generation, std::move(*runs), error); }, Qt::QueuedConnection);
+  });
+}
+
+void NavigatorModel::finishLoad(quint64 generation, std::vector<Run> runs, const QString& error) {
+  if (generation != generation_) return;
+  if (!error.isEmpty()) context_->reportError(tr("Cannot read the session"), error);
+  beginResetModel();
+  runs_ = std::move(runs);
+  endResetModel();
+  loading_ = false;
+  std::vector<session::StepRecord> appended;
+  appended.swap(appendedWhileLoading_);
+  appendSteps(appended);
+  emit loaded();
 }
 
 int NavigatorModel::runRowOf(session::RunId run) const {
@@ -62,51 +70,42 @@ int NavigatorModel::runRowOf(session::RunId run) const {
   return -1;
 }
 
-int NavigatorModel::ensurePrompt(int runRow, session::PromptId promptId, bool notify) {
+// The row of a prompt, inserting it (with its record, which a followed file now has) if new.
+int NavigatorModel::ensurePrompt(int runRow, session::PromptId promptId) {
   Run& run = runs_[static_cast<std::size_t>(runRow)];
   if (auto it = run.promptRow.find(promptId); it != run.promptRow.end()) return it->second;
+  const std::optional<session::PromptRecord> record = context_->prompt(run.record.runId, promptId);
   const int row = static_cast<int>(run.prompts.size());
-  Prompt prompt{promptId, {}, {}, {}, 0, 0};
-  if (notify) {  // a prompt that appeared in a followed file: its record is there now
-    if (std::optional<session::PromptRecord> p = context_->prompt(run.record.runId, promptId)) {
-      prompt.dataset = QString::fromStdString(p->dataset);
-      prompt.text = QString::fromStdString(p->text);
-    }
-    beginInsertRows(index(runRow, 0), row, row);
-  }
-  run.prompts.push_back(std::move(prompt));
-  run.promptRow.emplace(promptId, row);
-  if (notify) endInsertRows();
+  beginInsertRows(index(runRow, 0), row, row);
+  run.addPrompt(promptId, record ? QString::fromStdString(record->dataset) : QString(),
+                record ? QString::fromStdString(record->text) : QString());
+  endInsertRows();
   return row;
 }
 
 void NavigatorModel::appendSteps(const std::vector<session::StepRecord>& steps) {
+  if (loading_) {
+    appendedWhileLoading_.insert(appendedWhileLoading_.end(), steps.begin(), steps.end());
+    return;
+  }
   for (const session::StepRecord& s : steps) {
-    if (s.stepId <= lastStep_) continue;
-    lastStep_ = s.stepId;
     int r = runRowOf(s.runId);
     if (r < 0) {
       std::optional<session::RunRecord> record = context_->run(s.runId);
       if (!record) continue;
       r = static_cast<int>(runs_.size());
       beginInsertRows({}, r, r);
-      runs_.push_back({std::move(*record), {}, {}, 0, 0, 0});
+      runs_.push_back(Run{std::move(*record)});
       endInsertRows();
     }
-    const int p = ensurePrompt(r, s.promptId, true);
+    if (s.stepId <= runs_[static_cast<std::size_t>(r)].lastStep) continue;  // counted by the load
+    const int p = ensurePrompt(r, s.promptId);
     Run& run = runs_[static_cast<std::size_t>(r)];
-    Prompt& prompt = run.prompts[static_cast<std::size_t>(p)];
-    const Step step = summarize(s);
     const QModelIndex promptIndex = index(p, 0, index(r, 0));
-    const int row = static_cast<int>(prompt.steps.size());
+    const int row = static_cast<int>(run.prompts[static_cast<std::size_t>(p)].steps.size());
     beginInsertRows(promptIndex, row, row);
-    prompt.steps.push_back(step);
+    run.addStep(p, NavigatorStep::summarize(s));
     endInsertRows();
-    prompt.acceptSum += step.acceptLength;
-    prompt.garbledSteps += step.garbledSlots > 0;
-    run.acceptSum += step.acceptLength;
-    run.stepCount += 1;
-    run.garbledSteps += step.garbledSlots > 0;
     emit dataChanged(index(r, 0), index(r, ColumnCount - 1));
     emit dataChanged(promptIndex, index(p, ColumnCount - 1, index(r, 0)));
   }

@@ -1,15 +1,17 @@
 #pragma once
 // Runs -> prompts -> steps of the open session, with each node's acceptance (mean accept
 // length tau for runs and prompts, acc+1 for a step) and garble counts. One pass over the
-// steps builds compact summaries; a followed file's new steps are inserted in place.
+// steps builds compact summaries on a worker thread (its own reader, so a 200k-step file
+// does not freeze the window); a followed file's new steps are inserted in place.
 
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include <QAbstractItemModel>
+#include <QThreadPool>
 
 #include "context/session_viewer.h"
+#include "models/navigator_tree.h"
 
 namespace dfi::ui {
 
@@ -33,8 +35,12 @@ class NavigatorModel : public QAbstractItemModel {
   };
 
   explicit NavigatorModel(SessionContext* context, QObject* parent = nullptr);
+  ~NavigatorModel() override;
 
-  void reload();  // re-reads everything (session opened or closed)
+  // Re-reads everything (session opened or closed): empties the model now and fills it when
+  // the worker is done, then emits loaded(). Steps appended meanwhile are applied after.
+  void reload();
+  bool isLoading() const { return loading_; }
   void appendSteps(const std::vector<session::StepRecord>& steps);
 
   Selection selectionAt(const QModelIndex& index) const;
@@ -49,45 +55,29 @@ class NavigatorModel : public QAbstractItemModel {
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
+ signals:
+  void loaded();
+
  private:
-  struct Step {
-    session::StepId id;
-    std::int32_t index;
-    std::int64_t anchor;
-    std::int32_t acceptLength;
-    int garbledSlots;
-  };
-  struct Prompt {
-    session::PromptId id;
-    QString dataset;
-    QString text;
-    std::vector<Step> steps;
-    double acceptSum = 0;
-    int garbledSteps = 0;
-  };
-  struct Run {
-    session::RunRecord record;
-    std::vector<Prompt> prompts;
-    std::unordered_map<session::PromptId, int> promptRow;
-    double acceptSum = 0;
-    int stepCount = 0;
-    int garbledSteps = 0;
-  };
+  using Step = NavigatorStep;
+  using Prompt = NavigatorPrompt;
+  using Run = NavigatorRun;
+  void finishLoad(quint64 generation, std::vector<Run> runs, const QString& error);
   // An index's internal id names its parent: 0 = root, (run+1) << 32 = a run,
   // (run+1) << 32 | (prompt+1) = a prompt of that run.
   static quintptr parentId(int runRow, int promptRow);
   int runRowOf(session::RunId run) const;
-  int ensurePrompt(int runRow, session::PromptId prompt, bool notify);
-  static Step summarize(const session::StepRecord& step);
+  int ensurePrompt(int runRow, session::PromptId prompt);
   QVariant runData(const Run& run, int column, int role) const;
   QVariant promptData(const Run& run, const Prompt& prompt, int column, int role) const;
   QVariant stepData(const Run& run, const Prompt& prompt, const Step& step, int column, int role) const;
 
   SessionContext* context_;
   std::vector<Run> runs_;
-  // Step ids grow in write order: a step at or below this one is already in the tree (a
-  // step committed between the reader's open and the first pass arrives twice otherwise).
-  session::StepId lastStep_ = 0;
+  QThreadPool pool_;
+  quint64 generation_ = 0;  // of the newest reload; older results are dropped
+  bool loading_ = false;
+  std::vector<session::StepRecord> appendedWhileLoading_;
 };
 
 }  // namespace dfi::ui

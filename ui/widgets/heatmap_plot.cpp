@@ -135,7 +135,10 @@ void HeatmapPlot::requestResample() {
   }
   const auto [c0, c1] = visibleCells(xAxis->range(), columns_);
   const auto [r0, r1] = visibleCells(yAxis->range(), rows_);
-  if (c0 > c1 || r0 > r1) return;
+  if (c0 > c1 || r0 > r1) {  // nothing of the picture in view (clamping prevents it; be safe)
+    pending_ = false;
+    return;
+  }
   const std::int64_t cols = c1 - c0 + 1, rows = r1 - r0 + 1;
   const int width = static_cast<int>(std::min<std::int64_t>(cols, std::max(1, requestedPixels_.width())));
   const int height = static_cast<int>(std::min<std::int64_t>(rows, std::max(1, requestedPixels_.height())));

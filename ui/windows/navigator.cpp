@@ -75,16 +75,16 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
     search_->setFocus();
     search_->selectAll();
   });
+  connect(model_, &NavigatorModel::loaded, this, &Navigator::updateRunChoices);
   if (context_) context_->addViewer(this);
-  reloadRuns();
+  model_->reload();
 }
 
 Navigator::~Navigator() {
   if (context_) context_->removeViewer(this);
 }
 
-void Navigator::reloadRuns() {
-  model_->reload();
+void Navigator::updateRunChoices() {
   for (QComboBox* box : {baselineRun_, worseRun_}) {
     const QSignalBlocker block(box);
     box->clear();
@@ -93,6 +93,7 @@ void Navigator::reloadRuns() {
   if (worseRun_->count() > 1) worseRun_->setCurrentIndex(1);
   regression_->setEnabled(model_->runNames().size() > 1);
   applyFilters();
+  if (context_) onSelectionChanged(context_->selection());  // made while the tree was loading
 }
 
 void Navigator::applyFilters() {
@@ -114,9 +115,9 @@ void Navigator::selectCurrent(const QModelIndex& proxyIndex) {
   context_->select(model_->selectionAt(filter_->mapToSource(proxyIndex)));
 }
 
-void Navigator::onSessionOpened() { reloadRuns(); }
+void Navigator::onSessionOpened() { model_->reload(); }
 
-void Navigator::onSessionClosed() { reloadRuns(); }
+void Navigator::onSessionClosed() { model_->reload(); }
 
 void Navigator::onSelectionChanged(const Selection& selection) {
   const QModelIndex proxy = filter_->mapFromSource(model_->indexOf(selection));

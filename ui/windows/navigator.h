@@ -40,7 +40,7 @@ class Navigator : public QWidget, public SessionViewer, public ExportableView {
   QString exportBaseName() const override { return QStringLiteral("navigator"); }
 
  private:
-  void reloadRuns();
+  void updateRunChoices();  // after the model loaded
   void applyFilters();
   void selectCurrent(const QModelIndex& proxyIndex);
 

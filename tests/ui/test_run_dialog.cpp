@@ -1,0 +1,95 @@
+// The run dialog drives a real `dflash-eval serve` child process: records stream back into a
+// local session, progress and the tau summary arrive, and a failing or missing engine ends in
+// a message while the GUI stays up.
+
+#include <QDir>
+#include <QFile>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "context/engine_client.h"
+#include "dfi/session/reader.h"
+#include "windows/run_dialog.h"
+
+namespace {
+
+const QString kLive = QStringLiteral(DFI_BINARY_DIR "/tests/oracle/drafter/live");
+
+QString writePrompts(const QTemporaryDir& dir) {
+  const QString path = dir.filePath(QStringLiteral("prompts.jsonl"));
+  QFile file(path);
+  file.open(QIODevice::WriteOnly);
+  file.write("{\"ids\": [1, 4, 2, 7, 3]}\n{\"ids\": [9, 9, 0, 5]}\n");
+  return path;
+}
+
+}  // namespace
+
+class TestRunDialog : public QObject {
+  Q_OBJECT
+ private slots:
+  void runsTheEngineIntoALocalSession() {
+    QTemporaryDir dir;
+    dfi::ui::RunDialog dialog;
+    const QString session = dir.filePath(QStringLiteral("run.dfi"));
+    dialog.setPaths(kLive + "/target", {kLive + "/drafter"}, writePrompts(dir), session);
+    dialog.setEngine({}, QStringLiteral(DFLASH_EVAL));
+    QSignalSpy started(&dialog, &dfi::ui::RunDialog::sessionStarted);
+    QSignalSpy progress(dialog.client(), &dfi::ui::EngineClient::progress);
+    QSignalSpy finished(dialog.client(), &dfi::ui::EngineClient::finished);
+    QSignalSpy failed(dialog.client(), &dfi::ui::EngineClient::failed);
+    dialog.startRun();
+    QCOMPARE(started.count(), 1);
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 240000);
+    QCOMPARE(failed.count(), 0);
+    QCOMPARE(progress.count(), 2);
+    QVERIFY(finished.front().front().toString().contains(QStringLiteral("drafter/live/reference")));
+
+    // What the engine streamed is now a complete local session, re-keyed by the local writer.
+    dfi::session::Reader reader(session.toStdString());
+    const auto runs = reader.runs();
+    QCOMPARE(static_cast<int>(runs.size()), 5);  // live + 2 variants x (teacher-forced, ddtree)
+    for (const auto& run : runs) {
+      QVERIFY(run.finishedAt > 0);
+      QCOMPARE(static_cast<int>(reader.prompts(run.runId).size()), 2);
+      QVERIFY(reader.stepCount(run.runId) > 0);
+    }
+    bool sawTree = false;
+    for (const auto& run : runs)
+      if (run.name.find("/ddtree/") != std::string::npos)
+        reader.forEachStep(run.runId, [&](const dfi::session::StepRecord& step) {
+          sawTree = sawTree || reader.tree(step.stepId).has_value();
+        });
+    QVERIFY(sawTree);
+  }
+
+  void aMissingEngineIsAMessageNotACrash() {
+    QTemporaryDir dir;
+    dfi::ui::RunDialog dialog;
+    dialog.setPaths(kLive + "/target", {kLive + "/drafter"}, writePrompts(dir), dir.filePath(QStringLiteral("x.dfi")));
+    dialog.setEngine({}, dir.filePath(QStringLiteral("no-such-engine")));
+    QSignalSpy failed(dialog.client(), &dfi::ui::EngineClient::failed);
+    dialog.startRun();
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 20000);
+    QVERIFY(failed.front().front().toString().contains(QStringLiteral("could not start")));
+  }
+
+  void anEngineErrorIsReported() {
+    QTemporaryDir dir;
+    dfi::ui::RunDialog dialog;
+    // A drafter directory that is not one: the engine refuses it before any compute.
+    dialog.setPaths(kLive + "/target", {dir.path()}, writePrompts(dir), dir.filePath(QStringLiteral("y.dfi")));
+    dialog.setEngine({}, QStringLiteral(DFLASH_EVAL));
+    QSignalSpy failed(dialog.client(), &dfi::ui::EngineClient::failed);
+    dialog.startRun();
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 60000);
+    QVERIFY2(failed.front().front().toString().contains(QStringLiteral("config.json")),
+             qPrintable(failed.front().front().toString()));
+  }
+};
+
+QTEST_MAIN(TestRunDialog)
+#include "test_run_dialog.moc"

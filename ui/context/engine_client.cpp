@@ -1,0 +1,194 @@
+#include "engine_client.h"
+
+#include <QFileInfo>
+
+#include "dfi/base/error.h"
+#include "dfi/base/log.h"
+#include "dfi/protocol/record_codec.h"
+#include "dfi/session/writer.h"
+
+namespace dfi::ui {
+namespace {
+
+constexpr std::int64_t kRequestId = 1;
+
+QString describeHello(const nlohmann::json& h) {
+  return QStringLiteral("dflash-eval %1 (git %2), libtorch %3, CUDA %4")
+      .arg(QString::fromStdString(h.value("engine_version", "?")), QString::fromStdString(h.value("git", "?")),
+           QString::fromStdString(h.value("torch", "?")),
+           h.value("cuda_available", false)
+               ? QStringLiteral("available (%1 devices)").arg(h.value("cuda_devices", 0))
+               : QStringLiteral("not available"));
+}
+
+QString describeRuns(const nlohmann::json& runs) {
+  QStringList lines;
+  for (const auto& r : runs) {
+    const auto sglang = r.value("tau_sglang", nlohmann::json());
+    lines << QStringLiteral("%1: %2 steps, tau %3 (vLLM %4, SGLang %5)")
+                 .arg(QString::fromStdString(r.value("name", "")))
+                 .arg(r.value("steps", 0))
+                 .arg(r.value("tau_reference", 0.0), 0, 'f', 3)
+                 .arg(r.value("tau_vllm", 0.0), 0, 'f', 3)
+                 .arg(sglang.is_number() ? QString::number(sglang.get<double>(), 'f', 3) : QStringLiteral("n/a"));
+  }
+  return lines.join('\n');
+}
+
+}  // namespace
+
+EngineClient::EngineClient(QObject* parent) : QObject(parent) {
+  connect(&process_, &QProcess::readyReadStandardOutput, this, &EngineClient::readOutput);
+  connect(&process_, &QProcess::readyReadStandardError, this, [this] {
+    // Keep the end of the engine's log for the error message; forward it to the log dock.
+    const QString text = QString::fromUtf8(process_.readAllStandardError());
+    stderrTail_ = (stderrTail_ + text).right(4000);
+    for (const QString& line : text.split('\n', Qt::SkipEmptyParts)) logger("engine")->info("{}", line.toStdString());
+  });
+  connect(&process_, &QProcess::finished, this, &EngineClient::processEnded);
+  connect(&process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+    if (error == QProcess::FailedToStart)
+      fail(QStringLiteral("could not start the engine (%1): %2").arg(process_.program(), process_.errorString()));
+  });
+}
+
+EngineClient::~EngineClient() {
+  if (process_.state() != QProcess::NotRunning) {
+    process_.kill();
+    process_.waitForFinished(2000);
+  }
+  closeSession();
+}
+
+bool EngineClient::running() const { return process_.state() != QProcess::NotRunning; }
+
+void EngineClient::start(const EngineLaunch& launch, const nlohmann::json& request, const QString& localSession) {
+  if (running()) return fail(QStringLiteral("a run is already in progress"));
+  try {
+    writer_ = std::make_unique<session::Writer>(localSession.toStdString(),
+                                                session::WriterOptions{.mode = session::OpenMode::Overwrite});
+  } catch (const Error& e) {
+    return fail(QString::fromStdString(e.what()));
+  }
+  localSession_ = localSession;
+  request_ = request;
+  request_["type"] = "run";
+  request_["request_id"] = kRequestId;
+  decoder_ = std::make_unique<protocol::FrameDecoder>("engine (" + launch.enginePath.toStdString() + ")");
+  runIds_.clear();
+  stepIds_.clear();
+  stderrTail_.clear();
+  done_ = false;
+  QStringList command = launch.commandPrefix;
+  command << launch.enginePath << QStringLiteral("serve");
+  process_.start(command.front(), command.mid(1));
+  const std::string line = request_.dump() + "\n";
+  process_.write(line.data(), static_cast<qint64>(line.size()));
+  emit sessionCreated(localSession);
+}
+
+void EngineClient::cancel() {
+  if (!running()) return;
+  const std::string line = nlohmann::json{{"type", "cancel"}, {"request_id", kRequestId}}.dump() + "\n";
+  process_.write(line.data(), static_cast<qint64>(line.size()));
+}
+
+void EngineClient::readOutput() {
+  try {
+    decoder_->feed(process_.readAllStandardOutput().toStdString());
+    while (auto frame = decoder_->next()) handleFrame(*frame);
+  } catch (const std::exception& e) {
+    // A malformed stream or a record that names an unknown run/step: stop this engine, keep
+    // what was written, never let it reach the event loop.
+    fail(QStringLiteral("the engine's output could not be read: %1").arg(QString::fromStdString(e.what())));
+    done_ = true;
+    process_.kill();
+  }
+}
+
+void EngineClient::handleFrame(const protocol::Frame& frame) {
+  if (protocol::isRecordFrame(frame)) return handleRecord(frame);
+  const std::string type = frame.header.value("type", "");
+  if (type == "hello") {
+    emit engineReady(describeHello(frame.header));
+  } else if (type == "progress") {
+    emit progress(frame.header.value("done", 0), frame.header.value("total", 0), frame.header.value("eta_s", 0.0),
+                  QString::fromStdString(frame.header.value("current", "")));
+  } else if (type == "done") {
+    done_ = true;
+    closeSession();
+    emit finished(describeRuns(frame.header.value("runs", nlohmann::json::array())));
+    process_.closeWriteChannel();  // the engine exits at the end of its input
+  } else if (type == "error") {
+    done_ = true;
+    closeSession();
+    fail(QString::fromStdString(frame.header.value("message", "the engine reported an error")));
+    process_.closeWriteChannel();
+  }
+}
+
+void EngineClient::handleRecord(const protocol::Frame& frame) {
+  if (!writer_) return;
+  const protocol::Record record = protocol::decodeRecord(frame, "engine");
+  std::visit(
+      [&](const auto& r) {
+        using T = std::decay_t<decltype(r)>;
+        if constexpr (std::is_same_v<T, session::RunRecord>) {
+          if (auto it = runIds_.find(r.runId); it != runIds_.end())
+            writer_->finishRun(it->second, r.finishedAt, r.timingsJson);  // a run's final update
+          else
+            runIds_[r.runId] = writer_->addRun(r);
+        } else if constexpr (std::is_same_v<T, session::PromptRecord>) {
+          session::PromptRecord local = r;
+          local.runId = runIds_.at(r.runId);
+          writer_->addPrompt(local);
+        } else if constexpr (std::is_same_v<T, session::StepRecord>) {
+          session::StepRecord local = r;
+          local.runId = runIds_.at(r.runId);
+          stepIds_[r.stepId] = writer_->addStep(local);
+        } else if constexpr (std::is_same_v<T, session::TreeRecord>) {
+          session::TreeRecord local = r;
+          local.stepId = stepIds_.at(r.stepId);
+          writer_->addTree(local);
+        } else if constexpr (std::is_same_v<T, session::StatisticRecord>) {
+          session::StatisticRecord local = r;
+          local.runId = runIds_.at(r.runId);
+          if (r.stepId) local.stepId = stepIds_.at(r.stepId);
+          writer_->addStatistic(local);
+        } else if constexpr (std::is_same_v<T, session::TensorRecord>) {
+          session::TensorRecord local = r;
+          local.info.runId = runIds_.at(r.info.runId);
+          if (r.info.stepId) local.info.stepId = stepIds_.at(r.info.stepId);
+          writer_->addTensor(local);
+        } else {
+          writer_->addTokenStrings(r);
+        }
+      },
+      record);
+}
+
+void EngineClient::processEnded(int exitCode, QProcess::ExitStatus status) {
+  closeSession();
+  if (done_) return;
+  const QString how = status == QProcess::CrashExit ? QStringLiteral("crashed")
+                                                    : QStringLiteral("exited with code %1").arg(exitCode);
+  fail(QStringLiteral("the engine %1 before the run finished; what it recorded is kept in %2\n%3")
+           .arg(how, localSession_, stderrTail_.trimmed()));
+}
+
+void EngineClient::fail(const QString& message) {
+  logger("ui")->error("{}", message.toStdString());
+  emit failed(message);
+}
+
+void EngineClient::closeSession() {
+  if (!writer_) return;
+  try {
+    writer_->close();
+  } catch (const Error& e) {
+    logger("ui")->error("closing {}: {}", localSession_.toStdString(), e.what());
+  }
+  writer_.reset();
+}
+
+}  // namespace dfi::ui

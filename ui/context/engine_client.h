@@ -1,0 +1,69 @@
+#pragma once
+// The GUI's side of `dflash-eval serve`: starts the engine as a child process (locally, or
+// behind a user-given command prefix such as "ssh gpu-host"), sends a run request, and writes
+// every record it streams back into a local session file that the panels follow. The engine
+// can crash or run out of memory without taking the GUI down: that arrives as failed().
+
+#include <map>
+#include <memory>
+
+#include <QObject>
+#include <QProcess>
+#include <QStringList>
+
+#include <nlohmann/json.hpp>
+
+#include "dfi/protocol/frame.h"
+#include "dfi/session/records.h"
+
+namespace dfi::session {
+class Writer;
+}
+
+namespace dfi::ui {
+
+struct EngineLaunch {
+  QStringList commandPrefix;                    // e.g. {"ssh", "gpu-host"}; empty: local
+  QString enginePath = QStringLiteral("dflash-eval");
+};
+
+class EngineClient : public QObject {
+  Q_OBJECT
+ public:
+  explicit EngineClient(QObject* parent = nullptr);
+  ~EngineClient() override;
+
+  // Starts the engine and sends `request` (a run request without "type"/"request_id"); the
+  // records are written to `localSession` (replaced if it exists).
+  void start(const EngineLaunch& launch, const nlohmann::json& request, const QString& localSession);
+  void cancel();
+  bool running() const;
+
+ signals:
+  void engineReady(const QString& description);  // from the engine's hello
+  void sessionCreated(const QString& path);      // the local file exists; open and follow it
+  void progress(qint64 done, qint64 total, double etaSeconds, const QString& current);
+  void finished(const QString& summary);         // the tau table, one line per run
+  void failed(const QString& message);
+
+ private:
+  void readOutput();
+  void handleFrame(const protocol::Frame& frame);
+  void handleRecord(const protocol::Frame& frame);
+  void processEnded(int exitCode, QProcess::ExitStatus status);
+  void fail(const QString& message);
+  void closeSession();
+
+  QProcess process_;
+  std::unique_ptr<protocol::FrameDecoder> decoder_;
+  std::unique_ptr<session::Writer> writer_;
+  nlohmann::json request_;
+  QString localSession_;
+  QString stderrTail_;
+  bool done_ = false;
+  // The engine's ids and the local session's differ; trees and later run updates are re-keyed.
+  std::map<session::RunId, session::RunId> runIds_;
+  std::map<session::StepId, session::StepId> stepIds_;
+};
+
+}  // namespace dfi::ui

@@ -1,0 +1,50 @@
+#include "models/navigator_tree.h"
+
+#include <algorithm>
+
+#include "context/session_source.h"
+
+namespace dfi::ui {
+
+NavigatorStep NavigatorStep::summarize(const session::StepRecord& step) {
+  int garbled = 0;
+  for (std::uint8_t flags : step.garbleFlags) garbled += flags != 0;
+  return {step.stepId, step.stepIndex, step.anchorPosition, step.acceptLength(), garbled};
+}
+
+int NavigatorRun::addPrompt(session::PromptId id, QString dataset, QString text) {
+  if (auto it = promptRow.find(id); it != promptRow.end()) return it->second;
+  const int row = static_cast<int>(prompts.size());
+  prompts.push_back({id, std::move(dataset), std::move(text), {}, 0, 0});
+  promptRow.emplace(id, row);
+  return row;
+}
+
+void NavigatorRun::addStep(int row, const NavigatorStep& step) {
+  NavigatorPrompt& prompt = prompts[static_cast<std::size_t>(row)];
+  prompt.steps.push_back(step);
+  prompt.acceptSum += step.acceptLength;
+  prompt.garbledSteps += step.garbledSlots > 0;
+  acceptSum += step.acceptLength;
+  stepCount += 1;
+  garbledSteps += step.garbledSlots > 0;
+  lastStep = std::max(lastStep, step.id);
+}
+
+std::vector<NavigatorRun> loadNavigatorTree(SessionSource& source) {
+  std::vector<NavigatorRun> runs;
+  for (session::RunRecord& record : source.runs()) {
+    NavigatorRun run;
+    run.record = std::move(record);
+    for (const session::PromptRecord& p : source.prompts(run.record.runId))
+      run.addPrompt(p.promptId, QString::fromStdString(p.dataset), QString::fromStdString(p.text));
+    // Steps of prompts the file does not list are kept too, under a bare prompt row.
+    source.forEachStep(run.record.runId, [&run](const session::StepRecord& s) {
+      run.addStep(run.addPrompt(s.promptId, {}, {}), NavigatorStep::summarize(s));
+    });
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+}  // namespace dfi::ui

@@ -1,0 +1,56 @@
+#pragma once
+// The navigator's data: compact summaries of runs, prompts and steps (no token arrays), built
+// by one pass over a session's steps. Plain values, so a worker thread can build them with
+// its own reader and hand them to the model on the GUI thread.
+
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include <QString>
+
+#include "dfi/session/records.h"
+
+namespace dfi::ui {
+
+class SessionSource;
+
+struct NavigatorStep {
+  session::StepId id = 0;
+  std::int32_t index = 0;
+  std::int64_t anchor = 0;
+  std::int32_t acceptLength = 0;
+  int garbledSlots = 0;
+
+  static NavigatorStep summarize(const session::StepRecord& step);
+};
+
+struct NavigatorPrompt {
+  session::PromptId id = 0;
+  QString dataset;
+  QString text;
+  std::vector<NavigatorStep> steps;
+  double acceptSum = 0;
+  int garbledSteps = 0;
+};
+
+struct NavigatorRun {
+  session::RunRecord record;
+  std::vector<NavigatorPrompt> prompts;
+  std::unordered_map<session::PromptId, int> promptRow;
+  double acceptSum = 0;
+  int stepCount = 0;
+  int garbledSteps = 0;
+  // Step ids grow in write order and one pass over a run is one consistent read: a step of
+  // this run at or below this id is already counted (it may be reported again by a follower).
+  session::StepId lastStep = 0;
+
+  int addPrompt(session::PromptId id, QString dataset, QString text);  // returns its row
+  void addStep(int promptRow, const NavigatorStep& step);
+};
+
+// Reads every run, prompt and step summary from `source`. Throws dfi::Error on a bad file.
+std::vector<NavigatorRun> loadNavigatorTree(SessionSource& source);
+
+}  // namespace dfi::ui

@@ -1,0 +1,56 @@
+#pragma once
+// Starts an evaluation from the GUI: target, drafters, prompts, device, dtype, modes, mask
+// variants, DDTree budget, and where the engine runs (a command prefix such as "ssh gpu-host").
+// Shows progress with ETA and a cancel button; the records land in a local session that the
+// main window opens and follows while they arrive.
+
+#include <QDialog>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+
+namespace dfi::ui {
+
+class EngineClient;
+
+class RunDialog : public QDialog {
+  Q_OBJECT
+ public:
+  explicit RunDialog(QWidget* parent = nullptr);
+
+  // Fills the form (tests, and "run again" from a session's settings).
+  void setPaths(const QString& target, const QStringList& drafters, const QString& prompts, const QString& session);
+  void setEngine(const QString& commandPrefix, const QString& enginePath);
+  EngineClient* client() const { return client_; }
+
+ signals:
+  void sessionStarted(const QString& path);  // open and follow it
+  void engineFailed(const QString& message);
+
+ public slots:
+  void startRun();
+
+ private:
+  QLineEdit* pathField(const QString& placeholder);
+  void setRunning(bool running);
+  QString validationError() const;
+
+  QLineEdit *target_, *drafters_, *prompts_, *session_, *prefix_, *engine_;
+  QComboBox *device_, *dtype_;
+  QCheckBox *live_, *teacherForced_, *ddtree_;
+  QList<QCheckBox*> variants_;
+  QSpinBox *budget_, *maxNewTokens_;
+  QProgressBar* progress_;
+  QLabel* status_;
+  QPlainTextEdit* summary_;
+  QPushButton *run_, *cancel_;
+  EngineClient* client_;
+};
+
+}  // namespace dfi::ui
