@@ -22,6 +22,9 @@ void registerCommands(CLI::App& app) {
   registerTokenizeCommand(app);
   registerMergeCommand(app);
   registerExportCommand(app);
+  registerRunCommand(app);
+  registerServeCommand(app);
+  registerDemoCommand(app);
   registerForwardCommand(app);
 }
 

@@ -21,6 +21,9 @@ void registerInfoCommand(CLI::App& app);
 void registerTokenizeCommand(CLI::App& app);
 void registerMergeCommand(CLI::App& app);
 void registerExportCommand(CLI::App& app);
+void registerRunCommand(CLI::App& app);
+void registerServeCommand(CLI::App& app);
+void registerDemoCommand(CLI::App& app);
 void registerForwardCommand(CLI::App& app);
 // Runs the action of the chosen subcommand and returns its exit code.
 int runSelected(CLI::App& app);

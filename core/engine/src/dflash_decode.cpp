@@ -10,6 +10,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include "dfi/base/error.h"
+#include "draft_distribution.h"
 
 namespace dfi::engine {
 namespace {
@@ -72,8 +73,8 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
   bool done = false;
   while (!done && start < result.promptLength + options.maxNewTokens) {
     const std::int64_t anchorToken = result.tokens[static_cast<std::size_t>(start)];
-    const std::vector<std::int64_t> drafts =
-        toVector(drafter.draft(draftCache, newContext, anchorToken, start).argmax(-1));
+    const at::Tensor draftLogits = drafter.draft(draftCache, newContext, anchorToken, start);
+    const std::vector<std::int64_t> drafts = toVector(draftLogits.argmax(-1));
 
     std::vector<std::int64_t> block{anchorToken};
     block.insert(block.end(), drafts.begin(), drafts.end());
@@ -97,6 +98,7 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
     step.acceptedCount = accepted;
     step.bonusToken = static_cast<session::TokenId>(bonus);
     step.maskVariant = std::string(analysis::maskVariantName(analysis::MaskVariant::Reference));
+    if (options.topK > 0) fillTopK(draftLogits, options.topK, step.topKIds, step.topKProbs);
     result.steps.push_back(std::move(step));
 
     // The anchor and the accepted drafts are in the target cache now; the bonus is the next

@@ -20,6 +20,7 @@ namespace dfi::engine {
 struct SpeculativeOptions {
   int maxNewTokens = 256;
   std::vector<std::int64_t> stopTokens;  // generation ends after a step that commits one
+  int topK = 0;  // per-slot top-k of the draft distribution recorded with each step
 };
 
 struct SpeculativeResult {

@@ -7,6 +7,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include "dflash_decode.h"
+#include "draft_distribution.h"
 
 namespace dfi::engine {
 namespace {
@@ -21,7 +22,7 @@ std::vector<session::StepRecord> teacherForcedSteps(const TargetModel& target,
                                                     const DFlashDrafter& drafter,
                                                     std::span<const std::int64_t> sequence,
                                                     std::span<const std::int64_t> anchors,
-                                                    analysis::MaskVariant variant) {
+                                                    analysis::MaskVariant variant, int topK) {
   c10::InferenceMode inference;
   const int b = drafter.blockSize();
   const auto length = static_cast<std::int64_t>(sequence.size());
@@ -30,10 +31,9 @@ std::vector<session::StepRecord> teacherForcedSteps(const TargetModel& target,
       ids.view({1, -1}), nullptr, {.tapLayers = drafter.config().targetLayerIds, .logits = true});
   // predictions[p]: the target's greedy token for position p+1 given positions 0..p.
   const at::Tensor predictions = full.logits[0].argmax(-1).to(at::kCPU).contiguous();
-  const at::Tensor drafts = drafter.teacherForced(concatenatedTaps(full.taps), ids, anchors, variant, kAnchorsPerForward)
-                                .argmax(-1)
-                                .to(at::kCPU)
-                                .contiguous();  // [N, B-1]
+  const at::Tensor logits =
+      drafter.teacherForced(concatenatedTaps(full.taps), ids, anchors, variant, kAnchorsPerForward);  // [N, B-1, V]
+  const at::Tensor drafts = logits.argmax(-1).to(at::kCPU).contiguous();
 
   std::vector<session::StepRecord> steps;
   for (std::size_t j = 0; j < anchors.size(); ++j) {
@@ -59,6 +59,7 @@ std::vector<session::StepRecord> teacherForcedSteps(const TargetModel& target,
       ++step.acceptedCount;
     step.bonusToken = targetToken(step.acceptedCount);
     step.maskVariant = std::string(analysis::maskVariantName(variant));
+    if (topK > 0) fillTopK(logits[static_cast<std::int64_t>(j)], topK, step.topKIds, step.topKProbs);
     steps.push_back(std::move(step));
   }
   return steps;

@@ -20,10 +20,11 @@ namespace dfi::engine {
 // as kUnknownToken and end the accepted run there.
 inline constexpr session::TokenId kUnknownToken = -1;
 
-// One TeacherForced record per anchor (anchors in [0, sequence.size())).
+// One TeacherForced record per anchor (anchors in [0, sequence.size())), with the per-slot
+// top-k of the draft distribution when topK > 0.
 std::vector<session::StepRecord> teacherForcedSteps(
     const TargetModel& target, const DFlashDrafter& drafter, std::span<const std::int64_t> sequence,
     std::span<const std::int64_t> anchors,
-    analysis::MaskVariant variant = analysis::MaskVariant::Reference);
+    analysis::MaskVariant variant = analysis::MaskVariant::Reference, int topK = 0);
 
 }  // namespace dfi::engine
