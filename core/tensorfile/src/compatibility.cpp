@@ -1,7 +1,7 @@
 #include "dfi/tensorfile/compatibility.h"
 
 #include "dfi/base/error.h"
-#include "dfi/tensorfile/weight_layout.h"
+#include "dfi/tensorfile/shape_text.h"
 
 namespace dfi::tensorfile {
 namespace {

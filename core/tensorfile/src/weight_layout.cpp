@@ -58,12 +58,6 @@ void denseBlockTail(LayoutBuilder& b, const std::string& p, std::int64_t hidden,
 
 }  // namespace
 
-std::string shapeToString(const Shape& shape) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 std::optional<std::vector<ExpectedTensor>> expectedTargetTensors(const TargetConfig& c) {
   if (c.family == TargetFamily::Qwen3Next) return std::nullopt;
   LayoutBuilder b;

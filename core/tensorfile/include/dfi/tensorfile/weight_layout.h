@@ -11,6 +11,7 @@
 
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/drafter_config.h"
+#include "dfi/tensorfile/shape_text.h"
 #include "dfi/tensorfile/target_config.h"
 
 namespace dfi::tensorfile {
@@ -35,7 +36,5 @@ struct LayoutIssue {
 
 // Every missing tensor, wrong shape and tensor the config does not explain.
 std::vector<LayoutIssue> checkWeightLayout(const std::vector<ExpectedTensor>& expected, const Checkpoint& checkpoint);
-
-std::string shapeToString(const std::vector<std::int64_t>& shape);
 
 }  // namespace dfi::tensorfile
