@@ -201,6 +201,11 @@ class TestSessionPanels : public QObject {
     const MaskScene& scene = window.maskView()->maskLayout()->scene();
     QCOMPARE(scene.anchors.size(), std::size_t(6));  // every step of the response
     QCOMPARE(window.maskView()->maskLayout()->rows(), 6 * 8);
+    window.maskView()->controls()->setDiffAgainst(dfi::analysis::MaskVariant::AnchorVisible);
+    QTRY_VERIFY(!window.maskView()->plot()->isResampling());
+    window.maskView()->resize(1000, 600);
+    QTRY_VERIFY(!window.maskView()->plot()->isResampling());
+    test::saveScreenshot(window.maskView(), QStringLiteral("window_mask_training_diff"));
   }
 
   void badFileBecomesDialogAndLogLine() {

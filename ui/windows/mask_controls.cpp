@@ -103,6 +103,12 @@ void MaskControls::showBlockGeometry(std::int64_t anchor, int blockSize, analysi
   variant_->setCurrentIndex(variant_->findData(static_cast<int>(variant)));
 }
 
+void MaskControls::showResponseGeometry(std::int64_t sequenceLength, int anchors) {
+  const QSignalBlocker t(sequenceLength_), n(anchorCount_);
+  sequenceLength_->setValue(static_cast<int>(sequenceLength));
+  anchorCount_->setValue(anchors);
+}
+
 void MaskControls::setMaskLayout(MaskLayoutKind layout) {
   layout_->setCurrentIndex(layout_->findData(static_cast<int>(layout)));
 }

@@ -26,6 +26,8 @@ class MaskControls : public QWidget {
   void setSessionAvailable(bool available);
   // Shows the geometry of the selected block without emitting changes for it.
   void showBlockGeometry(std::int64_t anchor, int blockSize, analysis::MaskVariant variant);
+  // Shows the response's length and number of anchors (the session's training picture).
+  void showResponseGeometry(std::int64_t sequenceLength, int anchors);
 
   // For tests and scripted use.
   void setMaskLayout(MaskLayoutKind layout);

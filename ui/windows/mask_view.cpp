@@ -106,6 +106,12 @@ void MaskView::updateLegend(bool diff) {
   }
 }
 
+// The response as one training sequence: every token rebuilt, and at least every anchor.
+std::int64_t MaskView::responseLength() const {
+  const auto tokens = static_cast<std::int64_t>(sequence_.tokens.size());
+  return responseAnchors_.empty() ? tokens : std::max(tokens, responseAnchors_.back() + 1);
+}
+
 MaskScene MaskView::currentScene() const {
   MaskScene scene = controls_->scene();
   if (!controls_->followSelection() || !step_) return scene;
@@ -113,8 +119,7 @@ MaskScene MaskView::currentScene() const {
   scene.spec.blockSize = runBlockSize_;
   if (scene.layout == MaskLayoutKind::Training && !responseAnchors_.empty()) {
     // The response as one training sequence, with every step's anchor as a training anchor.
-    scene.sequenceLength = std::max<std::int64_t>(static_cast<std::int64_t>(sequence_.tokens.size()),
-                                                  responseAnchors_.back() + 1);
+    scene.sequenceLength = responseLength();
     scene.anchors = responseAnchors_;
   }
   return scene;
@@ -224,6 +229,8 @@ void MaskView::loadResponse(const Selection& selection) {
   responseAnchors_.clear();
   for (const session::StepRecord& s : steps) responseAnchors_.push_back(s.anchorPosition);
   loadedResponse_ = {selection.run, selection.prompt, 0};
+  if (!responseAnchors_.empty())
+    controls_->showResponseGeometry(responseLength(), static_cast<int>(responseAnchors_.size()));
 }
 
 void MaskView::onSelectionChanged(const Selection& selection) {

@@ -55,6 +55,7 @@ class MaskView : public QWidget, public SessionViewer, public ExportableView {
   void rebuild();
   void loadResponse(const Selection& selection);
   MaskScene currentScene() const;
+  std::int64_t responseLength() const;
   void updateLegend(bool diff);
   QString tokenAt(std::int64_t position) const;
   QString blockKeyText(const MaskCellInfo& info) const;
