@@ -30,8 +30,8 @@ void AcceptanceBarDelegate::paint(QPainter* painter, const QStyleOptionViewItem&
   const QRect bar = option.rect.adjusted(2, 3, -2, -3);
   painter->save();
   painter->fillRect(QRect(bar.topLeft(), QSize(static_cast<int>(bar.width() * fraction), bar.height())), barColour(fraction));
-  painter->setPen(option.state & QStyle::State_Selected ? option.palette.highlightedText().color()
-                                                       : option.palette.text().color());
+  // The number sits on the light bar, so it keeps the normal text colour even when selected.
+  painter->setPen(option.palette.text().color());
   painter->drawText(bar.adjusted(4, 0, -4, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
   painter->restore();
 }

@@ -28,7 +28,8 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
       garbled_(new QCheckBox(tr("garbled"))),
       regression_(new QCheckBox(tr("regressions:"))),
       baselineRun_(new QComboBox),
-      worseRun_(new QComboBox) {
+      worseRun_(new QComboBox),
+      regressionMargin_(new QDoubleSpinBox) {
   filter_->setNavigatorModel(model_);
   tree_->setModel(filter_);
   tree_->setItemDelegateForColumn(NavigatorModel::AcceptanceColumn,
@@ -40,6 +41,8 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
   tree_->header()->setSectionResizeMode(NavigatorModel::NameColumn, QHeaderView::Stretch);
   tree_->header()->setStretchLastSection(false);
   tree_->header()->resizeSection(NavigatorModel::AcceptanceColumn, 120);
+  tree_->header()->resizeSection(NavigatorModel::StepsColumn, 60);
+  tree_->header()->resizeSection(NavigatorModel::GarbledColumn, 70);
 
   search_->setPlaceholderText(tr("Search prompts (Ctrl+F)"));
   search_->setClearButtonEnabled(true);
@@ -50,6 +53,12 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
   regression_->setToolTip(tr("Prompts whose mean acceptance with the second drafter is lower than with the first"));
   baselineRun_->setToolTip(tr("Baseline drafter"));
   worseRun_->setToolTip(tr("Drafter that may regress"));
+  regressionMargin_->setRange(0, 64);
+  regressionMargin_->setDecimals(2);
+  regressionMargin_->setSingleStep(0.25);
+  regressionMargin_->setValue(0.5);
+  regressionMargin_->setPrefix(tr("by > "));
+  regressionMargin_->setToolTip(tr("How much lower the prompt's mean accept length must be"));
 
   auto* layout = new QGridLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
@@ -59,13 +68,15 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
   layout->addWidget(garbled_, 1, 2);
   layout->addWidget(regression_, 2, 0);
   layout->addWidget(baselineRun_, 2, 1);
-  layout->addWidget(worseRun_, 2, 2, 1, 2);
+  layout->addWidget(worseRun_, 2, 2);
+  layout->addWidget(regressionMargin_, 2, 3);
   layout->addWidget(tree_, 3, 0, 1, 4);
-  layout->setColumnStretch(3, 1);
+  layout->setColumnStretch(2, 1);
 
   connect(search_, &QLineEdit::textChanged, this, &Navigator::applyFilters);
   for (QCheckBox* box : {below_, garbled_, regression_}) connect(box, &QCheckBox::toggled, this, &Navigator::applyFilters);
-  connect(belowValue_, &QDoubleSpinBox::valueChanged, this, &Navigator::applyFilters);
+  for (QDoubleSpinBox* box : {belowValue_, regressionMargin_})
+    connect(box, &QDoubleSpinBox::valueChanged, this, &Navigator::applyFilters);
   for (QComboBox* box : {baselineRun_, worseRun_})
     connect(box, &QComboBox::currentIndexChanged, this, &Navigator::applyFilters);
   connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
@@ -103,7 +114,7 @@ void Navigator::applyFilters() {
   if (regression_->isChecked() && regression_->isEnabled() && baselineRun_->currentIndex() != worseRun_->currentIndex()) {
     filter_->setRegression(std::pair{baselineRun_->currentData().value<session::RunId>(),
                                      worseRun_->currentData().value<session::RunId>()},
-                           0.0);
+                           regressionMargin_->value());
   } else {
     filter_->setRegression(std::nullopt, 0.0);
   }

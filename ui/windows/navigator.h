@@ -55,6 +55,7 @@ class Navigator : public QWidget, public SessionViewer, public ExportableView {
   QCheckBox* regression_;
   QComboBox* baselineRun_;
   QComboBox* worseRun_;
+  QDoubleSpinBox* regressionMargin_;
   bool syncing_ = false;  // true while showing a selection made elsewhere
 };
 
