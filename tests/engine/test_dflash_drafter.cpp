@@ -73,6 +73,33 @@ TEST_F(DrafterLayouts, AnchorsInSeveralForwardsEqualOneForward) {
   EXPECT_EQ(drafter.teacherForced(features, tokens, {}).sizes().vec(), (std::vector<std::int64_t>{0, 3, 64}));
 }
 
+TEST_F(DrafterLayouts, AttentionIsExactlyZeroWhereTheAnalysisMaskForbids) {
+  // The GUI draws analysis masks; the probabilities the drafter reports must obey them.
+  const std::int64_t anchor = 13;
+  for (MaskVariant variant : {MaskVariant::Reference, MaskVariant::AnchorVisible, MaskVariant::BlockCausal}) {
+    DrafterKvCache cache = drafter.newCache();
+    std::vector<at::Tensor> attention;
+    const std::int64_t context = analysis::inferenceContextLength(variant, anchor);
+    drafter.draft(cache, features.narrow(0, 0, context), 3, anchor, variant, &attention);
+    ASSERT_EQ(attention.size(), 3u);
+    for (int l = 0; l < 3; ++l) {
+      const bool sliding = config.layerTypes[static_cast<std::size_t>(l)] == tensorfile::LayerType::SlidingAttention;
+      const analysis::MaskSpec spec{.variant = variant,
+                                    .layer = sliding ? analysis::LayerAttention::Sliding : analysis::LayerAttention::Full,
+                                    .blockSize = 4,
+                                    .slidingWindow = sliding ? 5 : 0};
+      const at::Tensor allowed =
+          at::tensor(analysis::inferenceMask(spec, anchor), at::kByte).view({4, context + 4}).to(at::kBool);
+      const at::Tensor probs = attention[static_cast<std::size_t>(l)];
+      SCOPED_TRACE(std::string(analysis::maskVariantName(variant)) + " layer " + std::to_string(l));
+      ASSERT_EQ(probs.sizes().vec(), (std::vector<std::int64_t>{4, 4, context + 4}));
+      EXPECT_EQ(probs.masked_select(allowed.logical_not().expand_as(probs)).abs().sum().item<float>(), 0.0f);
+      EXPECT_GT(probs.masked_select(allowed.expand_as(probs)).min().item<float>(), 0.0f);
+      EXPECT_LE((probs.sum(-1) - 1).abs().max().item<double>(), 1e-5);
+    }
+  }
+}
+
 TEST_F(DrafterLayouts, AGrowingCacheEqualsAFreshOne) {
   // The live loop appends only the newly verified rows; the result must not depend on how the
   // context arrived.

@@ -99,6 +99,20 @@ TEST_P(DrafterOracle, Bf16DraftsFollowTheBf16Reference) {
   EXPECT_LE(worst, precisionGap / 4);
 }
 
+TEST_P(DrafterOracle, AttentionProbabilitiesMatchPerLayer) {
+  const std::int64_t a = readReference(reference, "attention_anchor").item<std::int64_t>();
+  DrafterKvCache cache = drafter.newCache();
+  std::vector<at::Tensor> attention;
+  drafter.draft(cache, features.narrow(0, 0, a), tokens[a].item<std::int64_t>(), a,
+                MaskVariant::Reference, &attention);
+  ASSERT_EQ(static_cast<int>(attention.size()), config.numHiddenLayers);
+  for (int l = 0; l < config.numHiddenLayers; ++l) {
+    const at::Tensor expected = readReference(reference, "attention." + std::to_string(l));
+    ASSERT_EQ(attention[static_cast<std::size_t>(l)].sizes(), expected.sizes()) << "layer " << l;
+    EXPECT_LE(maxAbsDiff(attention[static_cast<std::size_t>(l)], expected), 1e-5) << "layer " << l;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Cases, DrafterOracle, ::testing::Values("yarn_sliding", "bias_prefixed"));
 
 // Loading errors name the file, the tensor and both shapes.

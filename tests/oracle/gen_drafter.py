@@ -16,6 +16,8 @@ model.safetensors) and reference.safetensors:
   features [T, F*H], tokens [T] (I64), anchors [N] (I64)
   inference [N, B-1, V]               one block per anchor, context = features[:anchor]
   inference.bf16 [N, B-1, V]          the same with weights, head and features in bf16
+  attention.<l> [heads, B, a+B]       layer l's attention probabilities in the live call at
+                                      anchor a = attention_anchor
   training.reference [N, B-1, V]      all anchors in one forward, training mask (spec 4.4)
   training.anchor-visible [N, B-1, V] the same with context k <= anchor
 
@@ -123,9 +125,10 @@ def random_drafter(cfg, gen):
     return w
 
 
-def drafter_forward(w, cfg, rope, ctx_feats, ctx_pos, block_emb, block_pos, masks):
+def drafter_forward(w, cfg, rope, ctx_feats, ctx_pos, block_emb, block_pos, masks, trace=None):
     """Block rows attend over cat([context, block]); masks[layer_type] is a [Q, S+Q] bool or
-    None (no mask). Returns final-normed block states [Q, H]."""
+    None (no mask). Returns final-normed block states [Q, H]; `trace` collects each layer's
+    attention probabilities [heads, Q, S+Q]."""
     nh, nkv, d = cfg["heads"], cfg["kv_heads"], cfg["head_dim"]
     ctx = rms_norm(ctx_feats @ w["fc.weight"].T, w["hidden_norm.weight"])
     cos_c, sin_c = rope(ctx_pos, block_emb.dtype)
@@ -155,7 +158,10 @@ def drafter_forward(w, cfg, rope, ctx_feats, ctx_pos, block_emb, block_pos, mask
         mask = masks[cfg["layer_types"][l]]
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
-        attn = torch.softmax(scores.float(), -1).to(q.dtype) @ v
+        probs = torch.softmax(scores.float(), -1).to(q.dtype)
+        if trace is not None:
+            trace.append(probs.float())
+        attn = probs @ v
         h = h + attn.transpose(0, 1).reshape(h.shape[0], nh * d) @ w[p + "o_proj.weight"].T
         m = f"layers.{l}.mlp."
         x = rms_norm(h, w[f"layers.{l}.post_attention_layernorm.weight"])
@@ -173,21 +179,23 @@ def block_ids(anchor_token, b, mask_id=MASK_ID):
     return torch.tensor([anchor_token] + [mask_id] * (b - 1))
 
 
+def live_block(w, cfg, rope, embed, feats, tokens, a, trace=None):
+    """The drafter call of the live loop for the block anchored at `a`."""
+    b = cfg["block"]
+    ctx_pos = torch.arange(a)
+    block_pos = torch.arange(a, a + b)
+    masks = {"full_attention": None}
+    if cfg["window"]:
+        masks["sliding_attention"] = sliding_mask(block_pos, torch.cat([ctx_pos, block_pos]),
+                                                  cfg["window"])
+    return drafter_forward(w, cfg, rope, feats[:a], ctx_pos,
+                           embed[block_ids(tokens[a].item(), b)], block_pos, masks, trace)
+
+
 def inference_layout(w, cfg, rope, embed, lm_head, feats, tokens):
     """One forward per anchor, exactly as the live loop calls the drafter."""
-    b = cfg["block"]
-    out = []
-    for a in cfg["anchors"]:
-        ctx_pos = torch.arange(a)
-        block_pos = torch.arange(a, a + b)
-        masks = {"full_attention": None}
-        if cfg["window"]:
-            masks["sliding_attention"] = sliding_mask(block_pos, torch.cat([ctx_pos, block_pos]),
-                                                      cfg["window"])
-        states = drafter_forward(w, cfg, rope, feats[:a], ctx_pos,
-                                 embed[block_ids(tokens[a].item(), b)], block_pos, masks)
-        out.append(states[1:] @ lm_head.T)
-    return torch.stack(out)
+    return torch.stack([live_block(w, cfg, rope, embed, feats, tokens, a)[1:] @ lm_head.T
+                        for a in cfg["anchors"]])
 
 
 def training_mask(anchors, t, b, anchor_visible, window=None):
@@ -284,6 +292,9 @@ def generate(name, cfg, out_dir):
                                           feats.bfloat16(), tokens).float()
         reference = training_layout(w, cfg, rope, embed, lm_head, feats, tokens, False)
         visible = training_layout(w, cfg, rope, embed, lm_head, feats, tokens, True)
+        trace_anchor = cfg["anchors"][2]
+        trace = []
+        live_block(w, cfg, rope, embed, feats, tokens, trace_anchor, trace)
     # The oracle's own consistency: the training layout is one batched copy of the live calls.
     gap = (inference - reference).abs().max().item()
     assert gap < 1e-5, f"{name}: training vs inference layout differ by {gap}"
@@ -293,7 +304,8 @@ def generate(name, cfg, out_dir):
     save_drafter(cfg, w, case_dir)
     save_file({"embed_tokens": embed, "lm_head": lm_head, "features": feats, "tokens": tokens,
                "anchors": torch.tensor(cfg["anchors"]), "inference": inference,
-               "inference.bf16": inference_bf16,
+               "inference.bf16": inference_bf16, "attention_anchor": torch.tensor([trace_anchor]),
+               **{f"attention.{l}": p.contiguous() for l, p in enumerate(trace)},
                "training.reference": reference, "training.anchor-visible": visible},
               str(case_dir / "reference.safetensors"))
     print(f"{name}: layouts agree to {gap:.2e}; bf16 vs fp32 "

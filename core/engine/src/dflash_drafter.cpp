@@ -82,7 +82,7 @@ at::Tensor DFlashDrafter::contextStates(const at::Tensor& targetFeatures) const 
 
 at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
                                 std::int64_t anchorToken, std::int64_t anchor,
-                                MaskVariant variant) const {
+                                MaskVariant variant, std::vector<at::Tensor>* attention) const {
   c10::InferenceMode inference;
   const int b = blockSize();
   const std::int64_t contextLength = analysis::inferenceContextLength(variant, anchor);
@@ -96,6 +96,8 @@ at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newCont
   std::vector<std::int64_t> positions;
   for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
   layout.positions = std::move(positions);
+  layout.attention = attention;
+  if (attention) attention->clear();
   for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
     if (!hasLayersOf(kind)) continue;
     at::Tensor mask = maskTensor(analysis::inferenceMask(maskSpec(variant, kind), anchor), b,
@@ -179,7 +181,8 @@ at::Tensor DFlashDrafter::decode(at::Tensor h, const at::Tensor& ctx, const Quer
   for (int i = 0; i < config_.numHiddenLayers; ++i) {
     const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(i)];
     const at::Tensor& mask = isSliding(i) ? layout.slidingMask : layout.fullMask;
-    h = h + attention(i, rmsNormQwen3(h, w.inputLayernorm, eps), ctx, blockAngles, contextAngles, mask, cache);
+    h = h + attention(i, rmsNormQwen3(h, w.inputLayernorm, eps), ctx, blockAngles, contextAngles, mask, cache,
+                      layout.attention);
     const at::Tensor x = rmsNormQwen3(h, w.postAttentionLayernorm, eps);
     h = h + project(at::silu(project(x, w.gateProj)) * project(x, w.upProj), w.downProj);
   }
@@ -202,7 +205,8 @@ std::pair<at::Tensor, at::Tensor> DFlashDrafter::keysValues(int layer, const at:
 at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Tensor& ctx,
                                     const RotaryAngles& blockAngles,
                                     const RotaryAngles& contextAngles, const at::Tensor& mask,
-                                    DrafterKvCache& cache) const {
+                                    DrafterKvCache& cache,
+                                    std::vector<at::Tensor>* probabilities) const {
   const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(layer)];
   const std::int64_t rows = x.size(0);
   const int heads = config_.numAttentionHeads;
@@ -226,6 +230,7 @@ at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Te
                       (1.0 / std::sqrt(static_cast<double>(d)));
   scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<double>::infinity());
   const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(scores.scalar_type());
+  if (probabilities) probabilities->push_back(probs.reshape({heads, rows, keys.size(1)}).to(at::kFloat));
   const at::Tensor out = at::matmul(probs, values.unsqueeze(1))  // [kvHeads, g, Q, d]
                              .reshape({heads, rows, d})
                              .transpose(0, 1)

@@ -50,9 +50,13 @@ class DFlashDrafter {
   // cache.length()+S-1; they are appended to `cache`, which must then reach the context the
   // variant lets the block see (analysis::inferenceContextLength). Returns [B-1, V] logits for
   // slots 1..B-1 in the LM head's dtype.
+  // With `attention`, it receives per layer the block's attention probabilities
+  // [heads, B, context + B] in fp32 (columns: context positions 0.., then slots), for the
+  // attention view.
   at::Tensor draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
                    std::int64_t anchorToken, std::int64_t anchor,
-                   analysis::MaskVariant variant = analysis::MaskVariant::Reference) const;
+                   analysis::MaskVariant variant = analysis::MaskVariant::Reference,
+                   std::vector<at::Tensor>* attention = nullptr) const;
 
   // Teacher-forced drafting of a whole sequence: `features` [T, F*Ht] and `tokens` [T] (int64)
   // of positions 0..T-1, `anchors` in [0, T). Returns [N, B-1, V] logits. All anchors go
@@ -68,6 +72,7 @@ class DFlashDrafter {
     std::vector<std::int64_t> positions;  // RoPE position of every block row (host: no sync)
     at::Tensor fullMask;      // [Q, Kv] bool; undefined when no layer of that kind exists
     at::Tensor slidingMask;
+    std::vector<at::Tensor>* attention = nullptr;  // where to put each layer's probabilities
   };
 
   // One forward of teacherForced(); `cache` holds the whole sequence's context after it.
@@ -82,7 +87,8 @@ class DFlashDrafter {
                     DrafterKvCache& cache) const;
   at::Tensor attention(int layer, const at::Tensor& x, const at::Tensor& ctx,
                        const RotaryAngles& blockAngles, const RotaryAngles& contextAngles,
-                       const at::Tensor& mask, DrafterKvCache& cache) const;
+                       const at::Tensor& mask, DrafterKvCache& cache,
+                       std::vector<at::Tensor>* probabilities) const;
   // Keys (RoPE'd) and values [kvHeads, n, headDim] of `layer` for rows `x` [n, H].
   std::pair<at::Tensor, at::Tensor> keysValues(int layer, const at::Tensor& x,
                                                const RotaryAngles& angles) const;
