@@ -155,6 +155,11 @@ TEST_P(TargetOracle, CropBeforeTheLastRewindableForwardIsRefusedForLinearLayers)
     EXPECT_THROW(cache.crop(10), UsageError);
   else
     EXPECT_NO_THROW(cache.crop(10));
+  // A cleared cache starts a new sequence: same logits as no cache at all.
+  cache.clear();
+  EXPECT_EQ(cache.length(), 0);
+  const at::Tensor again = model->forward(ref.ids.narrow(1, 5, 8), &cache).logits;
+  EXPECT_LE(maxAbsDiff(again, model->forward(ref.ids.narrow(1, 5, 8), nullptr).logits), 1e-6);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, TargetOracle,

@@ -33,11 +33,11 @@ class ModelCache {
   int64_t cropFloor() const;
   // Drops tokens so that `length` remain; UsageError outside [cropFloor(), length()].
   void crop(int64_t length);
+  // Forgets every token, so the cache can serve a new sequence.
   void clear();
 
   KvCache& attention(int layer) { return kv_[layer]; }
   LinearAttentionState& linear(int layer) { return linear_[layer]; }
-  bool isLinear(int layer) const { return linearLayers_[layer]; }
 
   // Called by the model after a forward over `tokens` new tokens.
   void advance(int64_t tokens, bool rewindable);

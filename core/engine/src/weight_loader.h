@@ -26,8 +26,6 @@ class WeightLoader {
   at::Tensor load(const std::string& name, const std::vector<int64_t>& expectedShape,
                   at::Device device) const;
 
-  const tensorfile::Checkpoint& checkpoint() const { return checkpoint_; }
-
  private:
   const tensorfile::Checkpoint& checkpoint_;
   at::ScalarType dtype_;
