@@ -47,3 +47,11 @@ endif()
 find_package(Torch REQUIRED)
 message(STATUS "libtorch ${Torch_VERSION} from ${_dfi_torch_prefix}; CUDA paths: ${DFI_WITH_CUDA} "
                "(wheel CUDA '${DFI_TORCH_CUDA_VERSION}')")
+
+# libtorch.so exports a complete copy of std::filesystem (built into it from another
+# libstdc++). The library loaded first provides std::filesystem to the whole process, and with
+# libtorch first remove_all() on a non-empty directory jumps to a null pointer. Naming
+# libstdc++ on the link line before anything else makes it the first needed library.
+add_library(dfi_torch INTERFACE)
+target_link_options(dfi_torch INTERFACE "LINKER:--push-state,--no-as-needed,-lstdc++,--pop-state")
+target_link_libraries(dfi_torch INTERFACE ${TORCH_LIBRARIES})
