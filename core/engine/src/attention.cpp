@@ -1,6 +1,7 @@
 #include "attention.h"
 
 #include <cmath>
+#include <tuple>
 
 #include <ATen/ATen.h>
 
@@ -8,10 +9,22 @@
 
 namespace dfi::engine {
 
-void KvCache::crop(int64_t length) {
-  if (!keys.defined() || length >= keys.size(2)) return;
-  keys = keys.narrow(2, 0, length);
-  values = values.narrow(2, 0, length);
+std::pair<at::Tensor, at::Tensor> KvCache::append(const at::Tensor& k, const at::Tensor& v) {
+  const int64_t needed = length_ + k.size(2);
+  if (!keys_.defined() || needed > keys_.size(2)) {
+    const int64_t capacity = std::max<int64_t>(needed, keys_.defined() ? 2 * keys_.size(2) : 0);
+    auto grow = [&](const at::Tensor& old, const at::Tensor& like) {
+      at::Tensor storage = at::empty({like.size(0), like.size(1), capacity, like.size(3)}, like.options());
+      if (length_ > 0) storage.narrow(2, 0, length_).copy_(old.narrow(2, 0, length_));
+      return storage;
+    };
+    keys_ = grow(keys_, k);
+    values_ = grow(values_, v);
+  }
+  keys_.narrow(2, length_, k.size(2)).copy_(k);
+  values_.narrow(2, length_, v.size(2)).copy_(v);
+  length_ = needed;
+  return {keys_.narrow(2, 0, length_), values_.narrow(2, 0, length_)};
 }
 
 Attention::Attention(const WeightLoader& weights, const std::string& prefix, const AttentionDims& dims,
@@ -53,12 +66,7 @@ at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, K
   k = Rotary::apply(k, angles);
 
   const int64_t past = cache ? cache->length() : 0;
-  if (cache) {
-    cache->keys = past ? at::cat({cache->keys, k}, 2) : k;
-    cache->values = past ? at::cat({cache->values, v}, 2) : v;
-    k = cache->keys;
-    v = cache->values;
-  }
+  if (cache) std::tie(k, v) = cache->append(k, v);
   // Causal: new token t (absolute position past + t) sees keys 0 .. past + t. Without a cached
   // prefix that is SDPA's is_causal; with one (and more than one new token) it needs a mask.
   at::Tensor mask;

@@ -3,7 +3,9 @@
 // the gated variant of Qwen3.5 / Qwen3-Next (query and output gate interleaved per head in
 // q_proj, zero-centred q/k norms, partial rotary, o_proj(o * sigmoid(gate))). GQA throughout.
 
+#include <algorithm>
 #include <string>
+#include <utility>
 
 #include <ATen/core/Tensor.h>
 
@@ -25,13 +27,20 @@ struct AttentionDims {
   double eps = 1e-6;
 };
 
-// Post-norm, post-RoPE keys and post-projection values of one layer: [B, nkv, S, hd].
-struct KvCache {
-  at::Tensor keys;
-  at::Tensor values;
+// Post-norm, post-RoPE keys and post-projection values of one layer. Storage grows by
+// doubling, so a decode or verification step writes only its new tokens instead of copying
+// the whole cache, and cropping just moves the length back.
+class KvCache {
+ public:
+  int64_t length() const { return length_; }
+  void crop(int64_t length) { length_ = std::min(length_, length); }
 
-  int64_t length() const { return keys.defined() ? keys.size(2) : 0; }
-  void crop(int64_t length);
+  // k, v: [B, nkv, T, hd]. Returns views of all cached keys and values including them.
+  std::pair<at::Tensor, at::Tensor> append(const at::Tensor& k, const at::Tensor& v);
+
+ private:
+  at::Tensor keys_, values_;  // [B, nkv, capacity, hd]; the first length_ positions are valid
+  int64_t length_ = 0;
 };
 
 class Attention {
