@@ -84,7 +84,11 @@ MainWindow::MainWindow(QWidget* parent)
   updateTitle();
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+  // The panels unregister from the context as they die, so they go first: left to QObject,
+  // the context (created first) would be deleted before them.
+  qDeleteAll(findChildren<QDockWidget*>(Qt::FindDirectChildrenOnly));
+}
 
 QDockWidget* MainWindow::addPanel(QWidget* panel, const QString& title, const QString& objectName,
                                   Qt::DockWidgetArea area) {
