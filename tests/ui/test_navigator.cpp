@@ -104,6 +104,26 @@ class TestNavigator : public QObject {
     QCOMPARE(dump(model), expected);
   }
 
+  // A followed step that arrives while the worker is still loading is applied after the load,
+  // once (not lost in the reset, not counted twice).
+  void stepsReportedDuringTheLoadAreKept() {
+    auto context = makeContext();
+    QVERIFY(context->open(path_));
+    NavigatorModel model(context.get());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy loaded(&model, &NavigatorModel::loaded);
+    model.reload();
+    QVERIFY(model.isLoading());
+    const auto runs = context->runs();
+    dfi::session::StepRecord late = *context->step(context->steps(runs[0].runId, 0).back().stepId);
+    late.stepId = 1'000'000;  // newer than anything in the file
+    late.stepIndex = 6;
+    model.appendSteps({late});
+    QVERIFY(loaded.wait(10000));
+    QCOMPARE(model.rowCount(model.index(0, 0, model.index(0, 0))), 7);
+    QCOMPARE(model.index(0, NavigatorModel::StepsColumn).data().toInt(), 19);
+  }
+
   void filtersNarrowTheTree() {
     auto context = makeContext();
     QVERIFY(context->open(path_));
