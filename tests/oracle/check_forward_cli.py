@@ -2,7 +2,11 @@
 """Runs `dflash-eval forward` on an oracle fixture and compares its output file with the
 transformers reference (gen_target_models.py): logits, taps, statistics, final hidden state.
 
-Usage: check_forward_cli.py DFLASH_EVAL FIXTURE_DIR OUT_FILE
+With DEMO_TARGET (a model directory with a tokenizer and chat template), also runs
+`forward --text ... --chat --no-thinking` and compares ids and logits with transformers run
+on the same directory.
+
+Usage: check_forward_cli.py DFLASH_EVAL FIXTURE_DIR OUT_FILE [DEMO_TARGET]
 """
 
 import subprocess
@@ -35,5 +39,26 @@ def main():
     assert bad.returncode == 2 and "outside the vocabulary" in bad.stderr, (bad.returncode, bad.stderr)
 
 
+def check_chat_text(exe, model_dir, out):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    question = "What is 2+3?"
+    subprocess.run([exe, "forward", "--model", model_dir, "--text", question, "--chat", "--no-thinking",
+                    "--taps", "0", "--out", out], check=True)
+    got = load_file(out)
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    text = tok.apply_chat_template([{"role": "user", "content": question}], tokenize=False,
+                                   add_generation_prompt=True, enable_thinking=False)
+    ids = tok(text, return_tensors="pt").input_ids
+    assert torch.equal(got["input_ids"], ids[0]), (got["input_ids"], ids)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    with torch.no_grad():
+        logits = model(ids).logits[0]
+    diff = (got["logits"].double() - logits.double()).abs().max().item()
+    print(f"--text --chat: {ids.shape[1]} ids equal, logits max abs diff {diff:.3g}")
+    assert diff <= 1e-4
+
+
 if __name__ == "__main__":
     main()
+    if len(sys.argv) > 4:
+        check_chat_text(sys.argv[1], sys.argv[4], sys.argv[3])
