@@ -11,6 +11,8 @@
 #include <QtTest>
 
 #include "context/engine_client.h"
+#include "context/session_context.h"
+#include "windows/main_window.h"
 #include "dfi/session/reader.h"
 #include "windows/run_dialog.h"
 
@@ -64,6 +66,25 @@ class TestRunDialog : public QObject {
           sawTree = sawTree || reader.tree(step.stepId).has_value();
         });
     QVERIFY(sawTree);
+  }
+
+  // File > Run Evaluation: the window opens the local session as soon as the engine starts
+  // and follows it, so the runs are there when the engine is done.
+  void theMainWindowFollowsTheRunsSession() {
+    QTemporaryDir dir;
+    dfi::ui::MainWindow window;
+    window.show();
+    const QString session = dir.filePath(QStringLiteral("live.dfi"));
+    dfi::ui::RunDialog* dialog = window.runDialog();
+    dialog->setPaths(kLive + "/target", {kLive + "/drafter"}, writePrompts(dir), session);
+    dialog->setEngine({}, QStringLiteral(DFLASH_EVAL));
+    QSignalSpy finished(dialog->client(), &dfi::ui::EngineClient::finished);
+    dialog->startRun();
+    QCOMPARE(window.context()->path(), session);
+    QVERIFY(window.context()->isFollowing());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 240000);
+    window.context()->poll();
+    QCOMPARE(static_cast<int>(window.context()->runs().size()), 5);
   }
 
   void aMissingEngineIsAMessageNotACrash() {

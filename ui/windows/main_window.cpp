@@ -21,6 +21,7 @@
 #include "windows/log_dock.h"
 #include "windows/mask_view.h"
 #include "windows/navigator.h"
+#include "windows/run_dialog.h"
 #include "windows/token_view.h"
 
 namespace dfi::ui {
@@ -106,6 +107,7 @@ void MainWindow::buildMenus() {
   connect(recent_, &RecentFilesMenu::fileChosen, this, &MainWindow::openFile);
   file->addMenu(recent_);
   file->addAction(tr("&Close Session"), QKeySequence::Close, context_, &SessionContext::close);
+  file->addAction(tr("&Run Evaluation..."), QKeySequence(tr("Ctrl+R")), this, &MainWindow::showRunDialog);
   QAction* follow = file->addAction(tr("&Follow a File Being Written"));
   follow->setCheckable(true);
   follow->setChecked(context_->isFollowing());
@@ -122,6 +124,25 @@ void MainWindow::buildMenus() {
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About DFlash Inspector"), this, &MainWindow::showAbout);
+}
+
+RunDialog* MainWindow::runDialog() {
+  if (!runDialog_) {
+    runDialog_ = new RunDialog(this);
+    // The engine's records land in a local session: open it and follow it as it grows.
+    connect(runDialog_, &RunDialog::sessionStarted, this, [this](const QString& path) {
+      context_->setFollowing(true);
+      openFile(path);
+    });
+    connect(runDialog_, &RunDialog::engineFailed, this,
+            [this](const QString& message) { showError(tr("The engine stopped"), message); });
+  }
+  return runDialog_;
+}
+
+void MainWindow::showRunDialog() {
+  runDialog()->show();
+  runDialog()->raise();
 }
 
 bool MainWindow::openFile(const QString& path) {

@@ -16,6 +16,7 @@ class MaskView;
 class Navigator;
 class TokenView;
 class RecentFilesMenu;
+class RunDialog;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -30,6 +31,9 @@ class MainWindow : public QMainWindow {
   LogDock* logDock() const { return logDock_; }
 
   bool openFile(const QString& path);
+  // File > Run Evaluation: created on first use.
+  RunDialog* runDialog();
+  void showRunDialog();
   void resetLayout();
   // Saves the panel that had the focus last (the mask view when none had) to `path`.
   void exportCurrentView(const QString& path);
@@ -54,6 +58,7 @@ class MainWindow : public QMainWindow {
   Navigator* navigator_;
   TokenView* tokenView_;
   RecentFilesMenu* recent_ = nullptr;
+  RunDialog* runDialog_ = nullptr;
   QMenu* viewMenu_ = nullptr;
   QByteArray defaultLayout_;
   QPointer<QWidget> lastFocusedPanel_;
