@@ -7,7 +7,7 @@ BUILD := build/$(PRESET)
 all: build
 
 setup:
-	@scripts/setup.sh
+	@bash scripts/setup.sh
 
 configure: setup
 	@mkdir -p build && cmake --preset $(PRESET) > $(BUILD).configure.log 2>&1 || { cat $(BUILD).configure.log; exit 1; }
@@ -28,7 +28,7 @@ package: build
 	@cd $(BUILD) && cpack
 
 bench: build
-	@bench/run_all.sh $(BUILD)
+	@bash bench/run_all.sh $(BUILD)
 
 clean:
 	rm -rf build
