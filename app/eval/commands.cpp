@@ -25,6 +25,7 @@ void registerCommands(CLI::App& app) {
   registerRunCommand(app);
   registerServeCommand(app);
   registerDemoCommand(app);
+  registerRenderCommand(app);
   registerForwardCommand(app);
 }
 

@@ -24,6 +24,7 @@ void registerExportCommand(CLI::App& app);
 void registerRunCommand(CLI::App& app);
 void registerServeCommand(CLI::App& app);
 void registerDemoCommand(CLI::App& app);
+void registerRenderCommand(CLI::App& app);
 void registerForwardCommand(CLI::App& app);
 // Runs the action of the chosen subcommand and returns its exit code.
 int runSelected(CLI::App& app);

@@ -8,6 +8,7 @@
 #include <QCommandLineParser>
 
 #include "dfi/base/version.h"
+#include "windows/render.h"
 #include "windows/main_window.h"
 
 namespace {
@@ -16,6 +17,9 @@ constexpr const char* kUsage =
     "Usage: dflash-inspector [session.dfi]\n"
     "Inspect DFlash drafter sessions (.dfi files).\n\n"
     "  session.dfi   a session to open (followed live while the engine still writes it)\n"
+    "  --render VIEWS --out DIR [--step ID] [--format png|svg|pdf]\n"
+    "                write views of one block (window, navigator, tokens, mask, mask-diff,\n"
+    "                mask-training-diff; comma list) to DIR without a display, and exit\n"
     "  --version     print the versions and exit\n"
     "  -h, --help    print this and exit\n";
 
@@ -35,6 +39,11 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
+  // Rendering needs no display: use the offscreen platform unless one was chosen.
+  bool render = false;
+  for (int i = 1; i < argc; ++i) render = render || std::strcmp(argv[i], "--render") == 0;
+  if (render && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+
   QApplication app(argc, argv);
   QApplication::setApplicationName(QStringLiteral("DFlash Inspector"));
   QApplication::setOrganizationName(QStringLiteral("dflash-inspector"));
@@ -43,7 +52,25 @@ int main(int argc, char** argv) {
   QCommandLineParser parser;
   parser.addPositionalArgument(QStringLiteral("session"), QStringLiteral("A .dfi session file to open."),
                                QStringLiteral("[session.dfi]"));
+  const QCommandLineOption renderOption(QStringLiteral("render"), QStringLiteral("Views to render."), QStringLiteral("views"));
+  const QCommandLineOption outOption(QStringLiteral("out"), QStringLiteral("Directory for rendered views."), QStringLiteral("dir"));
+  const QCommandLineOption stepOption(QStringLiteral("step"), QStringLiteral("Step id to render."), QStringLiteral("id"));
+  const QCommandLineOption formatOption(QStringLiteral("format"), QStringLiteral("png, svg or pdf."), QStringLiteral("format"),
+                                        QStringLiteral("png"));
+  parser.addOptions({renderOption, outOption, stepOption, formatOption});
   parser.process(app);
+
+  if (parser.isSet(renderOption)) {
+    if (parser.positionalArguments().size() != 1 || !parser.isSet(outOption)) {
+      std::fputs("dflash-inspector: --render needs --out DIR and one session file\n", stderr);
+      return 2;
+    }
+    dfi::ui::RenderRequest request{parser.positionalArguments().front(),
+                                   parser.value(renderOption).split(',', Qt::SkipEmptyParts), std::nullopt,
+                                   parser.value(outOption), parser.value(formatOption)};
+    if (parser.isSet(stepOption)) request.step = parser.value(stepOption).toLongLong();
+    return dfi::ui::renderViews(request);
+  }
 
   dfi::ui::MainWindow window;
   window.show();

@@ -1,0 +1,116 @@
+#include "windows/render.h"
+
+#include <cstdio>
+
+#include <QDir>
+#include <QEventLoop>
+#include <QTimer>
+
+#include "context/session_context.h"
+#include "dfi/analysis/attention_mask.h"
+#include "dfi/base/error.h"
+#include "widgets/view_export.h"
+#include "windows/main_window.h"
+#include "windows/mask_controls.h"
+#include "windows/mask_view.h"
+#include "windows/navigator.h"
+#include "windows/token_view.h"
+
+namespace dfi::ui {
+namespace {
+
+// Lets queued work finish (heatmap resampling and navigator summaries run on workers and
+// deliver through the event loop) before a picture is taken.
+void settle() {
+  QEventLoop loop;
+  QTimer::singleShot(1500, &loop, &QEventLoop::quit);
+  loop.exec();
+}
+
+std::optional<Selection> chooseBlock(SessionContext& context, std::optional<qint64> step) {
+  if (step) {
+    const auto record = context.step(*step);
+    if (!record) return std::nullopt;
+    return Selection{record->runId, record->promptId, record->stepId};
+  }
+  for (const auto& run : context.runs()) {
+    std::optional<Selection> first;
+    context.forEachStep(run.runId, [&](const session::StepRecord& s) {
+      if (!first) first = Selection{s.runId, s.promptId, s.stepId};
+    });
+    if (first) return first;
+  }
+  return std::nullopt;
+}
+
+void prepareMask(MaskView& view, const QString& name) {
+  MaskControls& c = *view.controls();
+  c.setMaskLayout(name == QStringLiteral("mask-training-diff") ? MaskLayoutKind::Training : MaskLayoutKind::Inference);
+  c.setVariant(analysis::MaskVariant::Reference);
+  c.setDiffAgainst(name == QStringLiteral("mask") ? std::nullopt
+                                                   : std::optional(analysis::MaskVariant::AnchorVisible));
+}
+
+// Mask pictures come from a mask view of their own at a readable size (the docked one is
+// as narrow as the window's layout makes it), showing the same block.
+QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, const QString& name) {
+  if (name == QStringLiteral("window")) return &window;
+  if (name == QStringLiteral("navigator")) return window.navigator()->exportTarget();
+  if (name == QStringLiteral("tokens")) return window.tokenView()->exportTarget();
+  prepareMask(standaloneMask, name);
+  return standaloneMask.exportTarget();
+}
+
+}  // namespace
+
+QStringList renderableViews() {
+  return {QStringLiteral("window"), QStringLiteral("navigator"), QStringLiteral("tokens"), QStringLiteral("mask"),
+          QStringLiteral("mask-diff"), QStringLiteral("mask-training-diff")};
+}
+
+int renderViews(const RenderRequest& request) {
+  for (const QString& view : request.views)
+    if (!renderableViews().contains(view)) {
+      std::fprintf(stderr, "dflash-inspector: unknown view '%s' (%s)\n", qPrintable(view),
+                   qPrintable(renderableViews().join(QStringLiteral(", "))));
+      return 2;
+    }
+  MainWindow window;
+  window.resize(1600, 1000);
+  window.show();
+  QString openError;
+  QObject::connect(window.context(), &SessionContext::errorOccurred,
+                   [&](const QString&, const QString& message) { openError = message; });
+  if (!window.openFile(request.session)) {
+    std::fprintf(stderr, "dflash-inspector: %s\n", qPrintable(openError));
+    return 4;
+  }
+  const auto block = chooseBlock(*window.context(), request.step);
+  if (!block) {
+    std::fprintf(stderr, "dflash-inspector: %s: %s\n", qPrintable(request.session),
+                 request.step ? "no such step" : "the session has no steps");
+    return 4;
+  }
+  window.context()->select(*block);
+  MaskView mask(window.context());
+  mask.resize(1200, 640);
+  mask.show();
+  mask.onSessionOpened();
+  mask.onSelectionChanged(*block);
+  QDir().mkpath(request.outputDir);
+  for (const QString& view : request.views) {
+    QWidget* target = targetOf(window, mask, view);
+    settle();
+    const QString path = QDir(request.outputDir).filePath(view + "." + request.format);
+    try {
+      exportWidget(target, path);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "dflash-inspector: %s\n", e.what());
+      return e.exitCode();
+    }
+    std::printf("%s\n", qPrintable(path));
+  }
+  return 0;
+}
+
+}  // namespace dfi::ui
