@@ -16,7 +16,7 @@ APT_PACKAGES=(
   libqcustomplot-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libpcre2-dev libutf8proc-dev libzstd-dev libsqlite3-dev sqlite3 libssl-dev
-  libgtest-dev
+  libgtest-dev libbenchmark-dev
   xvfb xauth
   clang libclang-rt-14-dev
   python3-venv file dpkg-dev fakeroot
