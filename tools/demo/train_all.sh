@@ -19,10 +19,10 @@ run() {
 : > "$DEMO_WORK/times.txt"
 run tokenizer train_tokenizer.py
 run target train_target.py 80
-run data gen_data.py 256
+run data gen_data.py 160
 # The good drafter (its step-STEPS_EARLY weights are the early checkpoint) and the one trained
 # with the anchor-visible mask bug run side by side (one thread each would do the same).
-run drafter-good train_drafter.py drafter-good 400 --early 40:drafter-early &
-run drafter-anchor-visible train_drafter.py drafter-anchor-visible 400 --anchor-visible &
+run drafter-good train_drafter.py drafter-good 200 --early 20:drafter-early &
+run drafter-anchor-visible train_drafter.py drafter-anchor-visible 200 --anchor-visible &
 wait
 "$PY" write_provenance.py
