@@ -104,7 +104,7 @@ class Server {
       for (const auto& r : runs)
         summary.push_back({{"run_id", r.runId}, {"name", r.name}, {"steps", r.steps},
                            {"tau_reference", r.tauReference}, {"tau_vllm", r.tauVllm},
-                           {"tau_sglang", std::isnan(r.tauSglang) ? json(nullptr) : json(r.tauSglang)}});
+                           {"tau_sglang", r.tauSglang ? json(*r.tauSglang) : json(nullptr)}});
       send({{"type", "done"}, {"request_id", requestId}, {"runs", summary}});
     } catch (const Error& e) {
       send({{"type", "error"}, {"request_id", requestId}, {"message", e.what()}, {"exit_code", e.exitCode()}});

@@ -1,6 +1,5 @@
 #include "session_evaluation.h"
 
-#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -11,10 +10,10 @@
 namespace dfi::eval {
 namespace {
 
-std::string formatTau(double tau) {
-  if (std::isnan(tau)) return "n/a";
+std::string formatTau(std::optional<double> tau) {
+  if (!tau) return "n/a";
   char text[32];
-  std::snprintf(text, sizeof text, "%.3f", tau);
+  std::snprintf(text, sizeof text, "%.3f", *tau);
   return text;
 }
 

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
-#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -137,10 +136,7 @@ void finishSummaries(std::vector<RunSlot>& slots) {
   for (auto& slot : slots) {
     slot.summary.tauReference = analysis::tauReference(slot.responses);
     slot.summary.tauVllm = analysis::tauVllm(slot.responses);
-    // completion tokens only exist for a live response
-    slot.summary.tauSglang = slot.summary.mode == EvaluationMode::Live
-                                 ? analysis::tauSglang(slot.responses)
-                                 : std::numeric_limits<double>::quiet_NaN();
+    if (slot.summary.mode == EvaluationMode::Live) slot.summary.tauSglang = analysis::tauSglang(slot.responses);
   }
 }
 

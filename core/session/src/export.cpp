@@ -134,7 +134,7 @@ void exportMetrics(Reader& reader, RowSink& sink, ExportFormat format) {
         for (const PromptTau& p : m.perPrompt)
           perPrompt.push_back({{"prompt_id", p.promptId}, {"steps", p.steps}, {"tau", p.tau}});
         sink.write({{"run_id", m.runId}, {"mode", mode}, {"steps", m.steps}, {"tau_reference", m.tauReference},
-                    {"tau_sglang", m.tauSglang}, {"tau_vllm", m.tauVllm}, {"per_prompt", perPrompt},
+                    {"tau_sglang", m.tauSglang ? json(*m.tauSglang) : json(nullptr)}, {"tau_vllm", m.tauVllm}, {"per_prompt", perPrompt},
                     {"accept_histogram", m.acceptHistogram}});
         continue;
       }
@@ -151,7 +151,7 @@ void exportMetrics(Reader& reader, RowSink& sink, ExportFormat format) {
       };
       line("steps", -1, -1, m.steps);
       line("tau_reference", -1, -1, m.tauReference);
-      line("tau_sglang", -1, -1, m.tauSglang);
+      if (m.tauSglang) line("tau_sglang", -1, -1, *m.tauSglang);
       line("tau_vllm", -1, -1, m.tauVllm);
       for (const PromptTau& p : m.perPrompt) line("tau_prompt", p.promptId, -1, p.tau);
       for (std::size_t b = 0; b < m.acceptHistogram.size(); ++b)

@@ -37,7 +37,7 @@ std::vector<RunMetrics> computeRunMetrics(Reader& reader, const RunRecord& run) 
     }
     metrics.steps = static_cast<std::int64_t>(all.size());
     metrics.tauReference = analysis::tauReference(responses);
-    metrics.tauSglang = analysis::tauSglang(responses);
+    if (mode == StepMode::Live) metrics.tauSglang = analysis::tauSglang(responses);
     metrics.tauVllm = analysis::tauVllm(responses);
     // A block size missing from the run record still gets a histogram wide enough for its steps.
     const int blockSize = std::max(run.blockSize, all.empty() ? 0 : *std::max_element(all.begin(), all.end()));

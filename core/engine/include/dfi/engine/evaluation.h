@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,7 +78,8 @@ struct RunSummary {
   EvaluationMode mode = EvaluationMode::Live;
   analysis::MaskVariant variant = analysis::MaskVariant::Reference;
   std::int64_t steps = 0;
-  double tauReference = 0, tauSglang = 0, tauVllm = 0;
+  double tauReference = 0, tauVllm = 0;
+  std::optional<double> tauSglang;  // live runs only: the others generate no completion
 };
 
 // Throws dfi::Error subclasses for bad inputs (before any compute where possible: every

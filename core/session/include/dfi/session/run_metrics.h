@@ -2,6 +2,7 @@
 // Acceptance metrics of a recorded run, computed from its steps with dfi::analysis (the three
 // tau conventions, per prompt and overall, and the acceptance-length histogram).
 
+#include <optional>
 #include <vector>
 
 #include "dfi/session/reader.h"
@@ -20,7 +21,9 @@ struct RunMetrics {
   StepMode mode = StepMode::Live;
   std::int64_t steps = 0;
   double tauReference = 0;
-  double tauSglang = 0;
+  // SGLang's tau divides a request's completion tokens by its verify steps: defined for live
+  // runs only (teacher-forced and DDTree steps do not generate a completion).
+  std::optional<double> tauSglang;
   double tauVllm = 0;
   std::vector<PromptTau> perPrompt;
   // fraction[L] of steps with acceptance length L, L = 0..blockSize
