@@ -133,6 +133,18 @@ TEST(SessionExport, MetricsMatchHandComputedTau) {
   EXPECT_DOUBLE_EQ(m.acceptHistogram[2], 1.0 / 3);
   EXPECT_DOUBLE_EQ(m.acceptHistogram[4], 1.0 / 3);
   EXPECT_DOUBLE_EQ(m.acceptHistogram[3], 0.0);
+
+  std::ostringstream json;
+  exportSession(reader, ExportWhat::Metrics, ExportFormat::Json, json);
+  const auto parsed = nlohmann::json::parse(json.str());
+  ASSERT_EQ(parsed.size(), 1u);
+  EXPECT_DOUBLE_EQ(parsed[0]["tau_reference"].get<double>(), 2.0);
+  EXPECT_EQ(parsed[0]["mode"], "live");
+
+  std::ostringstream csv;
+  exportSession(reader, ExportWhat::Metrics, ExportFormat::Csv, csv);
+  EXPECT_EQ(csv.str().substr(0, csv.str().find('\n')), "run_id,mode,metric,prompt_id,bucket,value");
+  EXPECT_NE(csv.str().find("1,live,tau_reference,-1,-1,2.0\n"), std::string::npos) << csv.str();
 }
 
 // SGLang's tau needs a completion; teacher-forced and DDTree steps have none, so the figure
@@ -160,18 +172,6 @@ TEST(SessionExport, SglangTauIsOnlyForLiveSteps) {
   EXPECT_EQ(metrics[0].mode, StepMode::TeacherForced);
   EXPECT_FALSE(metrics[0].tauSglang.has_value());
   EXPECT_DOUBLE_EQ(metrics[0].tauReference, 4.0);
-
-  std::ostringstream json;
-  exportSession(reader, ExportWhat::Metrics, ExportFormat::Json, json);
-  const auto parsed = nlohmann::json::parse(json.str());
-  ASSERT_EQ(parsed.size(), 1u);
-  EXPECT_DOUBLE_EQ(parsed[0]["tau_reference"].get<double>(), 2.0);
-  EXPECT_EQ(parsed[0]["mode"], "live");
-
-  std::ostringstream csv;
-  exportSession(reader, ExportWhat::Metrics, ExportFormat::Csv, csv);
-  EXPECT_EQ(csv.str().substr(0, csv.str().find('\n')), "run_id,mode,metric,prompt_id,bucket,value");
-  EXPECT_NE(csv.str().find("1,live,tau_reference,-1,-1,2.0\n"), std::string::npos) << csv.str();
 }
 
 TEST(SessionExport, StepsAndRunsInBothFormats) {
