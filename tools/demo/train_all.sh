@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Rebuilds resources/demo/ from nothing but the Python standard library sources on this
 # machine: tokenizer -> target -> the target's greedy answers -> three drafters. Seeds are
-# fixed in each script; every step logs its wall time. CPU only (2 cores: ~35 minutes idle).
+# fixed in each script; every step logs its wall time. CPU only: on the 2-core build machine,
+# heavily loaded by other jobs, the steps took 8 + 862 + 80 + ~560 s (drafters in parallel).
 #   tools/demo/train_all.sh            (python: .venv/bin/python, or $PYTHON)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -12,7 +13,7 @@ run() {
   local name=$1; shift
   local t0=$SECONDS
   echo "== $name: $*"
-  nice -n 5 "$PY" "$@" 2>&1 | grep -v "falling back to its reference PyTorch" | tee "$DEMO_WORK/$name.log"
+  nice -n 5 "$PY" "$@" 2>&1 | grep --line-buffered -v "falling back to its reference PyTorch" | tee "$DEMO_WORK/$name.log"
   echo "$name $((SECONDS - t0))" >> "$DEMO_WORK/times.txt"
   echo "== $name: $((SECONDS - t0)) s"
 }
@@ -20,8 +21,8 @@ run() {
 run tokenizer train_tokenizer.py
 run target train_target.py 80
 run data gen_data.py 160
-# The good drafter (its step-STEPS_EARLY weights are the early checkpoint) and the one trained
-# with the anchor-visible mask bug run side by side (one thread each would do the same).
+# The good drafter (its step-20 weights are the early checkpoint) and the one trained with the
+# anchor-visible mask bug run side by side.
 run drafter-good train_drafter.py drafter-good 200 --early 20:drafter-early &
 run drafter-anchor-visible train_drafter.py drafter-anchor-visible 200 --anchor-visible &
 wait
