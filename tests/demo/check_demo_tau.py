@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Re-runs the demo evaluation and checks its tau against resources/demo/expected_tau.json.
+
+Usage: check_demo_tau.py DFLASH_EVAL DEMO_DIR WORK_DIR
+
+Each run's tau (z-lab convention) must be within the file's stated tolerance of the recorded
+value, and the demo's story must hold: the good drafter reaches the stated minimum live tau;
+its early checkpoint, the drafter trained with the anchor-visible mask bug, and the good
+drafter evaluated with the anchor-visible mask all score lower than the good drafter live.
+"""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def export(engine, session, what):
+    out = subprocess.run([engine, "export", "--session", str(session), "--format", "json", "--what", what],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main():
+    engine, demo_dir, work = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
+    work.mkdir(parents=True, exist_ok=True)
+    session = work / "demo.dfi"
+    subprocess.run([engine, "demo", "--demo-dir", str(demo_dir), "-o", str(session)], check=True,
+                   stdout=subprocess.DEVNULL)
+    names = {r["run_id"]: r["name"] for r in export(engine, session, "runs")}
+    tau = {names[m["run_id"]]: m["tau_reference"] for m in export(engine, session, "metrics")}
+    expected = json.loads((demo_dir / "expected_tau.json").read_text())
+    tolerance = expected["tolerance"]
+    failures = []
+    for name, value in expected["tau_reference"].items():
+        if name not in tau:
+            failures.append(f"{name}: missing from the session")
+        elif abs(tau[name] - value) > tolerance:
+            failures.append(f"{name}: tau {tau[name]:.3f}, recorded {value:.3f} (tolerance {tolerance})")
+    good = tau.get("drafter-good/live/reference", 0.0)
+    story = {
+        f"good drafter live tau {good:.3f} >= {expected['good_live_minimum']}": good >= expected["good_live_minimum"],
+        "early checkpoint below the good drafter": tau.get("drafter-early/live/reference", 99) < good,
+        "anchor-visible-trained drafter below the good drafter":
+            tau.get("drafter-anchor-visible/live/reference", 99) < good,
+        "good drafter under the anchor-visible mask below its reference":
+            tau.get("drafter-good/teacher-forced/anchor-visible", 99) < tau.get("drafter-good/teacher-forced/reference", 0),
+    }
+    failures += [f"story: {claim}" for claim, holds in story.items() if not holds]
+    for name in sorted(tau):
+        print(f"{name:50s} {tau[name]:.3f}")
+    if failures:
+        print("\n".join(failures), file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
