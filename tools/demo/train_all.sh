@@ -2,7 +2,7 @@
 # Rebuilds resources/demo/ from nothing but the Python standard library sources on this
 # machine: tokenizer -> target -> the target's greedy answers -> three drafters. Seeds are
 # fixed in each script; every step logs its wall time. CPU only: on the 2-core build machine,
-# heavily loaded by other jobs, the steps took 8 + 862 + 80 + ~560 s (drafters in parallel).
+# heavily loaded by other jobs, the steps took 2 + 472 + 99 + ~329 s (drafters in parallel).
 #   tools/demo/train_all.sh            (python: .venv/bin/python, or $PYTHON)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -19,7 +19,7 @@ run() {
 }
 : > "$DEMO_WORK/times.txt"
 run tokenizer train_tokenizer.py
-run target train_target.py 80
+run target train_target.py 200
 run data gen_data.py 160
 # The good drafter (its step-20 weights are the early checkpoint) and the one trained with the
 # anchor-visible mask bug run side by side.

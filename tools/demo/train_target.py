@@ -26,7 +26,7 @@ from corpus import functions
 SEED = 1
 SEQ = 128
 BATCH = 16
-STEPS = int(sys.argv[1]) if len(sys.argv) > 1 else 80
+STEPS = int(sys.argv[1]) if len(sys.argv) > 1 else 200
 LR = 3e-3
 WARMUP = 40
 LAYER_TYPES = ["linear_attention", "linear_attention", "full_attention",
