@@ -96,7 +96,7 @@ json process(const Tokenizer& tok, const TokenizeOptions& opt, const json& input
 json parseLine(const std::string& line, const Source& source) {
   try {
     return json::parse(line);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a huge number
     throw FormatError(std::string("not valid JSON: ") + e.what(), source.context("JSON"));
   }
 }

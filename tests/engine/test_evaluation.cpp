@@ -229,6 +229,7 @@ TEST(PromptSet, MalformedLinesNameFileLineAndField) {
   expectError(R"({"prompt": "a", "ids": [1]})", "prompt");
   expectError(R"({"messages": [{"role": "user"}]})", "messages[0]");
   expectError(R"({"id": 0, "prompt": "dup"})", "id");
+  expectError(R"({"ids": [1e999]})", "line 2");  // nlohmann's out_of_range, not parse_error
   const auto shard = engine::shardOf(engine::loadPromptSet(writePrompts(dir)), 1, 2);
   ASSERT_EQ(shard.size(), 1u);
   EXPECT_EQ(shard[0].id, 11);

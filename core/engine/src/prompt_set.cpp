@@ -69,7 +69,7 @@ std::vector<PromptSpec> loadPromptSet(const std::filesystem::path& jsonl) {
     json j;
     try {
       j = json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, or out_of_range for a huge number
       throw FormatError(std::string("not JSON: ") + e.what(),
                         {.file = jsonl.string(), .item = "line " + std::to_string(line)});
     }

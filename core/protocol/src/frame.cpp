@@ -28,7 +28,7 @@ std::pair<Frame, std::size_t> parseHeaderLine(const std::string& line, const Err
   Frame frame;
   try {
     frame.header = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a huge number
     throw FormatError(std::string("not a JSON message: ") + e.what(), where);
   }
   if (!frame.header.is_object()) throw FormatError("message is not a JSON object", where);

@@ -23,6 +23,8 @@ nlohmann::json parseConfigJson(std::string_view text, const std::string& origin)
   } catch (const nlohmann::json::parse_error& e) {
     throw FormatError(std::string("not valid JSON: ") + e.what(),
                       ErrorContext{.file = origin, .byteOffset = e.byte});
+  } catch (const nlohmann::json::exception& e) {  // a number too large for a double
+    throw FormatError(std::string("not valid JSON: ") + e.what(), ErrorContext{.file = origin});
   }
   if (!root.is_object())
     throw FormatError("a config must be a JSON object, found " + std::string(root.type_name()),

@@ -136,6 +136,8 @@ std::optional<std::string> readTemplateText(const std::filesystem::path& file) {
     config = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw FormatError(std::string("not valid JSON: ") + e.what(), {.file = file.string(), .byteOffset = e.byte});
+  } catch (const nlohmann::json::exception& e) {  // a number too large for a double
+    throw FormatError(std::string("not valid JSON: ") + e.what(), {.file = file.string()});
   }
   const auto it = config.find("chat_template");
   if (it == config.end() || it->is_null()) return std::nullopt;

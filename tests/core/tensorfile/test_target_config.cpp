@@ -260,5 +260,18 @@ TEST(TargetConfig, MalformedJsonIsAFormatErrorWithTheByteOffset) {
   EXPECT_THROW(parseTargetConfig("/nonexistent/config.json"), IoError);
 }
 
+// Found by fuzz_config: a number too large for a double made nlohmann throw out_of_range
+// (not parse_error), which escaped as an unhandled exception.
+TEST(TargetConfig, ANumberBeyondDoubleIsAFormatError) {
+  const std::string text = R"({"architectures": ["Qwen3ForCausalLM"], "attention_dropout": 0.07E777777777})";
+  try {
+    parseTargetConfigText(text, "config.json");
+    FAIL() << "accepted";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.context().file, "config.json");
+    EXPECT_THAT(e.what(), HasSubstr("number overflow"));
+  }
+}
+
 }  // namespace
 }  // namespace dfi::tensorfile
