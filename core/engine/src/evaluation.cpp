@@ -287,6 +287,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
   const int k = std::max(settings.topK, wantsTrees ? settings.ddtreeBudget : 0);
   const auto stops = stopTokens(models);
   const auto keys = runKeys(settings);
+  const auto settingsJson = nlohmann::json::parse(settings.toJson());  // each run adds its mode and mask
   TokenStringBook book(models.tokenizer, sink);
   const auto started = Clock::now();
   EvaluationProgress state{0, static_cast<std::int64_t>(models.drafters.size() * prompts.size())};
@@ -304,7 +305,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
       run.dtype = settings.model.dtype;
       run.blockSize = drafter.model->blockSize();
       run.topK = k;
-      auto json = nlohmann::json::parse(settings.toJson());
+      auto json = settingsJson;
       json["mode"] = evaluationModeName(key.mode);
       json["mask_variant"] = analysis::maskVariantName(key.variant);
       run.settingsJson = json.dump();
