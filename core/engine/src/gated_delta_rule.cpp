@@ -12,14 +12,25 @@ at::Tensor l2Normalise(const at::Tensor& x) {
   return x * at::rsqrt((x * x).sum(-1, /*keepdim=*/true) + 1e-6);
 }
 
-// Inputs moved to [B, H, T, ...] fp32, q/k normalised and q scaled: the common prologue.
+// The delta rule accumulates over the whole sequence, so its rounding grows with the length and
+// depends on the order of summation: the chunked form (prefill) and the recurrent form (decode
+// steps) of an fp32 model drift apart by ~1e-5 relative after a few layers. An fp32 model's
+// rule therefore runs in fp64, which makes every schedule (prefill, steps, any chunking) agree
+// to ~1e-7; the rule is a small part of the layer's work. Half-precision models keep the fp32
+// state of the reference kernels (spec-qwen 3.3).
+at::ScalarType accumulationType(const at::Tensor& v) {
+  return v.scalar_type() == at::kFloat || v.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+}
+
+// Inputs moved to [B, H, T, ...] in the accumulation type, q/k normalised and q scaled.
 struct HeadMajor {
   at::Tensor q, k, v, g, beta, state;
 };
 
 HeadMajor prepare(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
                   const at::Tensor& beta, const at::Tensor& initialState) {
-  auto headMajor = [](const at::Tensor& x) { return x.transpose(1, 2).to(at::kFloat).contiguous(); };
+  const at::ScalarType type = accumulationType(v);
+  auto headMajor = [type](const at::Tensor& x) { return x.transpose(1, 2).to(type).contiguous(); };
   HeadMajor p;
   p.q = l2Normalise(headMajor(q)) * (1.0 / std::sqrt(static_cast<double>(q.size(-1))));
   p.k = l2Normalise(headMajor(k));
@@ -27,7 +38,7 @@ HeadMajor prepare(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
   p.g = headMajor(g);
   p.beta = headMajor(beta);
   p.state = initialState.defined()
-                ? initialState.to(at::kFloat).clone()
+                ? initialState.to(type).clone()
                 : at::zeros({v.size(0), v.size(2), k.size(-1), v.size(-1)}, p.v.options());
   return p;
 }
