@@ -1,5 +1,6 @@
 #include "run_options.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -10,6 +11,8 @@
 namespace dfi::eval {
 namespace {
 
+using engine::EvaluationMode;
+
 std::vector<std::string> splitList(const std::string& text) {
   std::vector<std::string> parts;
   std::stringstream in(text);
@@ -18,65 +21,102 @@ std::vector<std::string> splitList(const std::string& text) {
   return parts;
 }
 
-engine::EvaluationMode parseMode(const std::string& name) {
-  for (auto m : {engine::EvaluationMode::Live, engine::EvaluationMode::TeacherForced, engine::EvaluationMode::DDTree})
-    if (engine::evaluationModeName(m) == name) return m;
-  throw UsageError("--mode: unknown mode '" + name + "' (live, teacher-forced, ddtree)");
+// "teacher" and "both" are the short spellings; "teacher-forced" is what runs are named.
+std::vector<EvaluationMode> parseMode(const std::string& name) {
+  if (name == "live") return {EvaluationMode::Live};
+  if (name == "teacher" || name == "teacher-forced") return {EvaluationMode::TeacherForced};
+  if (name == "both") return {EvaluationMode::Live, EvaluationMode::TeacherForced};
+  if (name == "ddtree") return {EvaluationMode::DDTree};
+  throw UsageError("--mode: unknown mode '" + name + "' (live, teacher, both, ddtree)");
+}
+
+void addMode(std::vector<EvaluationMode>& modes, EvaluationMode mode) {
+  if (std::ranges::find(modes, mode) == modes.end()) modes.push_back(mode);
 }
 
 }  // namespace
 
-engine::EvaluationSettings RunOptions::toSettings() const {
+engine::EvaluationSettings RunOptions::toSettings(const EnvLookup& env) const {
   engine::EvaluationSettings s;
   s.target = target;
   for (const auto& d : drafters) s.drafters.emplace_back(d);
   s.prompts = prompts;
   s.modes.clear();
-  for (const auto& m : modes) s.modes.push_back(parseMode(m));
+  for (const auto& m : modes)
+    for (EvaluationMode mode : parseMode(m)) addMode(s.modes, mode);
+  if (ddtreeByBudget && ddtreeBudget < 0) throw UsageError("--ddtree: the node budget must be 0 (no DDTree) or more");
+  if (ddtreeByBudget && ddtreeBudget > 0) addMode(s.modes, EvaluationMode::DDTree);
+  if (!ddtreeByBudget || ddtreeBudget > 0) s.ddtreeBudget = ddtreeBudget;
+  if (ddtreeByBudget && ddtreeBudget == 0) std::erase(s.modes, EvaluationMode::DDTree);  // keeps the default budget, unused
   s.maskVariants.clear();
   for (const auto& v : maskVariants) {
     auto variant = analysis::parseMaskVariant(v);
     if (!variant)
-      throw UsageError("--mask-variants: unknown variant '" + v +
+      throw UsageError("--mask-variant: unknown variant '" + v +
                        "' (reference, anchor-visible, block-causal, positions+1, no-context)");
     s.maskVariants.push_back(*variant);
   }
   s.anchors = engine::parseAnchorSelection(anchors);
-  s.ddtreeBudget = ddtreeBudget;
+  if (blockSize && *blockSize < 2)
+    throw UsageError("--block-size: " + std::to_string(*blockSize) +
+                     " is below 2 (a block is an anchor and at least one draft slot)");
+  s.blockSize = blockSize;
   s.maxNewTokens = maxNewTokens;
+  if (limit && *limit < 1) throw UsageError("--limit: " + std::to_string(*limit) + " is below 1");
+  s.limit = limit;
   s.topK = topK;
   s.model.devices = splitList(device);
   if (dtype != "fp32" && dtype != "bf16" && dtype != "fp16")
     throw UsageError("--dtype: '" + dtype + "' is not fp32, bf16 or fp16");
   s.model.dtype = dtype;
   s.chatTemplate = !noChat;
-  s.enableThinking = enableThinking;
-  const auto slash = shard.find('/');
-  try {
-    if (slash == std::string::npos) throw std::invalid_argument(shard);
-    s.shardIndex = std::stoi(shard.substr(0, slash));
-    s.shardCount = std::stoi(shard.substr(slash + 1));
-  } catch (const std::exception&) {
-    throw UsageError("--shard: '" + shard + "' is not i/N");
-  }
+  if (thinking != "on" && thinking != "off") throw UsageError("--thinking: '" + thinking + "' is not on or off");
+  s.enableThinking = thinking == "on";
+  if (s.enableThinking && noChat)
+    throw UsageError("--thinking on needs the chat template, which --no-chat turns off");
+  const ShardSpec sh = resolveShard(shard, env);
+  s.shardIndex = sh.index;
+  s.shardCount = sh.count;
+  s.skipBadPrompts = skipBadPrompts;
   return s;
 }
 
 void addRunOptions(CLI::App& c, RunOptions& o) {
+  o.modes = {"both"};
+  o.ddtreeByBudget = true;
   c.add_option("--target", o.target, "Target model directory (Hugging Face layout)")->required()->check(CLI::ExistingDirectory);
   c.add_option("--drafter", o.drafters, "DFlash drafter directory (repeat for several)")->required()->check(CLI::ExistingDirectory);
-  c.add_option("--prompts", o.prompts, "Prompts JSONL ({\"prompt\":..} | {\"messages\":[..]} | {\"ids\":[..]})")->required()->check(CLI::ExistingFile);
-  c.add_option("--mode", o.modes, "live, teacher-forced, ddtree (comma list)")->delimiter(',')->capture_default_str();
-  c.add_option("--mask-variants", o.maskVariants, "reference, anchor-visible, block-causal, positions+1, no-context")->delimiter(',')->capture_default_str();
+  c.add_option("--prompts", o.prompts,
+               "Prompts JSONL: one object a line with \"prompt\", \"question\", \"turns\" (first turn "
+               "evaluated), \"messages\" or \"ids\"; optional \"id\", \"dataset\"")
+      ->required()->check(CLI::ExistingFile);
+  c.add_flag("--skip-bad-prompts", o.skipBadPrompts,
+             "Warn about a malformed prompt line (file and line number) and skip it; default: refuse the file");
+  c.add_option("--mode", o.modes,
+               "live | teacher | both (live + teacher-forced) | ddtree; a comma list (teacher-forced = teacher)")
+      ->delimiter(',')->capture_default_str();
+  c.add_option("--ddtree,--ddtree-budget", o.ddtreeBudget,
+               "DDTree-N runs from the teacher-forced top-k: node budget N, root excluded; 0 for none")
+      ->capture_default_str();
+  c.add_option("--mask-variant,--mask-variants", o.maskVariants,
+               "reference, anchor-visible, block-causal, positions+1, no-context (repeat or comma list)")
+      ->delimiter(',')->capture_default_str();
   c.add_option("--anchors", o.anchors, "Teacher-forced anchors: live | every[:k] | random:N[:seed]")->capture_default_str();
-  c.add_option("--ddtree-budget", o.ddtreeBudget, "DDTree node budget N (root excluded)")->capture_default_str();
+  c.add_option_function<int>("--block-size", [&o](const int& n) { o.blockSize = n; },
+                             "Draft blocks of N (2 .. the drafter's trained block_size); default: the checkpoint's");
   c.add_option("--max-new-tokens", o.maxNewTokens, "Tokens to generate per prompt")->capture_default_str();
+  c.add_option_function<std::int64_t>("--limit", [&o](const std::int64_t& n) { o.limit = n; },
+                                      "Evaluate the first N prompts of the file (applied before --shard)");
   c.add_option("--top-k", o.topK, "Per-slot top-k stored with each step")->capture_default_str();
   c.add_option("--device,--devices", o.device, "cpu | cuda:N | cuda:0,cuda:1 (layers split across GPUs)")->capture_default_str();
   c.add_option("--dtype", o.dtype, "fp32 | bf16 | fp16")->capture_default_str();
   c.add_flag("--no-chat", o.noChat, "Tokenize prompts as plain text (no chat template)");
-  c.add_flag("--enable-thinking", o.enableThinking, "Chat template with thinking on");
-  c.add_option("--shard", o.shard, "Run shard i of N of the prompts (i/N)")->capture_default_str();
+  c.add_option("--thinking", o.thinking, "on | off: the chat template's enable_thinking")->capture_default_str();
+  c.add_flag_callback("--enable-thinking", [&o] { o.thinking = "on"; }, "Same as --thinking on");
+  c.add_option("--shard", o.shard,
+               "Evaluate shard i of N (prompt k goes to shard k % N), or auto: torchrun's RANK/WORLD_SIZE, "
+               "else Slurm's SLURM_PROCID/SLURM_NTASKS")
+      ->capture_default_str();
 }
 
 RunOptions runOptionsFromJson(const nlohmann::json& r) {
@@ -89,6 +129,12 @@ RunOptions runOptionsFromJson(const nlohmann::json& r) {
       throw UsageError(std::string("run request: field '") + key + "': " + e.what());
     }
   };
+  auto getOptional = [&](const char* key, auto& field) {
+    typename std::remove_reference_t<decltype(field)>::value_type value{};
+    if (!r.contains(key)) return;
+    get(key, value);
+    field = value;
+  };
   get("target", o.target);
   get("drafters", o.drafters);
   get("prompts", o.prompts);
@@ -96,13 +142,19 @@ RunOptions runOptionsFromJson(const nlohmann::json& r) {
   get("mask_variants", o.maskVariants);
   get("anchors", o.anchors);
   get("ddtree_budget", o.ddtreeBudget);
+  getOptional("block_size", o.blockSize);
   get("max_new_tokens", o.maxNewTokens);
+  getOptional("limit", o.limit);
   get("top_k", o.topK);
   get("device", o.device);
   get("dtype", o.dtype);
   get("no_chat", o.noChat);
-  get("enable_thinking", o.enableThinking);
+  bool enableThinking = false;
+  get("enable_thinking", enableThinking);
+  if (enableThinking) o.thinking = "on";
+  get("thinking", o.thinking);
   get("shard", o.shard);
+  get("skip_bad_prompts", o.skipBadPrompts);
   if (o.target.empty() || o.drafters.empty() || o.prompts.empty())
     throw UsageError("run request needs \"target\", \"drafters\" and \"prompts\"");
   return o;

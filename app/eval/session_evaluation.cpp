@@ -6,16 +6,10 @@
 
 #include "dfi/base/error.h"
 #include "dfi/session/writer.h"
+#include "summary_table.h"
 
 namespace dfi::eval {
 namespace {
-
-std::string formatTau(std::optional<double> tau) {
-  if (!tau) return "n/a";
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3f", *tau);
-  return text;
-}
 
 engine::CancellationToken* activeCancel = nullptr;
 
@@ -24,43 +18,56 @@ void onInterrupt(int) {
   if (activeCancel) activeCancel->cancel();
 }
 
-void printSummaryTable(const std::vector<engine::RunSummary>& runs) {
-  std::printf("%-48s %7s %9s %11s %9s\n", "run (drafter/mode/mask)", "steps", "tau(ref)", "tau(sglang)",
-              "tau(vllm)");
-  for (const auto& r : runs)
-    std::printf("%-48s %7lld %9s %11s %9s\n", r.name.c_str(), static_cast<long long>(r.steps),
-                formatTau(r.tauReference).c_str(), formatTau(r.tauSglang).c_str(),
-                formatTau(r.tauVllm).c_str());
-  std::printf(
-      "tau(ref): mean over responses of each response's mean acceptance length (z-lab benchmark)\n"
-      "tau(sglang): completion tokens / verify steps per request, averaged (live runs only)\n"
-      "tau(vllm): 1 + accepted drafts / drafts, pooled over all steps\n");
+std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
+                                    const std::vector<engine::RunSummary>& runs) {
+  std::vector<SummaryRun> out;
+  for (const auto& r : runs) {
+    std::string mode(engine::evaluationModeName(r.mode));
+    if (r.mode == engine::EvaluationMode::DDTree) mode += "-" + std::to_string(settings.ddtreeBudget);
+    SummaryRun run{std::filesystem::path(r.drafter).filename().string(), mode,
+                   std::string(analysis::maskVariantName(r.variant)), {}};
+    // A file without "dataset" fields is one prompt set, named after the file.
+    for (const auto& response : r.responses)
+      run.responses.push_back(
+          {response.dataset.empty() ? settings.prompts.stem().string() : response.dataset, response.acceptance});
+    out.push_back(std::move(run));
+  }
+  return out;
 }
 
 }  // namespace
 
 int evaluateIntoSession(const engine::EvaluationSettings& settings, const std::string& sessionPath,
-                        bool overwrite) {
+                        bool overwrite, const SessionReport& report) {
   session::Writer writer(sessionPath,
                          {.mode = overwrite ? session::OpenMode::Overwrite : session::OpenMode::CreateNew});
   engine::SessionSink sink(writer);
   engine::CancellationToken cancel;
   activeCancel = &cancel;
   std::signal(SIGINT, onInterrupt);
-  auto progress = [](const engine::EvaluationProgress& p) {
-    std::fprintf(stderr, "[%lld/%lld] %s  elapsed %.1fs  eta %.1fs\n", static_cast<long long>(p.done),
-                 static_cast<long long>(p.total), p.current.c_str(), p.elapsedSeconds, p.etaSeconds);
-  };
+  ProgressReporter progress(report.progress, report.context);
   try {
-    const auto runs = engine::runEvaluation(settings, sink, progress, cancel);
+    const auto runs =
+        engine::runEvaluation(settings, sink, [&](const engine::EvaluationProgress& p) { progress.report(p); }, cancel);
+    progress.finish();
     writer.close();
     activeCancel = nullptr;
-    printSummaryTable(runs);
-    std::printf("session: %s\n", sessionPath.c_str());
+    const auto rows = summarize(summaryRuns(settings, runs));
+    const std::string table = formatSummaryTable(rows);
+    if (progress.style() == ProgressStyle::Json) {
+      std::fputs(table.c_str(), stderr);
+      progress.event("summary", {{"session", sessionPath}, {"rows", summaryJson(rows)}});
+    } else {
+      std::fputs(table.c_str(), stdout);
+      std::printf("session: %s\n", sessionPath.c_str());
+    }
     return 0;
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    progress.finish();
     activeCancel = nullptr;
     writer.close();  // keeps every step recorded so far, in a single valid file
+    progress.event(dynamic_cast<const CancelledError*>(&e) ? "cancelled" : "error",
+                   {{"session", sessionPath}, {"message", e.what()}, {"exit_code", e.exitCode()}});
     throw;
   }
 }

@@ -122,21 +122,18 @@ std::pair<session::StepRecord, session::TreeRecord> ddtreeStep(const session::St
   return {step, record};
 }
 
-struct RunSlot {
-  RunSummary summary;
-  std::vector<analysis::ResponseAcceptance> responses;
-};
-
 std::string runName(const fs::path& drafter, EvaluationMode mode, analysis::MaskVariant variant) {
   return drafter.filename().string() + "/" + std::string(evaluationModeName(mode)) + "/" +
          std::string(analysis::maskVariantName(variant));
 }
 
-void finishSummaries(std::vector<RunSlot>& slots) {
-  for (auto& slot : slots) {
-    slot.summary.tauReference = analysis::tauReference(slot.responses);
-    slot.summary.tauVllm = analysis::tauVllm(slot.responses);
-    if (slot.summary.mode == EvaluationMode::Live) slot.summary.tauSglang = analysis::tauSglang(slot.responses);
+void finishSummaries(std::vector<RunSummary>& runs) {
+  for (auto& run : runs) {
+    std::vector<analysis::ResponseAcceptance> responses;
+    for (const auto& r : run.responses) responses.push_back(r.acceptance);
+    run.tauReference = analysis::tauReference(responses);
+    run.tauVllm = analysis::tauVllm(responses);
+    if (run.mode == EvaluationMode::Live) run.tauSglang = analysis::tauSglang(responses);
   }
 }
 
@@ -195,6 +192,9 @@ std::string EvaluationSettings::toJson() const {
   j["dtype"] = model.dtype;
   j["chat_template"] = chatTemplate;
   j["enable_thinking"] = enableThinking;
+  if (blockSize) j["block_size"] = *blockSize;
+  if (limit) j["limit"] = *limit;
+  j["skip_bad_prompts"] = skipBadPrompts;
   j["shard"] = std::to_string(shardIndex) + "/" + std::to_string(shardCount);
   return j.dump();
 }
@@ -272,6 +272,23 @@ void validate(const EvaluationSettings& s) {
   if (s.maxNewTokens < 1) throw UsageError("--max-new-tokens must be at least 1");
   if (s.topK < 1) throw UsageError("--top-k must be at least 1");
   if (s.ddtreeBudget < 1) throw UsageError("--ddtree-budget must be at least 1");
+  if (s.blockSize && *s.blockSize < 2)
+    throw UsageError("--block-size must be at least 2 (an anchor and one draft slot), got " +
+                     std::to_string(*s.blockSize));
+}
+
+// The prompts this process evaluates; skipped lines and unevaluated turns are warned about.
+std::vector<PromptSpec> evaluatedPrompts(const EvaluationSettings& s) {
+  PromptSet set = readPromptSet(s.prompts, {.skipMalformed = s.skipBadPrompts});
+  for (const SkippedPromptLine& bad : set.skipped)
+    logText("engine", LogLevel::Warn, "skipping a malformed prompt line (--skip-bad-prompts): " + bad.message);
+  std::size_t multiTurn = 0;
+  for (const PromptSpec& p : set.prompts) multiTurn += p.unevaluatedTurns > 0 ? 1 : 0;
+  if (multiTurn > 0)
+    logText("engine", LogLevel::Warn,
+            s.prompts.string() + ": " + std::to_string(multiTurn) +
+                " prompt(s) have several \"turns\"; only the first turn of each is evaluated");
+  return selectPrompts(set.prompts, s.limit, s.shardIndex, s.shardCount);
 }
 
 }  // namespace
@@ -280,7 +297,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
                                       const std::function<void(const EvaluationProgress&)>& progress,
                                       const CancellationToken& cancel) {
   validate(settings);
-  const auto prompts = shardOf(loadPromptSet(settings.prompts), settings.shardIndex, settings.shardCount);
+  const auto prompts = evaluatedPrompts(settings);
   const LoadedModels models = loadModels(settings);
   c10::InferenceMode inference;
   const bool wantsTrees = std::ranges::count(settings.modes, EvaluationMode::DDTree) > 0;
@@ -294,7 +311,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
   std::vector<RunSummary> summaries;
 
   for (const LoadedDrafter& drafter : models.drafters) {
-    std::vector<RunSlot> slots;
+    std::vector<RunSummary> runs;
     for (const RunKey& key : keys) {
       session::RunRecord run;
       run.name = runName(drafter.dir, key.mode, key.variant);
@@ -312,9 +329,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
       if (settings.shardCount > 1)
         run.shard = std::to_string(settings.shardIndex) + "/" + std::to_string(settings.shardCount);
       run.startedAt = unixNow();
-      RunSlot slot;
-      slot.summary = {sink.addRun(run), run.name, drafter.dir.string(), key.mode, key.variant};
-      slots.push_back(std::move(slot));
+      runs.push_back({sink.addRun(run), run.name, drafter.dir.string(), key.mode, key.variant});
     }
     analysis::GarbleContext garble{drafter.model->config().maskTokenId, std::nullopt};
     if (models.tokenizer) garble.tokenizerVocabSize = static_cast<std::int32_t>(models.tokenizer->vocabSize());
@@ -339,8 +354,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
 
       // One teacher-forced pass per variant serves both its teacher-forced and its DDTree run.
       std::map<analysis::MaskVariant, std::vector<session::StepRecord>> teacherForced;
-      for (RunSlot& slot : slots) {
-        const RunSummary& run = slot.summary;
+      for (RunSummary& run : runs) {
         sink.addPrompt({run.runId, prompt.id, prompt.dataset, 0,
                         models.tokenizer ? models.tokenizer->decode(promptTokens) : std::string(), promptTokens,
                         static_cast<std::int32_t>(live.tokens.size() - ids.size())});
@@ -357,8 +371,8 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
           }
           steps = it->second;
         }
-        analysis::ResponseAcceptance response;
-        response.completionTokens = static_cast<int>(live.tokens.size() - ids.size());
+        ResponseSummary response{prompt.id, prompt.dataset, {}};
+        response.acceptance.completionTokens = static_cast<int>(live.tokens.size() - ids.size());
         for (session::StepRecord step : steps) {
           step.runId = run.runId;
           step.promptId = prompt.id;
@@ -373,10 +387,10 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
             sink.addStep(step);
           }
           noteStep(book, step);
-          response.stepAcceptLengths.push_back(step.acceptLength());
+          response.acceptance.stepAcceptLengths.push_back(step.acceptLength());
         }
-        slot.summary.steps += static_cast<std::int64_t>(steps.size());
-        slot.responses.push_back(std::move(response));
+        run.steps += static_cast<std::int64_t>(steps.size());
+        run.responses.push_back(std::move(response));
       }
       book.flush();
       ++state.done;
@@ -391,9 +405,9 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
     const std::string timings = nlohmann::json{{"live_seconds", liveSeconds},
                                                {"teacher_forced_seconds", teacherForcedSeconds}}
                                     .dump();
-    for (const RunSlot& slot : slots) sink.finishRun(slot.summary.runId, unixNow(), timings);
-    finishSummaries(slots);
-    for (const RunSlot& slot : slots) summaries.push_back(slot.summary);
+    for (const RunSummary& run : runs) sink.finishRun(run.runId, unixNow(), timings);
+    finishSummaries(runs);
+    summaries.insert(summaries.end(), runs.begin(), runs.end());
   }
   sink.flush();
   return summaries;

@@ -34,6 +34,13 @@ void checkDrafters(const EvaluationSettings& settings, const tensorfile::TargetC
   std::ostringstream problems;
   for (const fs::path& dir : settings.drafters) {
     const auto config = tensorfile::parseDrafterConfig(dir / "config.json", target.numHiddenLayers);
+    // A smaller block drafts only slots the drafter was trained on; a larger one would ask for
+    // slots it has never learned, so it is refused rather than measured as a bad drafter.
+    if (settings.blockSize && *settings.blockSize > config.blockSize)
+      throw UsageError("--block-size " + std::to_string(*settings.blockSize) +
+                           " is above the block size this drafter was trained with (" +
+                           std::to_string(config.blockSize) + ")",
+                       {.file = (dir / "config.json").string(), .item = "block_size"});
     const auto drafterCheckpoint = tensorfile::Checkpoint::open(dir);
     tensorfile::CheckpointFacts facts;
     for (const char* name : {"fc.weight", "model.fc.weight"})
@@ -55,8 +62,10 @@ void checkDrafters(const EvaluationSettings& settings, const tensorfile::TargetC
 
 }  // namespace
 
-std::unique_ptr<DFlashDrafter> loadDrafter(const fs::path& dir, const TargetModel& target) {
-  const auto config = tensorfile::parseDrafterConfig(dir / "config.json", target.config().numHiddenLayers);
+std::unique_ptr<DFlashDrafter> loadDrafter(const fs::path& dir, const TargetModel& target,
+                                           std::optional<int> blockSize) {
+  auto config = tensorfile::parseDrafterConfig(dir / "config.json", target.config().numHiddenLayers);
+  if (blockSize) config.blockSize = *blockSize;
   TargetHead head{target.embeddingWeight(), target.lmHeadWeight()};
   auto weights = loadDrafterWeights(dir, config, target.config().hiddenSize, head.lmHead.scalar_type(),
                                     head.lmHead.device());
@@ -74,7 +83,7 @@ LoadedModels loadModels(const EvaluationSettings& settings) {
   else
     logText("engine", LogLevel::Warn, settings.target.string() + ": no tokenizer.json; prompts must be token ids");
   for (const fs::path& dir : settings.drafters)
-    models.drafters.push_back({dir, identityOf(dir), loadDrafter(dir, *models.target)});
+    models.drafters.push_back({dir, identityOf(dir), loadDrafter(dir, *models.target, settings.blockSize)});
   return models;
 }
 

@@ -33,7 +33,9 @@ struct LoadedModels {
 
 LoadedModels loadModels(const EvaluationSettings& settings);
 
-// A drafter that shares `target`'s embedding and LM head.
-std::unique_ptr<DFlashDrafter> loadDrafter(const std::filesystem::path& dir, const TargetModel& target);
+// A drafter that shares `target`'s embedding and LM head, drafting blocks of `blockSize` when
+// given (checked by loadModels against the trained size) instead of its config's block_size.
+std::unique_ptr<DFlashDrafter> loadDrafter(const std::filesystem::path& dir, const TargetModel& target,
+                                           std::optional<int> blockSize = std::nullopt);
 
 }  // namespace dfi::engine

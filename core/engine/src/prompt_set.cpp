@@ -1,5 +1,6 @@
 #include "dfi/engine/prompt_set.h"
 
+#include <array>
 #include <fstream>
 #include <set>
 
@@ -11,6 +12,8 @@ namespace dfi::engine {
 namespace {
 
 using nlohmann::json;
+
+constexpr std::array kPromptKeys{"prompt", "question", "turns", "messages", "ids"};
 
 PromptSpec parseLine(const json& j, const std::string& file, std::size_t line, std::int64_t index) {
   auto fail = [&](const std::string& field, const std::string& why) -> FormatError {
@@ -28,13 +31,25 @@ PromptSpec parseLine(const json& j, const std::string& file, std::size_t line, s
     if (!j["dataset"].is_string()) throw fail("dataset", "must be a string");
     p.dataset = j["dataset"].get<std::string>();
   }
-  const int kinds = int(j.contains("prompt")) + int(j.contains("messages")) + int(j.contains("ids"));
-  if (kinds != 1) throw fail("prompt", "needs exactly one of \"prompt\", \"messages\" or \"ids\"");
-  if (j.contains("prompt")) {
-    if (!j["prompt"].is_string() || j["prompt"].get<std::string>().empty())
-      throw fail("prompt", "must be a non-empty string");
-    p.messages.push_back({"user", j["prompt"].get<std::string>()});
-  } else if (j.contains("messages")) {
+  int kinds = 0;
+  for (const char* key : kPromptKeys) kinds += int(j.contains(key));
+  if (kinds != 1)
+    throw fail("prompt", "needs exactly one of \"prompt\", \"question\", \"turns\", \"messages\" or \"ids\"");
+  for (const char* key : {"prompt", "question"}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_string() || j[key].get<std::string>().empty()) throw fail(key, "must be a non-empty string");
+    p.messages.push_back({"user", j[key].get<std::string>()});
+  }
+  if (j.contains("turns")) {
+    const json& t = j["turns"];
+    if (!t.is_array() || t.empty()) throw fail("turns", "must be a non-empty array of strings");
+    for (std::size_t i = 0; i < t.size(); ++i)
+      if (!t[i].is_string() || t[i].get<std::string>().empty())
+        throw fail("turns[" + std::to_string(i) + "]", "must be a non-empty string");
+    p.messages.push_back({"user", t[0].get<std::string>()});
+    p.unevaluatedTurns = t.size() - 1;
+  }
+  if (j.contains("messages")) {
     const json& m = j["messages"];
     if (!m.is_array() || m.empty()) throw fail("messages", "must be a non-empty array");
     for (std::size_t i = 0; i < m.size(); ++i) {
@@ -43,7 +58,8 @@ PromptSpec parseLine(const json& j, const std::string& file, std::size_t line, s
         throw fail("messages[" + std::to_string(i) + "]", "needs string \"role\" and \"content\"");
       p.messages.push_back({m[i]["role"].get<std::string>(), m[i]["content"].get<std::string>()});
     }
-  } else {
+  }
+  if (j.contains("ids")) {
     const json& ids = j["ids"];
     if (!ids.is_array() || ids.empty()) throw fail("ids", "must be a non-empty array of token ids");
     for (const json& id : ids) {
@@ -55,33 +71,48 @@ PromptSpec parseLine(const json& j, const std::string& file, std::size_t line, s
   return p;
 }
 
+// One non-blank, non-comment line, checked against the ids seen so far.
+PromptSpec parseText(const std::string& text, const std::filesystem::path& jsonl, std::size_t line,
+                     std::int64_t index, const std::set<std::int64_t>& seen) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a huge number
+    throw FormatError(std::string("not JSON: ") + e.what(),
+                      {.file = jsonl.string(), .item = "line " + std::to_string(line)});
+  }
+  PromptSpec p = parseLine(j, jsonl.string(), line, index);
+  if (seen.contains(p.id))
+    throw ValidationError("duplicate prompt id " + std::to_string(p.id),
+                          {.file = jsonl.string(), .item = "line " + std::to_string(line) + ": id"});
+  return p;
+}
+
 }  // namespace
 
-std::vector<PromptSpec> loadPromptSet(const std::filesystem::path& jsonl) {
+PromptSet readPromptSet(const std::filesystem::path& jsonl, PromptSetOptions options) {
   std::ifstream in(jsonl);
   if (!in) throw IoError("cannot open the prompts file", {.file = jsonl.string()});
-  std::vector<PromptSpec> prompts;
+  PromptSet set;
   std::set<std::int64_t> seen;
   std::string text;
   for (std::size_t line = 1; std::getline(in, text); ++line) {
     if (text.find_first_not_of(" \t\r") == std::string::npos || text[text.find_first_not_of(" \t")] == '#')
       continue;
-    json j;
     try {
-      j = json::parse(text);
-    } catch (const json::exception& e) {  // parse_error, or out_of_range for a huge number
-      throw FormatError(std::string("not JSON: ") + e.what(),
-                        {.file = jsonl.string(), .item = "line " + std::to_string(line)});
+      PromptSpec p = parseText(text, jsonl, line, static_cast<std::int64_t>(set.prompts.size()), seen);
+      seen.insert(p.id);
+      set.prompts.push_back(std::move(p));
+    } catch (const Error& e) {
+      if (!options.skipMalformed) throw;
+      set.skipped.push_back({line, e.what()});
     }
-    PromptSpec p = parseLine(j, jsonl.string(), line, static_cast<std::int64_t>(prompts.size()));
-    if (!seen.insert(p.id).second)
-      throw ValidationError("duplicate prompt id " + std::to_string(p.id),
-                            {.file = jsonl.string(), .item = "line " + std::to_string(line) + ": id"});
-    prompts.push_back(std::move(p));
   }
-  if (prompts.empty()) throw FormatError("no prompts in the file", {.file = jsonl.string()});
-  return prompts;
+  if (set.prompts.empty()) throw FormatError("no prompts in the file", {.file = jsonl.string()});
+  return set;
 }
+
+std::vector<PromptSpec> loadPromptSet(const std::filesystem::path& jsonl) { return readPromptSet(jsonl).prompts; }
 
 std::vector<PromptSpec> shardOf(const std::vector<PromptSpec>& prompts, int index, int count) {
   if (count < 1 || index < 0 || index >= count)
@@ -91,6 +122,14 @@ std::vector<PromptSpec> shardOf(const std::vector<PromptSpec>& prompts, int inde
   for (std::size_t i = static_cast<std::size_t>(index); i < prompts.size(); i += static_cast<std::size_t>(count))
     out.push_back(prompts[i]);
   return out;
+}
+
+std::vector<PromptSpec> selectPrompts(const std::vector<PromptSpec>& prompts, std::optional<std::int64_t> limit,
+                                      int index, int count) {
+  if (limit && *limit < 1) throw UsageError("--limit must be at least 1 (got " + std::to_string(*limit) + ")");
+  if (!limit || static_cast<std::size_t>(*limit) >= prompts.size()) return shardOf(prompts, index, count);
+  const std::vector<PromptSpec> first(prompts.begin(), prompts.begin() + *limit);
+  return shardOf(first, index, count);
 }
 
 }  // namespace dfi::engine

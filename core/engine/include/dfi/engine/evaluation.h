@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "dfi/analysis/acceptance.h"
 #include "dfi/analysis/attention_mask.h"
 #include "dfi/engine/model_options.h"
 #include "dfi/engine/record_sink.h"
@@ -47,8 +48,13 @@ struct EvaluationSettings {
   ModelOptions model;
   bool chatTemplate = true;
   bool enableThinking = false;
+  // Drafts blocks of this size instead of the checkpoint's block_size: at least 2 (an anchor
+  // and one draft) and at most the trained size, whose slots the drafter has learned.
+  std::optional<int> blockSize;
+  std::optional<std::int64_t> limit;  // the first N prompts of the file, before sharding
   int shardIndex = 0;
   int shardCount = 1;
+  bool skipBadPrompts = false;  // a malformed prompt line is a warning, not an error
 
   std::string toJson() const;  // recorded with every run
 };
@@ -70,6 +76,14 @@ class CancellationToken {
   std::atomic<bool> cancelled_{false};
 };
 
+// One response of a run (a prompt's generation, or its teacher-forced replay), for intervals
+// and per-dataset breakdowns over responses.
+struct ResponseSummary {
+  session::PromptId promptId = 0;
+  std::string dataset;  // the prompt's "dataset", empty when the file gives none
+  analysis::ResponseAcceptance acceptance;
+};
+
 // One row per recorded run: tau in the three public conventions (analysis/acceptance.h).
 struct RunSummary {
   session::RunId runId = 0;
@@ -80,6 +94,7 @@ struct RunSummary {
   std::int64_t steps = 0;
   double tauReference = 0, tauVllm = 0;
   std::optional<double> tauSglang;  // live runs only: the others generate no completion
+  std::vector<ResponseSummary> responses;
 };
 
 // Throws dfi::Error subclasses for bad inputs (before any compute where possible: every

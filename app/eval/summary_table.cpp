@@ -1,0 +1,101 @@
+#include "summary_table.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+namespace dfi::eval {
+namespace {
+
+SummaryRow rowOf(const SummaryRun& run, const std::string& dataset,
+                 const std::vector<analysis::ResponseAcceptance>& responses, double confidence, int resamples) {
+  SummaryRow row{run.drafter, run.mode, run.variant, dataset};
+  // Per-response means are what tau(reference) averages, so the bootstrap's estimate is it.
+  std::vector<double> perResponse;
+  for (const auto& r : responses) {
+    if (r.stepAcceptLengths.empty()) continue;
+    double sum = 0;
+    for (int length : r.stepAcceptLengths) sum += length;
+    perResponse.push_back(sum / static_cast<double>(r.stepAcceptLengths.size()));
+    row.steps += static_cast<std::int64_t>(r.stepAcceptLengths.size());
+  }
+  row.responses = static_cast<std::int64_t>(perResponse.size());
+  row.tau = analysis::bootstrapMean(perResponse, confidence, resamples);
+  row.tauVllm = analysis::tauVllm(responses);
+  if (run.mode == "live") row.tauSglang = analysis::tauSglang(responses);
+  return row;
+}
+
+std::string fixed3(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", value);
+  return text;
+}
+
+}  // namespace
+
+std::vector<SummaryRow> summarize(std::span<const SummaryRun> runs, double confidence, int resamples) {
+  std::vector<SummaryRow> rows;
+  for (const SummaryRun& run : runs) {
+    std::vector<std::string> datasets;  // in order of first appearance
+    for (const auto& r : run.responses)
+      if (std::ranges::find(datasets, r.dataset) == datasets.end()) datasets.push_back(r.dataset);
+    for (const std::string& dataset : datasets) {
+      std::vector<analysis::ResponseAcceptance> responses;
+      for (const auto& r : run.responses)
+        if (r.dataset == dataset) responses.push_back(r.acceptance);
+      rows.push_back(rowOf(run, dataset, responses, confidence, resamples));
+    }
+    if (datasets.size() != 1) {  // several prompt sets, or none (a run cancelled before any prompt)
+      std::vector<analysis::ResponseAcceptance> all;
+      for (const auto& r : run.responses) all.push_back(r.acceptance);
+      rows.push_back(rowOf(run, "all", all, confidence, resamples));
+    }
+  }
+  return rows;
+}
+
+std::string formatSummaryTable(std::span<const SummaryRow> rows) {
+  const std::vector<std::string> header{"drafter", "mode", "mask", "prompts", "n", "steps",
+                                        "tau(ref) [95% CI]", "tau(sglang)", "tau(vllm)"};
+  std::vector<std::vector<std::string>> cells{header};
+  for (const SummaryRow& r : rows)
+    cells.push_back({r.drafter, r.mode, r.variant, r.dataset, std::to_string(r.responses), std::to_string(r.steps),
+                     fixed3(r.tau.estimate) + " [" + fixed3(r.tau.low) + ", " + fixed3(r.tau.high) + "]",
+                     r.tauSglang ? fixed3(*r.tauSglang) : "-", fixed3(r.tauVllm)});
+  std::vector<std::size_t> width(header.size(), 0);
+  for (const auto& line : cells)
+    for (std::size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], line[c].size());
+  std::string out;
+  for (const auto& line : cells) {
+    for (std::size_t c = 0; c < line.size(); ++c) {
+      // Text columns align left, numbers right.
+      const std::string pad(width[c] - line[c].size(), ' ');
+      out += c < 4 ? line[c] + pad : pad + line[c];
+      out += c + 1 < line.size() ? "  " : "\n";
+    }
+  }
+  out +=
+      "tau(ref): mean over responses of each response's mean acceptance length (z-lab benchmark), with a\n"
+      "  95% percentile-bootstrap interval over responses; n: responses, steps: verify steps\n"
+      "tau(sglang): completion tokens / verify steps per request, averaged (live runs only)\n"
+      "tau(vllm): 1 + accepted drafts / drafts, pooled over all steps\n";
+  return out;
+}
+
+nlohmann::json summaryJson(std::span<const SummaryRow> rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const SummaryRow& r : rows) {
+    nlohmann::json row = {{"drafter", r.drafter},     {"mode", r.mode},
+                          {"mask_variant", r.variant}, {"prompt_set", r.dataset},
+                          {"responses", r.responses},  {"steps", r.steps},
+                          {"tau_reference", r.tau.estimate}, {"tau_reference_ci95", {r.tau.low, r.tau.high}},
+                          {"tau_vllm", r.tauVllm}};
+    if (r.tauSglang) row["tau_sglang"] = *r.tauSglang;
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+}  // namespace dfi::eval

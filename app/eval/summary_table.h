@@ -1,0 +1,51 @@
+#pragma once
+// The table `run` prints at the end: tau per drafter, mode (live, teacher-forced, DDTree-N),
+// mask variant and prompt set, with a 95% percentile-bootstrap interval over responses (the
+// prompts are the sample; another prompt set of the same kind would move tau by about that
+// much). Torch-free: it works on acceptance lengths only.
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "dfi/analysis/acceptance.h"
+#include "dfi/analysis/statistics.h"
+
+namespace dfi::eval {
+
+struct SummaryResponse {
+  std::string dataset;  // the prompt set: the prompt's "dataset", or the prompts file's name
+  analysis::ResponseAcceptance acceptance;
+};
+
+struct SummaryRun {
+  std::string drafter;  // a short label (the checkpoint directory's name)
+  std::string mode;     // "live", "teacher-forced", "ddtree-8"
+  std::string variant;  // mask variant
+  std::vector<SummaryResponse> responses;
+};
+
+struct SummaryRow {
+  std::string drafter, mode, variant;
+  std::string dataset;  // "all" for the union when a run covers several prompt sets
+  std::int64_t responses = 0;  // with at least one step
+  std::int64_t steps = 0;
+  // tau in the z-lab convention (mean of per-response means) with its bootstrap interval.
+  analysis::Interval tau;
+  std::optional<double> tauSglang;  // live only
+  double tauVllm = 0;
+};
+
+// One row per (run, prompt set), plus an "all" row per run with several prompt sets. The
+// interval resamples responses (`resamples` times, fixed seed: the same run prints the same
+// table).
+std::vector<SummaryRow> summarize(std::span<const SummaryRun> runs, double confidence = 0.95,
+                                  int resamples = 2000);
+
+std::string formatSummaryTable(std::span<const SummaryRow> rows);
+nlohmann::json summaryJson(std::span<const SummaryRow> rows);
+
+}  // namespace dfi::eval
