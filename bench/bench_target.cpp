@@ -1,0 +1,155 @@
+// Target-model benchmark (CPU): prefill and greedy decode tokens/s of random ~100M-parameter
+// Qwen3 and Qwen3.5 checkpoints in fp32 and bf16, against Hugging Face transformers on the same
+// checkpoints, ids and thread count, measured in the same run by bench_target_ref.py (which
+// also writes the checkpoints, sharded at 100 MB). Also the host memory a load holds beyond
+// the weights it keeps, against the largest shard (the loader streams tensor by tensor from
+// the memory map, so that transient stays far below a shard).
+// Prints one JSON line per figure; speedup > 1 means the engine is faster.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <nlohmann/json.hpp>
+
+#include "model_cache.h"
+#include "target_model.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+using dfi::engine::ModelCache;
+using dfi::engine::ModelOptions;
+using dfi::engine::TargetModel;
+
+constexpr int64_t kVocab = 32000, kPrefill = 256, kDecode = 32, kRepeat = 2;
+
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+nlohmann::json runReference(const fs::path& dataDir, int threads) {
+  const std::string command = std::string("'") + DFI_PYTHON + "' '" + DFI_SOURCE_DIR + "/bench/bench_target_ref.py' --data-dir '" +
+                              dataDir.string() + "' --threads " + std::to_string(threads) + " --prefill " +
+                              std::to_string(kPrefill) + " --decode " + std::to_string(kDecode) + " --repeat " +
+                              std::to_string(kRepeat);
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot run " + command);
+  std::string output;
+  char buffer[4096];
+  while (const std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  if (pclose(pipe) != 0) throw std::runtime_error("reference script failed: " + command);
+  return nlohmann::json::parse(output);
+}
+
+// The same ids as bench_target_ref.py.
+at::Tensor benchIds(int64_t n) {
+  return (at::arange(n, at::kLong) * 7919 + 13).remainder(kVocab).unsqueeze(0);
+}
+
+struct Timing {
+  double prefill = 1e9, decode = 1e9;
+};
+
+Timing measure(const TargetModel& model) {
+  at::InferenceMode guard;
+  const at::Tensor ids = benchIds(kPrefill);
+  Timing best;
+  for (int r = 0; r < kRepeat; ++r) {
+    ModelCache cache = model.newCache();
+    auto start = Clock::now();
+    at::Tensor logits = model.forward(ids, &cache).logits;
+    best.prefill = std::min(best.prefill, secondsSince(start));
+    at::Tensor token = logits.select(1, -1).argmax(-1, /*keepdim=*/true);
+    start = Clock::now();
+    for (int64_t step = 0; step < kDecode; ++step) {
+      logits = model.forward(token, &cache).logits;
+      token = logits.select(1, -1).argmax(-1, true);
+    }
+    best.decode = std::min(best.decode, secondsSince(start));
+  }
+  return best;
+}
+
+int64_t rssAnonBytes() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  int64_t kb = 0;
+  while (status >> key) {
+    if (key == "RssAnon:") {
+      status >> kb;
+      return kb * 1024;
+    }
+    status.ignore(1 << 10, '\n');
+  }
+  return 0;
+}
+
+// Peak anonymous (non file-backed) memory a load adds beyond what the loaded model keeps,
+// sampled every 200 us: mapped checkpoint pages are file cache, not host memory a load holds.
+int64_t loadTransientBytes(const fs::path& dir, const std::string& dtype) {
+  const int64_t before = rssAnonBytes();
+  std::atomic<bool> loading{true};
+  std::atomic<int64_t> peak{before};
+  std::thread sampler([&] {
+    while (loading) {
+      peak = std::max<int64_t>(peak, rssAnonBytes());
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  auto model = TargetModel::load(dir, ModelOptions{.devices = {"cpu"}, .dtype = dtype});
+  loading = false;
+  sampler.join();
+  const int64_t kept = rssAnonBytes();
+  return std::max<int64_t>(0, peak - kept);
+}
+
+int64_t largestShardBytes(const fs::path& dir) {
+  int64_t largest = 0;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".safetensors") largest = std::max<int64_t>(largest, entry.file_size());
+  return largest;
+}
+
+void printSpeed(const std::string& name, double ours, double theirs, int64_t tokens, int threads) {
+  const nlohmann::json line = {{"bench", name},           {"dfi_tokens_per_s", tokens / ours},
+                               {"hf_tokens_per_s", tokens / theirs}, {"speedup_vs_hf", theirs / ours},
+                               {"threads", threads}};
+  std::cout << line.dump() << std::endl;
+}
+
+}  // namespace
+
+int main() {
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
+  const fs::path dataDir = fs::path(DFI_BENCH_DATA_DIR);
+  fs::create_directories(dataDir);
+  const nlohmann::json reference = runReference(dataDir, threads);
+  for (const std::string arch : {"qwen3", "qwen35"}) {
+    const fs::path dir = dataDir / ("bench_" + arch);
+    for (const std::string dtype : {"fp32", "bf16"}) {
+      const auto model = TargetModel::load(dir, ModelOptions{.devices = {"cpu"}, .dtype = dtype});
+      const Timing ours = measure(*model);
+      const nlohmann::json& theirs = reference[arch][dtype];
+      printSpeed("target_prefill_" + arch + "_" + dtype, ours.prefill, theirs["prefill_s"], kPrefill, threads);
+      printSpeed("target_decode_" + arch + "_" + dtype, ours.decode, theirs["decode_s"], kDecode, threads);
+    }
+    for (const std::string dtype : {"fp32", "bf16"}) {
+      const int64_t transient = loadTransientBytes(dir, dtype);
+      const int64_t shard = largestShardBytes(dir);
+      const nlohmann::json line = {{"bench", "target_load_host_memory_" + arch + "_" + dtype},
+                                   {"transient_bytes", transient},
+                                   {"largest_shard_bytes", shard},
+                                   {"transient_over_largest_shard", static_cast<double>(transient) / shard}};
+      std::cout << line.dump() << std::endl;
+    }
+  }
+}

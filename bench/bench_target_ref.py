@@ -1,0 +1,95 @@
+"""Reference side of bench_target: Hugging Face transformers on the same random ~100M-parameter
+Qwen3 and Qwen3.5 checkpoints, the same token ids, the same thread count.
+
+Writes each checkpoint (config.json + 100 MB safetensors shards) under --data-dir the first time, then
+prints one JSON object: {"<arch>": {"<dtype>": {"prefill_s": .., "decode_s": ..}}} where
+prefill_s is the best time of a --prefill-token forward with a fresh cache, and decode_s the
+best time of --decode greedy one-token steps after it (the argmax fed back, as in generation).
+"""
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # keep stderr for errors
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+import torch
+from transformers import Qwen3Config, Qwen3ForCausalLM, Qwen3_5ForCausalLM, Qwen3_5TextConfig
+
+VOCAB = 32000
+
+
+def qwen3_config():
+    return Qwen3Config(vocab_size=VOCAB, hidden_size=768, intermediate_size=2048, num_hidden_layers=12,
+                       num_attention_heads=12, num_key_value_heads=4, head_dim=64,
+                       max_position_embeddings=4096, tie_word_embeddings=True)
+
+
+def qwen35_config():
+    # Every fourth layer full attention (the Qwen3.5 interval rule), the rest Gated DeltaNet.
+    return Qwen3_5TextConfig(vocab_size=VOCAB, hidden_size=768, intermediate_size=2048, num_hidden_layers=12,
+                             num_attention_heads=12, num_key_value_heads=4, head_dim=64,
+                             linear_conv_kernel_dim=4, linear_key_head_dim=64, linear_value_head_dim=64,
+                             linear_num_key_heads=8, linear_num_value_heads=16, max_position_embeddings=4096,
+                             tie_word_embeddings=True)
+
+
+ARCHS = {"qwen3": (qwen3_config, Qwen3ForCausalLM), "qwen35": (qwen35_config, Qwen3_5ForCausalLM)}
+
+
+def bench_ids(n):
+    """The same ids bench_target.cpp uses: a fixed walk over the vocabulary."""
+    return torch.tensor([[(7919 * i + 13) % VOCAB for i in range(n)]], dtype=torch.long)
+
+
+def ensure_checkpoint(directory: Path, arch: str):
+    make_config, cls = ARCHS[arch]
+    if not (directory / "model.safetensors.index.json").exists():
+        torch.manual_seed(0)
+        # Sharded like real checkpoints, so the C++ side can weigh its load against a shard.
+        cls(make_config()).save_pretrained(directory, safe_serialization=True, max_shard_size="100MB")
+    return cls.from_pretrained(directory, torch_dtype=torch.float32).eval()
+
+
+@torch.inference_mode()
+def measure(model, prefill, decode, repeat):
+    ids = bench_ids(prefill)
+    best_prefill = best_decode = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = model(input_ids=ids, use_cache=True)
+        best_prefill = min(best_prefill, time.perf_counter() - start)
+        cache, token = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        start = time.perf_counter()
+        for _ in range(decode):
+            out = model(input_ids=token, past_key_values=cache, use_cache=True)
+            cache, token = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        best_decode = min(best_decode, time.perf_counter() - start)
+    return {"prefill_s": best_prefill, "decode_s": best_decode}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--prefill", type=int, default=256)
+    parser.add_argument("--decode", type=int, default=32)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--dtypes", default="fp32,bf16")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16}
+    result = {}
+    for arch in ARCHS:
+        model = ensure_checkpoint(args.data_dir / f"bench_{arch}", arch)
+        result[arch] = {}
+        for name in args.dtypes.split(","):
+            model = model.to(dtypes[name])
+            result[arch][name] = measure(model, args.prefill, args.decode, args.repeat)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
