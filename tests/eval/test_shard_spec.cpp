@@ -1,0 +1,76 @@
+// --shard i/N|auto: explicit shards validated, auto taken from torchrun or Slurm variables
+// (injected here, so no launcher is needed), and where each shard's session goes.
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "dfi/base/error.h"
+#include "shard_spec.h"
+
+using namespace dfi;
+using namespace dfi::eval;
+
+namespace {
+
+EnvLookup envOf(std::map<std::string, std::string> vars) {
+  return [vars](const char* name) -> std::optional<std::string> {
+    const auto it = vars.find(name);
+    return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
+  };
+}
+
+std::string usageMessage(std::string_view text, const EnvLookup& env) {
+  try {
+    resolveShard(text, env);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted --shard " << text;
+  return {};
+}
+
+}  // namespace
+
+TEST(ShardSpec, ExplicitShardsAreValidated) {
+  const auto none = envOf({});
+  const ShardSpec s = resolveShard("2/8", none);
+  EXPECT_EQ(s.index, 2);
+  EXPECT_EQ(s.count, 8);
+  EXPECT_FALSE(s.fromLauncher);
+  for (const char* bad : {"8/8", "-1/4", "1/0", "a/b", "1/2x", "3", "/4", "1/", ""})
+    EXPECT_NE(usageMessage(bad, none).find("--shard"), std::string::npos) << bad;
+}
+
+TEST(ShardSpec, AutoReadsTorchrunFirstThenSlurm) {
+  const ShardSpec torchrun = resolveShard("auto", envOf({{"RANK", "3"}, {"WORLD_SIZE", "8"}}));
+  EXPECT_EQ(torchrun.index, 3);
+  EXPECT_EQ(torchrun.count, 8);
+  EXPECT_TRUE(torchrun.fromLauncher);
+  const ShardSpec slurm = resolveShard("auto", envOf({{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "16"}}));
+  EXPECT_EQ(slurm.index, 5);
+  EXPECT_EQ(slurm.count, 16);
+  // torchrun started by srun: torchrun's ranks are the processes that evaluate.
+  const ShardSpec both = resolveShard(
+      "auto", envOf({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}}));
+  EXPECT_EQ(both.index, 1);
+  EXPECT_EQ(both.count, 2);
+}
+
+TEST(ShardSpec, AutoRefusesMissingHalfOrBadValues) {
+  EXPECT_NE(usageMessage("auto", envOf({})).find("RANK/WORLD_SIZE"), std::string::npos);
+  EXPECT_NE(usageMessage("auto", envOf({})).find("SLURM_PROCID/SLURM_NTASKS"), std::string::npos);
+  EXPECT_NE(usageMessage("auto", envOf({{"RANK", "0"}})).find("WORLD_SIZE is not set"), std::string::npos);
+  EXPECT_NE(usageMessage("auto", envOf({{"SLURM_NTASKS", "4"}})).find("SLURM_PROCID is not set"), std::string::npos);
+  EXPECT_NE(usageMessage("auto", envOf({{"RANK", "x"}, {"WORLD_SIZE", "2"}})).find("not integers"), std::string::npos);
+  EXPECT_NE(usageMessage("auto", envOf({{"RANK", "4"}, {"WORLD_SIZE", "4"}})).find("RANK/WORLD_SIZE"),
+            std::string::npos);
+}
+
+TEST(ShardSpec, SessionPathPerShard) {
+  EXPECT_EQ(shardSessionPath("out/eval.dfi", {3, 8, true}), "out/eval.shard-3-of-8.dfi");
+  EXPECT_EQ(shardSessionPath("eval-{shard}.dfi", {3, 8, true}), "eval-3-of-8.dfi");
+  EXPECT_EQ(shardSessionPath("eval-{shard}.dfi", {1, 2, false}), "eval-1-of-2.dfi");
+  EXPECT_EQ(shardSessionPath("shard1.dfi", {1, 2, false}), "shard1.dfi") << "explicit i/N: the path as given";
+  EXPECT_EQ(shardSessionPath("eval.dfi", {0, 1, true}), "eval.dfi") << "a launcher with one process";
+}

@@ -1,0 +1,76 @@
+// The end-of-run summary: rows per run and prompt set, tau(reference) with a bootstrap
+// interval that contains it, and the same numbers in the JSON summary event.
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "dfi/analysis/acceptance.h"
+#include "summary_table.h"
+
+using namespace dfi;
+using namespace dfi::eval;
+
+namespace {
+
+SummaryResponse response(const std::string& dataset, std::vector<int> lengths) {
+  const int tokens = std::accumulate(lengths.begin(), lengths.end(), 0);
+  return {dataset, {std::move(lengths), tokens}};
+}
+
+std::vector<SummaryRun> twoRuns() {
+  SummaryRun live{"step20k", "live", "reference", {}};
+  for (int i = 0; i < 12; ++i) live.responses.push_back(response(i % 3 ? "gsm8k" : "mt-bench", {1 + i % 5, 3, 7, 2 + i % 4}));
+  SummaryRun tree{"step20k", "ddtree-8", "anchor-visible", {}};
+  for (int i = 0; i < 5; ++i) tree.responses.push_back(response("gsm8k", {4, 1 + i, 9}));
+  tree.responses.push_back(response("gsm8k", {}));  // no step: carries no acceptance
+  return {live, tree};
+}
+
+}  // namespace
+
+TEST(SummaryTable, IntervalsContainThePointEstimate) {
+  const auto runs = twoRuns();
+  const auto rows = summarize(runs);
+  ASSERT_EQ(rows.size(), 4u);  // live: gsm8k, mt-bench, all; ddtree: gsm8k only (no "all")
+  EXPECT_EQ(rows[0].dataset, "mt-bench");
+  EXPECT_EQ(rows[1].dataset, "gsm8k");
+  EXPECT_EQ(rows[2].dataset, "all");
+  EXPECT_EQ(rows[3].mode, "ddtree-8");
+  for (const auto& row : rows) {
+    EXPECT_LE(row.tau.low, row.tau.estimate) << row.mode << " " << row.dataset;
+    EXPECT_GE(row.tau.high, row.tau.estimate) << row.mode << " " << row.dataset;
+    EXPECT_LT(row.tau.low, row.tau.high) << "responses differ, so the interval has width";
+  }
+  // The estimate is tau in the reference convention over the same responses.
+  std::vector<analysis::ResponseAcceptance> all;
+  for (const auto& r : runs[0].responses) all.push_back(r.acceptance);
+  EXPECT_DOUBLE_EQ(rows[2].tau.estimate, analysis::tauReference(all));
+  EXPECT_DOUBLE_EQ(rows[2].tauVllm, analysis::tauVllm(all));
+  EXPECT_EQ(rows[2].responses, 12);
+  EXPECT_EQ(rows[2].steps, 48);
+  EXPECT_TRUE(rows[2].tauSglang.has_value());
+  EXPECT_FALSE(rows[3].tauSglang.has_value()) << "SGLang's tau is for live runs only";
+  EXPECT_EQ(rows[3].responses, 5) << "the response with no step is not counted";
+}
+
+TEST(SummaryTable, SameRunSameTable) {
+  const auto runs = twoRuns();
+  EXPECT_EQ(formatSummaryTable(summarize(runs)), formatSummaryTable(summarize(runs)));
+}
+
+TEST(SummaryTable, TextAndJsonCarryTheRows) {
+  const auto rows = summarize(twoRuns());
+  const std::string table = formatSummaryTable(rows);
+  EXPECT_NE(table.find("tau(ref) [95% CI]"), std::string::npos);
+  EXPECT_NE(table.find("ddtree-8"), std::string::npos);
+  EXPECT_NE(table.find("mt-bench"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(summaryJson(rows).dump());
+  ASSERT_EQ(j.size(), rows.size());
+  EXPECT_EQ(j[3]["mask_variant"], "anchor-visible");
+  EXPECT_DOUBLE_EQ(j[0]["tau_reference"].get<double>(), rows[0].tau.estimate);
+  EXPECT_DOUBLE_EQ(j[0]["tau_reference_ci95"][0].get<double>(), rows[0].tau.low);
+  EXPECT_FALSE(j[3].contains("tau_sglang"));
+}
