@@ -78,9 +78,10 @@ TEST_F(DrafterLayouts, AttentionIsExactlyZeroWhereTheAnalysisMaskForbids) {
   const std::int64_t anchor = 13;
   for (MaskVariant variant : {MaskVariant::Reference, MaskVariant::AnchorVisible, MaskVariant::BlockCausal}) {
     DrafterKvCache cache = drafter.newCache();
-    std::vector<at::Tensor> attention;
+    DrafterProbes probes{.wantAttention = true};
     const std::int64_t context = analysis::inferenceContextLength(variant, anchor);
-    drafter.draft(cache, features.narrow(0, 0, context), 3, anchor, variant, &attention);
+    drafter.draft(cache, features.narrow(0, 0, context), 3, anchor, variant, &probes);
+    const std::vector<at::Tensor>& attention = probes.attention;
     ASSERT_EQ(attention.size(), 3u);
     for (int l = 0; l < 3; ++l) {
       const bool sliding = config.layerTypes[static_cast<std::size_t>(l)] == tensorfile::LayerType::SlidingAttention;

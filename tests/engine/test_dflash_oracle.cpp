@@ -99,17 +99,43 @@ TEST_P(DrafterOracle, Bf16DraftsFollowTheBf16Reference) {
   EXPECT_LE(worst, precisionGap / 4);
 }
 
-TEST_P(DrafterOracle, AttentionProbabilitiesMatchPerLayer) {
+TEST_P(DrafterOracle, ProbesMatchPerLayer) {
+  // What the attention view, the statistics and `dflash-eval draft` show: attention
+  // probabilities and block outputs of every layer, fc and hidden_norm of the context.
   const std::int64_t a = readReference(reference, "attention_anchor").item<std::int64_t>();
   DrafterKvCache cache = drafter.newCache();
-  std::vector<at::Tensor> attention;
-  drafter.draft(cache, features.narrow(0, 0, a), tokens[a].item<std::int64_t>(), a,
-                MaskVariant::Reference, &attention);
-  ASSERT_EQ(static_cast<int>(attention.size()), config.numHiddenLayers);
+  DrafterProbes probes{.wantAttention = true, .wantLayerOutputs = true, .wantContext = true};
+  drafter.draft(cache, features.narrow(0, 0, a), tokens[a].item<std::int64_t>(), a, MaskVariant::Reference, &probes);
+  ASSERT_EQ(static_cast<int>(probes.attention.size()), config.numHiddenLayers);
+  ASSERT_EQ(static_cast<int>(probes.layerOutputs.size()), config.numHiddenLayers);
   for (int l = 0; l < config.numHiddenLayers; ++l) {
+    const auto layer = static_cast<std::size_t>(l);
     const at::Tensor expected = readReference(reference, "attention." + std::to_string(l));
-    ASSERT_EQ(attention[static_cast<std::size_t>(l)].sizes(), expected.sizes()) << "layer " << l;
-    EXPECT_LE(maxAbsDiff(attention[static_cast<std::size_t>(l)], expected), 1e-5) << "layer " << l;
+    ASSERT_EQ(probes.attention[layer].sizes(), expected.sizes()) << "layer " << l;
+    EXPECT_LE(maxAbsDiff(probes.attention[layer], expected), 1e-5) << "layer " << l;
+    EXPECT_LE(maxAbsDiff(probes.layerOutputs[layer], readReference(reference, "layer_output." + std::to_string(l))),
+              kTolerance)
+        << "layer " << l;
+  }
+  EXPECT_LE(maxAbsDiff(probes.fcOutput, readReference(reference, "fc_output")), kTolerance);
+  EXPECT_LE(maxAbsDiff(probes.hiddenNormOutput, readReference(reference, "hidden_norm_output")), kTolerance);
+}
+
+TEST_P(DrafterOracle, TeacherForcedLayerOutputsAreTheLiveOnesAnchorByAnchor) {
+  DrafterProbes batched{.wantLayerOutputs = true, .wantContext = true};
+  drafter.teacherForced(features, tokens, anchors, MaskVariant::Reference, 2, &batched);
+  const int b = drafter.blockSize();
+  ASSERT_EQ(batched.layerOutputs.front().size(0), static_cast<std::int64_t>(anchors.size()) * b);
+  EXPECT_EQ(batched.fcOutput.size(0), features.size(0));
+  for (std::size_t j = 0; j < anchors.size(); ++j) {
+    DrafterKvCache cache = drafter.newCache();
+    DrafterProbes live{.wantLayerOutputs = true};
+    drafter.draft(cache, features.narrow(0, 0, anchors[j]), tokens[anchors[j]].item<std::int64_t>(), anchors[j],
+                  MaskVariant::Reference, &live);
+    for (std::size_t l = 0; l < live.layerOutputs.size(); ++l)
+      EXPECT_LE(maxAbsDiff(live.layerOutputs[l], batched.layerOutputs[l].narrow(0, static_cast<std::int64_t>(j) * b, b)),
+                kTolerance)
+          << "anchor " << anchors[j] << " layer " << l;
   }
 }
 

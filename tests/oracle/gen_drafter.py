@@ -127,10 +127,14 @@ def random_drafter(cfg, gen):
 
 def drafter_forward(w, cfg, rope, ctx_feats, ctx_pos, block_emb, block_pos, masks, trace=None):
     """Block rows attend over cat([context, block]); masks[layer_type] is a [Q, S+Q] bool or
-    None (no mask). Returns final-normed block states [Q, H]; `trace` collects each layer's
-    attention probabilities [heads, Q, S+Q]."""
+    None (no mask). Returns final-normed block states [Q, H]; `trace` (a dict) collects each
+    layer's attention probabilities [heads, Q, S+Q] and block outputs [Q, H], and the context's
+    fc and hidden_norm outputs [S, H]."""
     nh, nkv, d = cfg["heads"], cfg["kv_heads"], cfg["head_dim"]
-    ctx = rms_norm(ctx_feats @ w["fc.weight"].T, w["hidden_norm.weight"])
+    fc = ctx_feats @ w["fc.weight"].T
+    ctx = rms_norm(fc, w["hidden_norm.weight"])
+    if trace is not None:
+        trace.update(fc=fc, hidden_norm=ctx, attention=[], layers=[])
     cos_c, sin_c = rope(ctx_pos, block_emb.dtype)
     cos_b, sin_b = rope(block_pos, block_emb.dtype)
     h = block_emb
@@ -160,13 +164,15 @@ def drafter_forward(w, cfg, rope, ctx_feats, ctx_pos, block_emb, block_pos, mask
             scores = scores.masked_fill(~mask, float("-inf"))
         probs = torch.softmax(scores.float(), -1).to(q.dtype)
         if trace is not None:
-            trace.append(probs.float())
+            trace["attention"].append(probs.float())
         attn = probs @ v
         h = h + attn.transpose(0, 1).reshape(h.shape[0], nh * d) @ w[p + "o_proj.weight"].T
         m = f"layers.{l}.mlp."
         x = rms_norm(h, w[f"layers.{l}.post_attention_layernorm.weight"])
         gate = torch.nn.functional.silu(x @ w[m + "gate_proj.weight"].T)
         h = h + (gate * (x @ w[m + "up_proj.weight"].T)) @ w[m + "down_proj.weight"].T
+        if trace is not None:
+            trace["layers"].append(h)
     return rms_norm(h, w["norm.weight"])
 
 
@@ -293,7 +299,7 @@ def generate(name, cfg, out_dir):
         reference = training_layout(w, cfg, rope, embed, lm_head, feats, tokens, False)
         visible = training_layout(w, cfg, rope, embed, lm_head, feats, tokens, True)
         trace_anchor = cfg["anchors"][2]
-        trace = []
+        trace = {}
         live_block(w, cfg, rope, embed, feats, tokens, trace_anchor, trace)
     # The oracle's own consistency: the training layout is one batched copy of the live calls.
     gap = (inference - reference).abs().max().item()
@@ -305,7 +311,9 @@ def generate(name, cfg, out_dir):
     save_file({"embed_tokens": embed, "lm_head": lm_head, "features": feats, "tokens": tokens,
                "anchors": torch.tensor(cfg["anchors"]), "inference": inference,
                "inference.bf16": inference_bf16, "attention_anchor": torch.tensor([trace_anchor]),
-               **{f"attention.{l}": p.contiguous() for l, p in enumerate(trace)},
+               **{f"attention.{l}": p.contiguous() for l, p in enumerate(trace["attention"])},
+               **{f"layer_output.{l}": h.contiguous() for l, h in enumerate(trace["layers"])},
+               "fc_output": trace["fc"], "hidden_norm_output": trace["hidden_norm"],
                "training.reference": reference, "training.anchor-visible": visible},
               str(case_dir / "reference.safetensors"))
     print(f"{name}: layouts agree to {gap:.2e}; bf16 vs fp32 "

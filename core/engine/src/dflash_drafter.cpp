@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ATen/TensorOperators.h>
@@ -75,14 +76,19 @@ DFlashDrafter::DFlashDrafter(tensorfile::DrafterConfig config, DrafterWeights we
               " is outside the target's embedding (" + std::to_string(vocab) + " rows)");
 }
 
-at::Tensor DFlashDrafter::contextStates(const at::Tensor& targetFeatures) const {
+at::Tensor DFlashDrafter::contextStates(const at::Tensor& targetFeatures, DrafterProbes* probes) const {
   const at::Tensor projected = project(targetFeatures.to(device_, dtype_), weights_.fc);
-  return rmsNormQwen3(projected, weights_.hiddenNorm, config_.rmsNormEps);
+  at::Tensor normed = rmsNormQwen3(projected, weights_.hiddenNorm, config_.rmsNormEps);
+  if (probes && probes->wantContext) {
+    probes->fcOutput = projected;
+    probes->hiddenNormOutput = normed;
+  }
+  return normed;
 }
 
 at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
                                 std::int64_t anchorToken, std::int64_t anchor,
-                                MaskVariant variant, std::vector<at::Tensor>* attention) const {
+                                MaskVariant variant, DrafterProbes* probes) const {
   c10::InferenceMode inference;
   const int b = blockSize();
   const std::int64_t contextLength = analysis::inferenceContextLength(variant, anchor);
@@ -96,8 +102,12 @@ at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newCont
   std::vector<std::int64_t> positions;
   for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
   layout.positions = std::move(positions);
-  layout.attention = attention;
-  if (attention) attention->clear();
+  layout.probes = probes;
+  layout.collectAttention = probes && probes->wantAttention;
+  if (probes) {
+    probes->attention.clear();
+    probes->layerOutputs.clear();
+  }
   for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
     if (!hasLayersOf(kind)) continue;
     at::Tensor mask = maskTensor(analysis::inferenceMask(maskSpec(variant, kind), anchor), b,
@@ -106,13 +116,13 @@ at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newCont
   }
   const at::Tensor anchorTokens = at::full({1}, anchorToken, at::TensorOptions().dtype(at::kLong));
   const at::Tensor states =
-      decode(blockEmbeddings(anchorTokens), contextStates(newContextFeatures), layout, cache);
+      decode(blockEmbeddings(anchorTokens), contextStates(newContextFeatures, probes), layout, cache);
   return logits(states.narrow(0, 1, b - 1));
 }
 
 at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Tensor& tokens,
                                         std::span<const std::int64_t> anchors, MaskVariant variant,
-                                        std::int64_t anchorsPerForward) const {
+                                        std::int64_t anchorsPerForward, DrafterProbes* probes) const {
   c10::InferenceMode inference;
   const std::int64_t length = features.size(0);
   if (tokens.dim() != 1 || tokens.size(0) != length)
@@ -130,11 +140,24 @@ at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Te
   // later chunks only add their blocks (blocks never see each other, so chunks are exact).
   DrafterKvCache cache = newCache();
   std::vector<at::Tensor> chunks;
+  std::vector<std::vector<at::Tensor>> layerOutputs;  // per chunk, per layer
+  if (probes) {
+    probes->attention.clear();
+    probes->layerOutputs.clear();
+  }
   for (std::int64_t first = 0; first < n; first += chunk) {
     const auto part = anchors.subspan(static_cast<std::size_t>(first),
                                       static_cast<std::size_t>(std::min(chunk, n - first)));
-    const at::Tensor ctx = first == 0 ? contextStates(features) : contextStates(features.narrow(0, 0, 0));
-    chunks.push_back(teacherForcedChunk(cache, ctx, tokensCpu, part, variant, length));
+    const at::Tensor ctx = first == 0 ? contextStates(features, probes) : contextStates(features.narrow(0, 0, 0));
+    chunks.push_back(teacherForcedChunk(cache, ctx, tokensCpu, part, variant, length, probes));
+    if (probes && probes->wantLayerOutputs) layerOutputs.push_back(std::exchange(probes->layerOutputs, {}));
+  }
+  if (probes && probes->wantLayerOutputs && !layerOutputs.empty()) {
+    for (std::size_t layer = 0; layer < layerOutputs.front().size(); ++layer) {
+      std::vector<at::Tensor> rows;
+      for (const auto& perChunk : layerOutputs) rows.push_back(perChunk[layer]);
+      probes->layerOutputs.push_back(at::cat(rows, 0));
+    }
   }
   return chunks.empty() ? logits(at::zeros({0, blockSize() - 1, config_.hiddenSize},
                                            at::TensorOptions().dtype(dtype_).device(device_)))
@@ -144,7 +167,8 @@ at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Te
 at::Tensor DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx,
                                              const at::Tensor& tokens,
                                              std::span<const std::int64_t> anchors,
-                                             MaskVariant variant, std::int64_t length) const {
+                                             MaskVariant variant, std::int64_t length,
+                                             DrafterProbes* probes) const {
   const int b = blockSize();
   const auto n = static_cast<std::int64_t>(anchors.size());
   std::vector<std::int64_t> positions;
@@ -152,6 +176,7 @@ at::Tensor DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Te
     for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
   QueryLayout layout;
   layout.positions = std::move(positions);
+  layout.probes = probes;
   for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
     if (!hasLayersOf(kind)) continue;
     at::Tensor mask = maskTensor(analysis::trainingMask(maskSpec(variant, kind), anchors, length),
@@ -181,10 +206,12 @@ at::Tensor DFlashDrafter::decode(at::Tensor h, const at::Tensor& ctx, const Quer
   for (int i = 0; i < config_.numHiddenLayers; ++i) {
     const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(i)];
     const at::Tensor& mask = isSliding(i) ? layout.slidingMask : layout.fullMask;
+    DrafterProbes* probes = layout.probes;
     h = h + attention(i, rmsNormQwen3(h, w.inputLayernorm, eps), ctx, blockAngles, contextAngles, mask, cache,
-                      layout.attention);
+                      layout.collectAttention ? &probes->attention : nullptr);
     const at::Tensor x = rmsNormQwen3(h, w.postAttentionLayernorm, eps);
     h = h + project(at::silu(project(x, w.gateProj)) * project(x, w.upProj), w.downProj);
+    if (probes && probes->wantLayerOutputs) probes->layerOutputs.push_back(h);
   }
   return rmsNormQwen3(h, weights_.norm, eps);
 }

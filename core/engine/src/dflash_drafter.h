@@ -25,6 +25,23 @@
 
 namespace dfi::engine {
 
+// Intermediate tensors of a drafter forward, for inspection (attention view, statistics,
+// `dflash-eval draft`). Each is filled only when asked for, so the plain forward pays nothing.
+struct DrafterProbes {
+  bool wantAttention = false;     // draft() only: scores of teacher-forced forwards are huge
+  bool wantLayerOutputs = false;
+  bool wantContext = false;
+
+  // Per layer: the block's attention probabilities [heads, Q, context + Q] in fp32 (columns:
+  // context positions 0.., then the block rows).
+  std::vector<at::Tensor> attention;
+  // Per layer: the residual stream of the block rows after the layer [Q, H] (Q = B for
+  // draft(), N*B for teacherForced(), anchor-major).
+  std::vector<at::Tensor> layerOutputs;
+  // The context rows this forward added: fc(features) and hidden_norm(fc(features)), [S, H].
+  at::Tensor fcOutput, hiddenNormOutput;
+};
+
 // The target's token embedding and LM head. at::Tensor is a shared handle, so the target
 // model hands over its own tensors and nothing is copied (tied models pass one tensor twice).
 struct TargetHead {
@@ -42,43 +59,42 @@ class DFlashDrafter {
   int blockSize() const { return config_.blockSize; }
   DrafterKvCache newCache() const { return DrafterKvCache(config_.numHiddenLayers); }
 
-  // ctx = hidden_norm(fc(features)): [S, F*Ht] -> [S, H].
-  at::Tensor contextStates(const at::Tensor& targetFeatures) const;
+  // ctx = hidden_norm(fc(features)): [S, F*Ht] -> [S, H]; `probes` may keep both stages.
+  at::Tensor contextStates(const at::Tensor& targetFeatures, DrafterProbes* probes = nullptr) const;
 
   // Drafts the block anchored at position `anchor` (slot 0 holds `anchorToken`).
   // `newContextFeatures` [S, F*Ht] are the target features of positions cache.length() ..
   // cache.length()+S-1; they are appended to `cache`, which must then reach the context the
   // variant lets the block see (analysis::inferenceContextLength). Returns [B-1, V] logits for
   // slots 1..B-1 in the LM head's dtype.
-  // With `attention`, it receives per layer the block's attention probabilities
-  // [heads, B, context + B] in fp32 (columns: context positions 0.., then slots), for the
-  // attention view.
   at::Tensor draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
                    std::int64_t anchorToken, std::int64_t anchor,
                    analysis::MaskVariant variant = analysis::MaskVariant::Reference,
-                   std::vector<at::Tensor>* attention = nullptr) const;
+                   DrafterProbes* probes = nullptr) const;
 
   // Teacher-forced drafting of a whole sequence: `features` [T, F*Ht] and `tokens` [T] (int64)
   // of positions 0..T-1, `anchors` in [0, T). Returns [N, B-1, V] logits. All anchors go
   // through one forward, or `anchorsPerForward` at a time (the scores of one forward take
-  // heads * N*B * (T + N*B) floats); the result is the same either way.
+  // heads * N*B * (T + N*B) floats); the result is the same either way. `probes` gets the
+  // layer outputs of every chunk concatenated and the context of all T positions.
   at::Tensor teacherForced(const at::Tensor& features, const at::Tensor& tokens,
                            std::span<const std::int64_t> anchors,
                            analysis::MaskVariant variant = analysis::MaskVariant::Reference,
-                           std::int64_t anchorsPerForward = 0) const;
+                           std::int64_t anchorsPerForward = 0, DrafterProbes* probes = nullptr) const;
 
  private:
   struct QueryLayout {
     std::vector<std::int64_t> positions;  // RoPE position of every block row (host: no sync)
     at::Tensor fullMask;      // [Q, Kv] bool; undefined when no layer of that kind exists
     at::Tensor slidingMask;
-    std::vector<at::Tensor>* attention = nullptr;  // where to put each layer's probabilities
+    DrafterProbes* probes = nullptr;
+    bool collectAttention = false;  // draft() only
   };
 
   // One forward of teacherForced(); `cache` holds the whole sequence's context after it.
   at::Tensor teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
                                 std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
-                                std::int64_t length) const;
+                                std::int64_t length, DrafterProbes* probes) const;
   // [N*B, H]: target embeddings of [anchorToken_j, MASK x (B-1)] for each j.
   at::Tensor blockEmbeddings(const at::Tensor& anchorTokens) const;
   // Runs every layer: appends the context rows `ctx` (positions cache.length() ..) to `cache`,
