@@ -1,8 +1,11 @@
 // dflash-eval run: evaluate drafters against a target on a prompt set into a session file.
 
+#include <algorithm>
+
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "dfi/engine/runtime.h"
 #include "run_options.h"
 #include "session_evaluation.h"
 #include "shard_spec.h"
@@ -26,7 +29,8 @@ Prompt selection: --limit N takes the first N prompts of the file, then --shard 
 prompts k with k % N == i of those, so the shards of a limited run together cover exactly the
 first N prompts. --shard auto reads RANK/WORLD_SIZE (torchrun), else SLURM_PROCID/SLURM_NTASKS
 (srun); each rank then writes eval.shard-i-of-N.dfi for -o eval.dfi (or put {shard} in --out);
-`dflash-eval merge` joins them.
+`dflash-eval merge` joins them. --device cuda:local gives each rank its own GPU: cuda:LOCAL_RANK
+(torchrun), else cuda:SLURM_LOCALID, modulo the GPUs the rank can see.
 
 Modes: live records the speculative-decoding loop; teacher replays the drafter on the live loop's
 greedy continuation (one run per --mask-variant); both is live + teacher; --ddtree N adds
@@ -56,7 +60,10 @@ void registerRunCommand(CLI::App& app) {
     const ShardSpec shard = resolveShard(options->shard, env);
     SessionReport report{parseProgressStyle(*progress), nlohmann::json::object()};
     if (shard.count > 1) report.context["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
-    return evaluateIntoSession(options->toSettings(env), shardSessionPath(*session, shard), *overwrite, report);
+    engine::EvaluationSettings settings = options->toSettings(env);
+    if (std::ranges::find(settings.model.devices, "cuda:local") != settings.model.devices.end())
+      settings.model.devices = resolveLocalDevices(settings.model.devices, env, engine::runtimeInfo().cudaDeviceCount);
+    return evaluateIntoSession(settings, shardSessionPath(*session, shard), *overwrite, report);
   });
 }
 

@@ -73,4 +73,27 @@ std::string shardSessionPath(const std::string& path, const ShardSpec& shard) {
   return p.string();
 }
 
+std::vector<std::string> resolveLocalDevices(const std::vector<std::string>& devices, const EnvLookup& env,
+                                             int visibleCudaDevices) {
+  std::vector<std::string> out;
+  for (const std::string& device : devices) {
+    if (device != "cuda:local") {
+      out.push_back(device);
+      continue;
+    }
+    int local = 0;
+    for (const char* name : {"LOCAL_RANK", "SLURM_LOCALID"}) {
+      const auto value = env(name);
+      if (!value) continue;
+      const auto parsed = parseCount(*value);
+      if (!parsed || *parsed < 0)
+        throw UsageError("--device cuda:local: " + std::string(name) + " = '" + *value + "' is not a local rank");
+      local = *parsed;
+      break;
+    }
+    out.push_back("cuda:" + std::to_string(visibleCudaDevices > 0 ? local % visibleCudaDevices : local));
+  }
+  return out;
+}
+
 }  // namespace dfi::eval

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace dfi::eval {
 
@@ -29,5 +30,12 @@ ShardSpec resolveShard(std::string_view text, const EnvLookup& env);
 // shard of several gets ".shard-i-of-N" before the extension (every rank is given the same
 // path and must not write the same file). Explicit i/N paths are used as given.
 std::string shardSessionPath(const std::string& path, const ShardSpec& shard);
+
+// "cuda:local" in a device list becomes this process's GPU: cuda:<LOCAL_RANK (torchrun), else
+// SLURM_LOCALID, else 0> modulo the visible device count, so eight ranks on a node take eight
+// GPUs, and a rank whose launcher already narrowed CUDA_VISIBLE_DEVICES to one takes cuda:0.
+// Other entries are kept; a count of 0 leaves the rank's index for the engine to refuse.
+std::vector<std::string> resolveLocalDevices(const std::vector<std::string>& devices, const EnvLookup& env,
+                                             int visibleCudaDevices);
 
 }  // namespace dfi::eval

@@ -74,3 +74,17 @@ TEST(ShardSpec, SessionPathPerShard) {
   EXPECT_EQ(shardSessionPath("shard1.dfi", {1, 2, false}), "shard1.dfi") << "explicit i/N: the path as given";
   EXPECT_EQ(shardSessionPath("eval.dfi", {0, 1, true}), "eval.dfi") << "a launcher with one process";
 }
+
+TEST(ShardSpec, LocalDeviceFromTheLauncher) {
+  using Devices = std::vector<std::string>;
+  const Devices local{"cuda:local"};
+  EXPECT_EQ(resolveLocalDevices(local, envOf({{"LOCAL_RANK", "3"}}), 8), Devices{"cuda:3"});
+  EXPECT_EQ(resolveLocalDevices(local, envOf({{"SLURM_LOCALID", "5"}}), 8), Devices{"cuda:5"});
+  EXPECT_EQ(resolveLocalDevices(local, envOf({{"LOCAL_RANK", "1"}, {"SLURM_LOCALID", "0"}}), 8), Devices{"cuda:1"});
+  // srun --gpus-per-task=1: each rank sees one GPU, its cuda:0
+  EXPECT_EQ(resolveLocalDevices(local, envOf({{"SLURM_LOCALID", "5"}}), 1), Devices{"cuda:0"});
+  EXPECT_EQ(resolveLocalDevices(local, envOf({}), 8), Devices{"cuda:0"}) << "no launcher: local rank 0";
+  EXPECT_EQ(resolveLocalDevices(Devices{"cuda:0", "cuda:1"}, envOf({{"LOCAL_RANK", "3"}}), 8),
+            (Devices{"cuda:0", "cuda:1"}));
+  EXPECT_THROW(resolveLocalDevices(local, envOf({{"LOCAL_RANK", "x"}}), 8), UsageError);
+}
