@@ -25,9 +25,9 @@ std::optional<session::TokenString> FileSessionSource::tokenString(session::Toke
   return reader_->tokenString(token);
 }
 
-void FileSessionSource::forEachStep(session::RunId run,
-                                    const std::function<void(const session::StepRecord&)>& visit) {
-  reader_->forEachStep(run, visit);
+void FileSessionSource::forEachStepSummary(session::RunId run,
+                                           const std::function<void(const session::StepSummary&)>& visit) {
+  reader_->forEachStepSummary(run, visit);
 }
 
 std::vector<session::StepRecord> FileSessionSource::refresh() {

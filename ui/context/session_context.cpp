@@ -69,10 +69,19 @@ bool SessionContext::open(const QString& path) {
   return true;
 }
 
+void SessionContext::clearCaches() {
+  runs_.reset();
+  prompts_.clear();
+  lastStep_.reset();
+  lastResponse_ = {};
+  lastResponseSteps_.clear();
+}
+
 void SessionContext::openSource(std::unique_ptr<SessionSource> source) {
   if (source_) close();
   source_ = std::move(source);
   tokenTexts_.clear();
+  clearCaches();
   selection_ = {};
   watchFiles();
   if (following_) pollTimer_->start();
@@ -89,6 +98,7 @@ void SessionContext::close() {
   selection_ = {};
   source_.reset();
   tokenTexts_.clear();
+  clearCaches();
   for (SessionViewer* v : viewers_) v->onSessionClosed();
   emit sessionClosed();
 }
@@ -156,12 +166,19 @@ void SessionContext::poll() {
     return;
   }
   if (added.empty()) return;
+  clearCaches();
   for (SessionViewer* v : viewers_) v->onStepsAppended(added);
   emit stepsAppended(static_cast<int>(added.size()));
 }
 
 std::vector<session::RunRecord> SessionContext::runs() {
-  return checked("the runs", [&] { return source_->runs(); });
+  if (!runs_ && source_) {
+    const int errorsBefore = errorCount_;
+    std::vector<session::RunRecord> read = checked("the runs", [&] { return source_->runs(); });
+    if (errorCount_ != errorsBefore) return {};
+    runs_ = std::move(read);
+  }
+  return runs_ ? *runs_ : std::vector<session::RunRecord>{};
 }
 
 std::optional<session::RunRecord> SessionContext::run(session::RunId id) {
@@ -171,7 +188,11 @@ std::optional<session::RunRecord> SessionContext::run(session::RunId id) {
 }
 
 std::vector<session::PromptRecord> SessionContext::prompts(session::RunId run) {
-  return checked("the prompts", [&] { return source_->prompts(run); });
+  if (auto it = prompts_.find(run); it != prompts_.end()) return it->second;
+  const int errorsBefore = errorCount_;
+  std::vector<session::PromptRecord> read = checked("the prompts", [&] { return source_->prompts(run); });
+  if (errorCount_ == errorsBefore && source_) prompts_.emplace(run, read);
+  return read;
 }
 
 std::optional<session::PromptRecord> SessionContext::prompt(session::RunId run, session::PromptId id) {
@@ -181,17 +202,28 @@ std::optional<session::PromptRecord> SessionContext::prompt(session::RunId run, 
 }
 
 std::vector<session::StepRecord> SessionContext::steps(session::RunId run, session::PromptId prompt) {
-  return checked("the steps", [&] { return source_->steps(run, prompt); });
+  const Selection response{run, prompt, 0};
+  if (source_ && lastResponse_ == response) return lastResponseSteps_;
+  const int errorsBefore = errorCount_;
+  std::vector<session::StepRecord> read = checked("the steps", [&] { return source_->steps(run, prompt); });
+  if (errorCount_ == errorsBefore && source_) {
+    lastResponse_ = response;
+    lastResponseSteps_ = read;
+  }
+  return read;
 }
 
 std::optional<session::StepRecord> SessionContext::step(session::StepId id) {
-  return checked("a step", [&] { return source_->step(id); });
+  if (lastStep_ && lastStep_->stepId == id) return lastStep_;
+  std::optional<session::StepRecord> read = checked("a step", [&] { return source_->step(id); });
+  if (read) lastStep_ = read;
+  return read;
 }
 
-bool SessionContext::forEachStep(session::RunId run,
-                                 const std::function<void(const session::StepRecord&)>& visit) {
+bool SessionContext::forEachStepSummary(session::RunId run,
+                                        const std::function<void(const session::StepSummary&)>& visit) {
   return checked("the steps of a run", [&] {
-    source_->forEachStep(run, visit);
+    source_->forEachStepSummary(run, visit);
     return true;
   });
 }

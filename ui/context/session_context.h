@@ -62,7 +62,7 @@ class SessionContext : public QObject {
   std::vector<session::StepRecord> steps(session::RunId run, session::PromptId prompt);
   std::optional<session::StepRecord> step(session::StepId step);
   // False (after reporting) when the read failed part-way.
-  bool forEachStep(session::RunId run, const std::function<void(const session::StepRecord&)>& visit);
+  bool forEachStepSummary(session::RunId run, const std::function<void(const session::StepSummary&)>& visit);
   // The token's printable text ("␣the", "\\n"); "#id" when the session has no string for it.
   QString tokenText(session::TokenId token);
 
@@ -76,6 +76,7 @@ class SessionContext : public QObject {
  private:
   template <class F>
   auto checked(const char* what, F&& read) -> decltype(read());
+  void clearCaches();
   void watchFiles();
   void schedulePoll();
 
@@ -84,6 +85,13 @@ class SessionContext : public QObject {
   std::vector<SessionViewer*> viewers_;
   Selection selection_;
   std::unordered_map<session::TokenId, QString> tokenTexts_;
+  // Every panel reads the selected block, its response, its run and prompt when the selection
+  // changes; these keep that to one read each. Cleared when the file gains records.
+  std::optional<std::vector<session::RunRecord>> runs_;
+  std::unordered_map<session::RunId, std::vector<session::PromptRecord>> prompts_;
+  std::optional<session::StepRecord> lastStep_;
+  Selection lastResponse_;  // run and prompt of lastResponseSteps_
+  std::vector<session::StepRecord> lastResponseSteps_;
   bool following_ = true;
   int errorCount_ = 0;
   QFileSystemWatcher* watcher_;

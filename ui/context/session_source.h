@@ -24,8 +24,10 @@ class SessionSource {
   virtual std::vector<session::StepRecord> steps(session::RunId run, session::PromptId prompt) = 0;
   virtual std::optional<session::StepRecord> step(session::StepId step) = 0;
   virtual std::optional<session::TokenString> tokenString(session::TokenId token) = 0;
-  // Every step of a run in write order, one at a time (summaries without holding them all).
-  virtual void forEachStep(session::RunId run, const std::function<void(const session::StepRecord&)>& visit) = 0;
+  // Every step of a run in write order, one summary at a time (without holding them all, and
+  // without decoding token arrays that whole-run figures never look at).
+  virtual void forEachStepSummary(session::RunId run,
+                                  const std::function<void(const session::StepSummary&)>& visit) = 0;
   // Re-reads a file that is still being written and returns the steps that appeared since the
   // previous call (or since opening); empty when nothing changed.
   virtual std::vector<session::StepRecord> refresh() = 0;

@@ -104,7 +104,7 @@ void NavigatorModel::appendSteps(const std::vector<session::StepRecord>& steps) 
     const QModelIndex promptIndex = index(p, 0, index(r, 0));
     const int row = static_cast<int>(run.prompts[static_cast<std::size_t>(p)].steps.size());
     beginInsertRows(promptIndex, row, row);
-    run.addStep(p, NavigatorStep::summarize(s));
+    run.addStep(p, NavigatorStep::summarize(session::summarize(s)));
     endInsertRows();
     emit dataChanged(index(r, 0), index(r, ColumnCount - 1));
     emit dataChanged(promptIndex, index(p, ColumnCount - 1, index(r, 0)));

@@ -6,10 +6,8 @@
 
 namespace dfi::ui {
 
-NavigatorStep NavigatorStep::summarize(const session::StepRecord& step) {
-  int garbled = 0;
-  for (std::uint8_t flags : step.garbleFlags) garbled += flags != 0;
-  return {step.stepId, step.stepIndex, step.anchorPosition, step.acceptLength(), garbled};
+NavigatorStep NavigatorStep::summarize(const session::StepSummary& step) {
+  return {step.stepId, step.stepIndex, step.anchorPosition, step.acceptLength(), step.garbledSlots};
 }
 
 int NavigatorRun::addPrompt(session::PromptId id, QString dataset, QString text) {
@@ -39,7 +37,7 @@ std::vector<NavigatorRun> loadNavigatorTree(SessionSource& source) {
     for (const session::PromptRecord& p : source.prompts(run.record.runId))
       run.addPrompt(p.promptId, QString::fromStdString(p.dataset), QString::fromStdString(p.text));
     // Steps of prompts the file does not list are kept too, under a bare prompt row.
-    source.forEachStep(run.record.runId, [&run](const session::StepRecord& s) {
+    source.forEachStepSummary(run.record.runId, [&run](const session::StepSummary& s) {
       run.addStep(run.addPrompt(s.promptId, {}, {}), NavigatorStep::summarize(s));
     });
     runs.push_back(std::move(run));

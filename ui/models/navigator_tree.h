@@ -23,7 +23,7 @@ struct NavigatorStep {
   std::int32_t acceptLength = 0;
   int garbledSlots = 0;
 
-  static NavigatorStep summarize(const session::StepRecord& step);
+  static NavigatorStep summarize(const session::StepSummary& step);
 };
 
 struct NavigatorPrompt {

@@ -35,7 +35,7 @@ std::optional<Selection> chooseBlock(SessionContext& context, std::optional<qint
   }
   for (const auto& run : context.runs()) {
     std::optional<Selection> first;
-    context.forEachStep(run.runId, [&](const session::StepRecord& s) {
+    context.forEachStepSummary(run.runId, [&](const session::StepSummary& s) {
       if (!first) first = Selection{s.runId, s.promptId, s.stepId};
     });
     if (first) return first;

@@ -60,7 +60,7 @@ struct Reader::Impl {
   std::unique_ptr<Database> db;
   const std::string& file;
   Statement dataVersion, allRuns, oneRun, countSteps, promptsOfRun, oneStep, stepsOfPrompt, stepsAfter,
-      maxStep, stepsOfRun, oneTree, statisticsOfStep, tensorsOfStep, oneTensor, tilesOfTensor, oneToken,
+      maxStep, stepsOfRun, stepSummariesOfRun, oneTree, statisticsOfStep, tensorsOfStep, oneTensor, tilesOfTensor, oneToken,
       annotationsOfRun;
   std::int64_t lastDataVersion = 0;
 
@@ -81,6 +81,9 @@ struct Reader::Impl {
         stepsAfter(*db, select(kStepColumns, "FROM steps WHERE step_id>?1 ORDER BY step_id LIMIT ?2"), "steps"),
         maxStep(*db, "SELECT coalesce(max(step_id), 0) FROM steps", "steps"),
         stepsOfRun(*db, select(kStepColumns, "FROM steps WHERE run_id=?1 ORDER BY step_id"), "steps"),
+        // Block order: the steps_by_block index gives it without sorting the run.
+        stepSummariesOfRun(*db, select(kStepSummaryColumns, "FROM steps WHERE run_id=?1 ORDER BY prompt_id, step_index"),
+                           "steps"),
         oneTree(*db, select(kTreeColumns, "FROM trees WHERE step_id=?1"), "trees"),
         statisticsOfStep(*db, select(kStatisticColumns, "FROM statistics WHERE step_id=?2 AND run_id=?1"),
                          "statistics"),
@@ -216,6 +219,13 @@ void Reader::forEachStep(RunId run, const std::function<void(const StepRecord&)>
   auto guard = st.use();
   st.bind(1, run);
   while (st.step()) visit(decodeStep(st, impl_->file));
+}
+
+void Reader::forEachStepSummary(RunId run, const std::function<void(const StepSummary&)>& visit) {
+  auto& st = impl_->stepSummariesOfRun;
+  auto guard = st.use();
+  st.bind(1, run);
+  while (st.step()) visit(decodeStepSummary(st, impl_->file));
 }
 
 std::optional<TreeRecord> Reader::tree(StepId step) {

@@ -11,6 +11,13 @@ std::string_view stepModeName(StepMode mode) {
   return "unknown";
 }
 
+StepSummary summarize(const StepRecord& step) {
+  std::int32_t garbled = 0;
+  for (std::uint8_t flags : step.garbleFlags) garbled += flags != 0;
+  return {step.stepId, step.runId, step.promptId, step.stepIndex, step.mode, step.anchorPosition,
+          static_cast<std::int32_t>(step.draftTokens.size()), step.acceptedCount, garbled};
+}
+
 std::string_view tensorDTypeName(TensorDType dtype) {
   switch (dtype) {
     case TensorDType::F32: return "float32";

@@ -13,10 +13,12 @@ ErrorContext at(const std::string& file, const std::string& table, const char* c
 }
 
 // Integers a damaged file may have widened past 32 bits are rejected rather than truncated.
-std::int32_t int32Column(const Statement& row, int column, const ErrorContext& where) {
+// The error context is only built on failure: this runs for several columns of every row.
+std::int32_t int32Column(const Statement& row, int column, const std::string& file, const char* table,
+                         const char* name) {
   const std::int64_t value = row.integer(column);
   if (value < std::numeric_limits<std::int32_t>::min() || value > std::numeric_limits<std::int32_t>::max())
-    throw FormatError("value " + std::to_string(value) + " does not fit 32 bits", where);
+    throw FormatError("value " + std::to_string(value) + " does not fit 32 bits", at(file, table, name));
   return static_cast<std::int32_t>(value);
 }
 
@@ -55,10 +57,10 @@ PromptRecord decodePrompt(const Statement& row, const std::string& file) {
   prompt.runId = row.integer(0);
   prompt.promptId = row.integer(1);
   prompt.dataset = row.text(2);
-  prompt.turn = int32Column(row, 3, at(file, "prompts", "turn"));
+  prompt.turn = int32Column(row, 3, file, "prompts", "turn");
   prompt.text = row.text(4);
   prompt.promptTokens = decodeBlob<TokenId>(row.blob(5), at(file, "prompts", "prompt_tokens"));
-  prompt.completionTokens = int32Column(row, 6, at(file, "prompts", "completion_tokens"));
+  prompt.completionTokens = int32Column(row, 6, file, "prompts", "completion_tokens");
   return prompt;
 }
 
@@ -67,19 +69,49 @@ StepRecord decodeStep(const Statement& row, const std::string& file) {
   step.stepId = row.integer(0);
   step.runId = row.integer(1);
   step.promptId = row.integer(2);
-  step.stepIndex = int32Column(row, 3, at(file, "steps", "step_index"));
-  step.mode = static_cast<StepMode>(int32Column(row, 4, at(file, "steps", "mode")));
+  step.stepIndex = int32Column(row, 3, file, "steps", "step_index");
+  step.mode = static_cast<StepMode>(int32Column(row, 4, file, "steps", "mode"));
   step.anchorPosition = row.integer(5);
-  step.anchorToken = int32Column(row, 6, at(file, "steps", "anchor_token"));
+  step.anchorToken = int32Column(row, 6, file, "steps", "anchor_token");
   step.draftTokens = decodeBlob<TokenId>(row.blob(7), at(file, "steps", "draft_tokens"));
   step.targetTokens = decodeBlob<TokenId>(row.blob(8), at(file, "steps", "target_tokens"));
-  step.acceptedCount = int32Column(row, 9, at(file, "steps", "accepted_count"));
-  step.bonusToken = int32Column(row, 10, at(file, "steps", "bonus_token"));
+  step.acceptedCount = int32Column(row, 9, file, "steps", "accepted_count");
+  step.bonusToken = int32Column(row, 10, file, "steps", "bonus_token");
   step.topKIds = decodeBlob<TokenId>(row.blob(11), at(file, "steps", "topk_ids"));
   step.topKProbs = decodeBlob<float>(row.blob(12), at(file, "steps", "topk_probs"));
   step.garbleFlags = decodeBlob<std::uint8_t>(row.blob(13), at(file, "steps", "garble_flags"));
   step.maskVariant = row.text(14);
   if (auto problem = stepProblem(step, -1))
+    throw FormatError(*problem + " (step " + std::to_string(step.stepId) + ")", {.file = file, .item = "steps"});
+  return step;
+}
+
+StepSummary decodeStepSummary(const Statement& row, const std::string& file) {
+  StepSummary step;
+  step.stepId = row.integer(0);
+  step.runId = row.integer(1);
+  step.promptId = row.integer(2);
+  step.stepIndex = int32Column(row, 3, file, "steps", "step_index");
+  step.mode = static_cast<StepMode>(int32Column(row, 4, file, "steps", "mode"));
+  step.anchorPosition = row.integer(5);
+  const std::int64_t draftBytes = row.integer(6);
+  step.acceptedCount = int32Column(row, 7, file, "steps", "accepted_count");
+  const auto flags = row.blob(8);
+  for (std::uint8_t f : flags) step.garbledSlots += f != 0;
+  // The checks of decodeStep that these columns allow.
+  std::optional<std::string> problem;
+  constexpr std::int64_t tokenBytes = sizeof(TokenId);
+  if (draftBytes % tokenBytes != 0 || draftBytes / tokenBytes > std::numeric_limits<std::int32_t>::max())
+    problem = "draft_tokens of " + std::to_string(draftBytes) + " bytes";
+  step.draftSlots = static_cast<std::int32_t>(draftBytes / tokenBytes);
+  if (!problem && (step.acceptedCount < 0 || step.acceptedCount > step.draftSlots))
+    problem = "accepted count " + std::to_string(step.acceptedCount) + " is outside 0.." + std::to_string(step.draftSlots);
+  if (!problem && !flags.empty() && flags.size() != static_cast<std::size_t>(step.draftSlots))
+    problem = "garble flags cover " + std::to_string(flags.size()) + " slots, the block has " +
+              std::to_string(step.draftSlots);
+  if (!problem && static_cast<std::uint32_t>(step.mode) > static_cast<std::uint32_t>(StepMode::DDTree))
+    problem = "unknown step mode " + std::to_string(static_cast<std::int32_t>(step.mode));
+  if (problem)
     throw FormatError(*problem + " (step " + std::to_string(step.stepId) + ")", {.file = file, .item = "steps"});
   return step;
 }
@@ -101,8 +133,8 @@ StatisticRecord decodeStatistic(const Statement& row, const std::string& file) {
   statistic.runId = row.integer(0);
   statistic.stepId = row.integer(1);
   statistic.name = row.text(2);
-  statistic.layer = int32Column(row, 3, at(file, "statistics", "layer"));
-  statistic.head = int32Column(row, 4, at(file, "statistics", "head"));
+  statistic.layer = int32Column(row, 3, file, "statistics", "layer");
+  statistic.head = int32Column(row, 4, file, "statistics", "head");
   statistic.values = decodeBlob<float>(row.blob(5), at(file, "statistics", "values_f32"));
   return statistic;
 }
@@ -113,9 +145,9 @@ TensorInfo decodeTensorInfo(const Statement& row, const std::string& file) {
   info.runId = row.integer(1);
   info.stepId = row.integer(2);
   info.name = row.text(3);
-  info.layer = int32Column(row, 4, at(file, "tensors", "layer"));
-  info.head = int32Column(row, 5, at(file, "tensors", "head"));
-  info.dtype = static_cast<TensorDType>(int32Column(row, 6, at(file, "tensors", "dtype")));
+  info.layer = int32Column(row, 4, file, "tensors", "layer");
+  info.head = int32Column(row, 5, file, "tensors", "head");
+  info.dtype = static_cast<TensorDType>(int32Column(row, 6, file, "tensors", "dtype"));
   info.shape = decodeBlob<std::int64_t>(row.blob(7), at(file, "tensors", "shape"));
   info.layout = row.text(8);
   info.tileBytes = row.integer(9);
@@ -133,7 +165,7 @@ Annotation decodeAnnotation(const Statement& row, const std::string& file) {
   note.annotationId = row.integer(0);
   note.runId = row.integer(1);
   note.stepId = row.integer(2);
-  const std::int32_t kind = int32Column(row, 3, at(file, "annotations", "kind"));
+  const std::int32_t kind = int32Column(row, 3, file, "annotations", "kind");
   if (kind < 0 || kind > static_cast<std::int32_t>(AnnotationKind::Layout))
     throw FormatError("unknown annotation kind " + std::to_string(kind), at(file, "annotations", "kind"));
   note.kind = static_cast<AnnotationKind>(kind);

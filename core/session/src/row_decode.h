@@ -17,6 +17,10 @@ inline constexpr const char* kPromptColumns =
 inline constexpr const char* kStepColumns =
     "step_id, run_id, prompt_id, step_index, mode, anchor_position, anchor_token, draft_tokens, "
     "target_tokens, accepted_count, bonus_token, topk_ids, topk_probs, garble_flags, mask_variant";
+// length() of a BLOB reads its size from the row header, not its bytes.
+inline constexpr const char* kStepSummaryColumns =
+    "step_id, run_id, prompt_id, step_index, mode, anchor_position, length(draft_tokens), accepted_count, "
+    "garble_flags";
 inline constexpr const char* kTreeColumns = "step_id, node_tokens, node_log_probs, parents, accepted_path";
 inline constexpr const char* kStatisticColumns = "run_id, step_id, name, layer, head, values_f32";
 inline constexpr const char* kTensorColumns =
@@ -27,6 +31,7 @@ inline constexpr const char* kAnnotationColumns = "annotation_id, run_id, step_i
 RunRecord decodeRun(const Statement& row);
 PromptRecord decodePrompt(const Statement& row, const std::string& file);
 StepRecord decodeStep(const Statement& row, const std::string& file);
+StepSummary decodeStepSummary(const Statement& row, const std::string& file);
 TreeRecord decodeTree(const Statement& row, const std::string& file);
 StatisticRecord decodeStatistic(const Statement& row, const std::string& file);
 TensorInfo decodeTensorInfo(const Statement& row, const std::string& file);

@@ -77,6 +77,13 @@ TEST(SessionBadFiles, DamagedArraysNameTheColumn) {
     EXPECT_EQ(e.context().item, "steps.topk_ids");
   }
   EXPECT_TRUE(reader.step(4).has_value()) << "other rows stay readable";
+  execSql(path, "UPDATE steps SET accepted_count = 99 WHERE step_id = 4");
+  try {
+    reader.forEachStepSummary(1, [](const StepSummary&) {});
+    FAIL() << "a summary with 99 of 15 drafts accepted was accepted";
+  } catch (const dfi::FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("step 4"), std::string::npos) << e.what();
+  }
   execSql(path, "UPDATE trees SET parents = x'0500000000000000' WHERE step_id = 5");
   EXPECT_THROW(reader.tree(5), dfi::FormatError);
   execSql(path, "UPDATE tensor_tiles SET data = x'28b52ffd00' WHERE tile_index = 0");

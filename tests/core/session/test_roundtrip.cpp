@@ -50,6 +50,14 @@ TEST(SessionRoundTrip, EveryRecordComesBackIdentical) {
     }
   }
   EXPECT_EQ(reader.lastStepId(), expectedId - 1);
+  // The summary scan sees what summarising each full record gives, in step-id order.
+  std::vector<StepSummary> summaries, expectedSummaries;
+  reader.forEachStepSummary(written.run, [&](const StepSummary& s) { summaries.push_back(s); });
+  reader.forEachStep(written.run, [&](const StepRecord& s) { expectedSummaries.push_back(summarize(s)); });
+  ASSERT_EQ(summaries.size(), static_cast<std::size_t>(written.prompts * written.stepsPerPrompt));
+  EXPECT_EQ(summaries, expectedSummaries);
+  EXPECT_EQ(summaries[0].draftSlots, 15);
+  EXPECT_GT(summaries[0].garbledSlots, 0);
   const auto window = reader.steps(written.run, 1, 5, 3);
   ASSERT_EQ(window.size(), 3u);
   EXPECT_EQ(window[0].stepIndex, 5);

@@ -50,6 +50,9 @@ class Reader {
   StepId lastStepId();
   // Visits every step of a run in step-id order without holding them all in memory.
   void forEachStep(RunId run, const std::function<void(const StepRecord&)>& visit);
+  // Every step of a run as a summary (no token arrays), in block order (prompt, then step
+  // index): several times faster than forEachStep on big files.
+  void forEachStepSummary(RunId run, const std::function<void(const StepSummary&)>& visit);
 
   std::optional<TreeRecord> tree(StepId step);
   // stepId 0 gives the run-level statistics.

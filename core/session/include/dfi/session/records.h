@@ -78,6 +78,25 @@ struct StepRecord {
   bool operator==(const StepRecord&) const = default;
 };
 
+// The few numbers of a step that lists and summaries need (the GUI's navigator and compare
+// view), read without its token arrays so that scanning 200k steps stays cheap.
+struct StepSummary {
+  StepId stepId = 0;
+  RunId runId = 0;
+  PromptId promptId = 0;
+  std::int32_t stepIndex = 0;
+  StepMode mode = StepMode::Live;
+  std::int64_t anchorPosition = 0;
+  std::int32_t draftSlots = 0;     // B-1
+  std::int32_t acceptedCount = 0;
+  std::int32_t garbledSlots = 0;   // slots with any garble flag set
+
+  std::int32_t acceptLength() const { return acceptedCount + 1; }
+  bool operator==(const StepSummary&) const = default;
+};
+
+StepSummary summarize(const StepRecord& step);
+
 // A DDTree verified at one step. Node 0 is the root (the anchor); parents[0] = -1.
 struct TreeRecord {
   StepId stepId = 0;
