@@ -1,6 +1,7 @@
 // The mask view's heatmap on large masks: the time from new cells (or a zoom) to a drawn
 // picture with viewport resampling (HeatmapPlot), against pushing every cell into a plain
 // QCPColorMap and drawing it, measured in the same run on the same mask. Runs offscreen.
+// Target: every repaint at 8,192 context positions within 50 ms (issue 8).
 // Prints one JSON line per figure.
 
 #include <chrono>
@@ -44,25 +45,32 @@ double pushEveryCell(const MaskLayout& layout) {
   return seconds(timer);
 }
 
-// HeatmapPlot: new cells, or a zoom to the middle tenth when `zoom`; until the picture is drawn.
-double resampled(const MaskLayout& layout, bool zoom) {
+enum class Change { NewCells, Zoom, Pan };
+
+// HeatmapPlot: new cells, a zoom to the middle tenth, or a pan by half of that tenth (a drag);
+// until the picture is drawn.
+double resampled(const MaskLayout& layout, Change change) {
   HeatmapPlot plot;
   plot.resize(kWidth, kHeight);
   plot.replot();  // lay out the axis rect once, as a shown widget would have
   auto shared = std::make_shared<const MaskLayout>(layout);
   auto cells = [shared](std::int64_t r, std::int64_t c) { return double(shared->value(r, c)); };
   QSignalSpy spy(&plot, &HeatmapPlot::resampled);
-  if (zoom) {
+  const double c = double(layout.columns()) / 2, w = double(layout.columns()) / 20;
+  if (change != Change::NewCells) {
     plot.setCells(layout.rows(), layout.columns(), cells, true);
     spy.wait(60000);
   }
+  if (change == Change::Pan) {
+    plot.xAxis->setRange(c - w, c + w);
+    while (plot.isResampling()) spy.wait(60000);
+  }
   QElapsedTimer timer;
   timer.start();
-  if (zoom) {
-    const double c = double(layout.columns()) / 2, w = double(layout.columns()) / 20;
-    plot.xAxis->setRange(c - w, c + w);
-  } else {
-    plot.setCells(layout.rows(), layout.columns(), cells, true);
+  switch (change) {
+    case Change::NewCells: plot.setCells(layout.rows(), layout.columns(), cells, true); break;
+    case Change::Zoom: plot.xAxis->setRange(c - w, c + w); break;
+    case Change::Pan: plot.xAxis->setRange(c - w / 2, c + 1.5 * w); break;
   }
   while (plot.isResampling()) spy.wait(60000);
   plot.replot();
@@ -71,7 +79,7 @@ double resampled(const MaskLayout& layout, bool zoom) {
 
 void report(const char* name, const MaskLayout& layout, double value, double reference) {
   std::printf("{\"bench\":\"ui_heatmap\",\"figure\":\"%s\",\"cells\":%lld,\"viewport\":\"%dx%d\","
-              "\"seconds\":%.6f,\"reference\":\"every cell into QCPColorMap + replot\","
+              "\"seconds\":%.6f,\"target_max_seconds\":0.050,\"reference\":\"every cell into QCPColorMap + replot\","
               "\"reference_seconds\":%.6f,\"ratio\":%.4f}\n",
               name, static_cast<long long>(layout.rows() * layout.columns()), kWidth, kHeight, value, reference,
               value / reference);
@@ -88,7 +96,9 @@ int main(int argc, char** argv) {
   inference.anchor = 8192;
   inference.spec.blockSize = 16;
   const MaskLayout inferenceMask(inference);
-  report("inference_8k_first_picture", inferenceMask, resampled(inferenceMask, false), pushEveryCell(inferenceMask));
+  const double inferenceNaive = pushEveryCell(inferenceMask);
+  report("inference_8k_first_picture", inferenceMask, resampled(inferenceMask, Change::NewCells), inferenceNaive);
+  report("inference_8k_pan", inferenceMask, resampled(inferenceMask, Change::Pan), inferenceNaive);
 
   // Training layout, 2048 positions and 128 anchors (2048 x 4096 cells): still small enough for
   // the naive reference; the 8192-position picture below has no affordable reference.
@@ -99,12 +109,14 @@ int main(int argc, char** argv) {
   training.anchors = evenlySpacedAnchors(2048, 16, 128);
   const MaskLayout trainingMask(training);
   const double naive = pushEveryCell(trainingMask);
-  report("training_2k_first_picture", trainingMask, resampled(trainingMask, false), naive);
-  report("training_2k_zoom", trainingMask, resampled(trainingMask, true), naive);
+  report("training_2k_first_picture", trainingMask, resampled(trainingMask, Change::NewCells), naive);
+  report("training_2k_zoom", trainingMask, resampled(trainingMask, Change::Zoom), naive);
 
   training.sequenceLength = 8192;
   training.anchors = evenlySpacedAnchors(8192, 16, 512);
   const MaskLayout bigMask(training);
-  report("training_8k_zoom_vs_2k_naive", bigMask, resampled(bigMask, true), naive);
+  report("training_8k_first_picture_vs_2k_naive", bigMask, resampled(bigMask, Change::NewCells), naive);
+  report("training_8k_zoom_vs_2k_naive", bigMask, resampled(bigMask, Change::Zoom), naive);
+  report("training_8k_pan_vs_2k_naive", bigMask, resampled(bigMask, Change::Pan), naive);
   return 0;
 }

@@ -1,0 +1,206 @@
+// The inspector's main window on a 200k-step session (generated once with the session Writer,
+// cached in the build tree), offscreen:
+//  - open to first paint: from constructing the window to the navigator's first paint with
+//    the session's runs in it (<= 1 s). Reference: raw sqlite3 reading just the step columns
+//    the navigator summarises.
+//  - selecting another block: SessionContext::select until every panel has its new content
+//    (the mask picture resampled) and the window has been painted again, median over 200
+//    blocks, both the next block of the same response and a block of another prompt (<= 16 ms).
+//    Reference: painting the window with nothing changed.
+//  - peak memory: VmHWM of the process at the end (<= 500 MB). Reference: the file size.
+// Prints one JSON line per figure.
+
+// Before any Qt header: it names a variable `slots`, which Qt defines as a macro.
+#include "synthetic_session.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTreeView>
+
+#include "context/session_context.h"
+#include "dfi/session/writer.h"
+#include "models/navigator_model.h"
+#include "widgets/heatmap_plot.h"
+#include "windows/main_window.h"
+#include "windows/mask_view.h"
+#include "windows/navigator.h"
+
+using namespace dfi;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::int32_t kRuns = 2;
+constexpr std::int32_t kPromptsPerRun = 400;
+constexpr std::int32_t kStepsPerPrompt = 250;  // 2 x 400 x 250 = 200k steps
+constexpr std::int64_t kSteps = std::int64_t{kRuns} * kPromptsPerRun * kStepsPerPrompt;
+
+void generate(const std::string& path) {
+  std::fprintf(stderr, "bench_ui_session: generating %s (once)\n", path.c_str());
+  const std::string partial = path + ".partial";
+  {
+    session::Writer writer(partial, {.mode = session::OpenMode::Overwrite});
+    writer.addTokenStrings(session::synthetic::tokenStrings(4096));
+    for (std::int32_t r = 0; r < kRuns; ++r) {
+      const session::RunId run = writer.addRun(session::synthetic::run("drafter-" + std::to_string(r)));
+      for (session::PromptId p = 0; p < kPromptsPerRun; ++p) {
+        writer.addPrompt(session::synthetic::prompt(run, p));
+        for (std::int32_t i = 0; i < kStepsPerPrompt; ++i) {
+          session::StepRecord step = session::synthetic::step(run, p, i);
+          step.maskVariant = "reference";
+          const session::StepId id = writer.addStep(step);
+          writer.addTree(session::synthetic::tree(id, 6));
+        }
+      }
+    }
+  }
+  fs::rename(partial, path);
+}
+
+double ms(const QElapsedTimer& timer) { return static_cast<double>(timer.nsecsElapsed()) * 1e-6; }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// The navigator's share of every step row, read with nothing else in the way.
+double rawNavigatorScanMs(const std::string& path) {
+  QElapsedTimer timer;
+  timer.start();
+  sqlite3* db = nullptr;
+  sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db,
+                     "SELECT step_id, run_id, prompt_id, step_index, anchor_position, accepted_count, garble_flags "
+                     "FROM steps ORDER BY run_id, step_id",
+                     -1, &stmt, nullptr);
+  std::int64_t sum = 0;
+  while (sqlite3_step(stmt) == SQLITE_ROW) sum += sqlite3_column_int64(stmt, 5) + sqlite3_column_bytes(stmt, 6);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  if (sum < 0) std::fprintf(stderr, "impossible\n");
+  return ms(timer);
+}
+
+// Counts paints of a widget once `armed` is set.
+class PaintWatch : public QObject {
+ public:
+  bool armed = false;
+  int paints = 0;
+
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override {
+    if (armed && event->type() == QEvent::Paint) ++paints;
+    return QObject::eventFilter(watched, event);
+  }
+};
+
+// Constructing the window and opening the file, until the navigator has painted its runs.
+double openToFirstPaintMs(const QString& path) {
+  QElapsedTimer timer;
+  timer.start();
+  ui::MainWindow window;
+  window.resize(1600, 1000);
+  window.show();
+  PaintWatch watch;
+  QTreeView* tree = window.navigator()->tree();
+  tree->viewport()->installEventFilter(&watch);
+  if (!window.openFile(path)) return -1;
+  QObject::connect(window.navigator()->model(), &ui::NavigatorModel::loaded, &watch, [&watch] { watch.armed = true; });
+  while (!(watch.armed && watch.paints > 0 && tree->model()->rowCount() == kRuns)) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
+  return ms(timer);
+}
+
+// Selects `block` and waits until the panels show it and the window has painted it.
+double selectMs(ui::MainWindow& window, const ui::Selection& block) {
+  ui::HeatmapPlot* heatmap = window.maskView()->plot();
+  QElapsedTimer timer;
+  timer.start();
+  window.context()->select(block);
+  while (heatmap->isResampling()) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
+  QCoreApplication::sendPostedEvents();
+  window.repaint();
+  return ms(timer);
+}
+
+double vmHwmMb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+
+void printFigure(const char* figure, double value, const char* unit, double target, const char* reference,
+                 double referenceValue) {
+  std::printf(
+      "{\"bench\":\"ui_session\",\"figure\":\"%s\",\"value\":%.3f,\"unit\":\"%s\",\"target_max\":%.1f,"
+      "\"reference\":\"%s\",\"reference_value\":%.3f,\"ratio\":%.3f,\"steps\":%lld}\n",
+      figure, value, unit, target, reference, referenceValue, referenceValue > 0 ? value / referenceValue : 0.0,
+      static_cast<long long>(kSteps));
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  QStandardPaths::setTestModeEnabled(true);  // no saved layout of the user's in the way
+
+  const std::string dir = DFI_BENCH_DATA_DIR;
+  fs::create_directories(dir);
+  const std::string path = dir + "/ui_session_200k.dfi";
+  if (!fs::exists(path)) generate(path);
+  const double fileMb = static_cast<double>(fs::file_size(path)) / 1e6;
+
+  std::vector<double> opens, raw;
+  for (int i = 0; i < 5; ++i) {
+    opens.push_back(openToFirstPaintMs(QString::fromStdString(path)));
+    raw.push_back(rawNavigatorScanMs(path));
+  }
+  printFigure("open_to_first_paint_ms", median(opens), "ms", 1000, "raw sqlite3 scan of the navigator's step columns",
+              median(raw));
+
+  ui::MainWindow window;
+  window.resize(1600, 1000);
+  window.show();
+  window.openFile(QString::fromStdString(path));
+  {
+    QSignalSpy loaded(window.navigator()->model(), &ui::NavigatorModel::loaded);
+    loaded.wait(60000);
+  }
+  // Step ids are written in order: run r, prompt p, step i has id 1 + (r * P + p) * S + i.
+  auto blockAt = [](std::int32_t r, std::int32_t p, std::int32_t i) {
+    return ui::Selection{r + 1, p, 1 + (std::int64_t{r} * kPromptsPerRun + p) * kStepsPerPrompt + i};
+  };
+  selectMs(window, blockAt(0, 0, 0));
+  std::vector<double> next, other, idle;
+  for (int i = 1; i <= 200; ++i) next.push_back(selectMs(window, blockAt(0, 0, i)));
+  std::mt19937 random(11);
+  for (int i = 0; i < 200; ++i) {
+    const auto r = static_cast<std::int32_t>(random() % kRuns), p = static_cast<std::int32_t>(random() % kPromptsPerRun);
+    other.push_back(selectMs(window, blockAt(r, p, static_cast<std::int32_t>(random() % kStepsPerPrompt))));
+  }
+  for (int i = 0; i < 200; ++i) idle.push_back(selectMs(window, window.context()->selection()));
+  printFigure("select_next_block_median_ms", median(next), "ms", 16, "repaint with the selection unchanged",
+              median(idle));
+  printFigure("select_block_of_another_prompt_median_ms", median(other), "ms", 16,
+              "repaint with the selection unchanged", median(idle));
+  printFigure("peak_memory_vmhwm_mb", vmHwmMb(), "MB", 500, "session file size (MB)", fileMb);
+  return 0;
+}
