@@ -48,8 +48,9 @@ std::string progressBarLine(const engine::EvaluationProgress& p, int width) {
   char counts[64];
   std::snprintf(counts, sizeof counts, " %lld/%lld %3.0f%%", static_cast<long long>(p.done),
                 static_cast<long long>(p.total), fraction * 100);
+  // Nothing is done yet once the models are loaded: no rate, so no ETA.
   return bar + counts + "  " + p.current + "  elapsed " + formatDuration(p.elapsedSeconds) + "  eta " +
-         formatDuration(p.etaSeconds);
+         (p.done > 0 ? formatDuration(p.etaSeconds) : "-");
 }
 
 std::string progressJsonLine(const engine::EvaluationProgress& p, const nlohmann::json& context) {
@@ -58,7 +59,7 @@ std::string progressJsonLine(const engine::EvaluationProgress& p, const nlohmann
                       {"total", p.total},
                       {"fraction", p.total > 0 ? static_cast<double>(p.done) / static_cast<double>(p.total) : 0.0},
                       {"elapsed_s", p.elapsedSeconds},
-                      {"eta_s", p.etaSeconds},
+                      {"eta_s", p.done > 0 ? nlohmann::json(p.etaSeconds) : nlohmann::json(nullptr)},
                       {"current", p.current}};
   j.update(context);
   return dumpLine(j);
@@ -81,7 +82,7 @@ void ProgressReporter::report(const engine::EvaluationProgress& p) {
       if (p.done == p.total || p.elapsedSeconds - lastPlainSeconds_ >= kPlainIntervalSeconds) {
         std::fprintf(stderr, "[%lld/%lld] %s  elapsed %s  eta %s\n", static_cast<long long>(p.done),
                      static_cast<long long>(p.total), p.current.c_str(), formatDuration(p.elapsedSeconds).c_str(),
-                     formatDuration(p.etaSeconds).c_str());
+                     p.done > 0 ? formatDuration(p.etaSeconds).c_str() : "-");
         lastPlainSeconds_ = p.elapsedSeconds;
       }
       break;

@@ -60,10 +60,13 @@ std::string formatSummaryTable(std::span<const SummaryRow> rows) {
   const std::vector<std::string> header{"drafter", "mode", "mask", "prompts", "n", "steps",
                                         "tau(ref) [95% CI]", "tau(sglang)", "tau(vllm)"};
   std::vector<std::vector<std::string>> cells{header};
-  for (const SummaryRow& r : rows)
+  for (const SummaryRow& r : rows) {
+    // A shard with no prompts has no tau at all, not a tau of zero.
+    const bool measured = r.responses > 0;
     cells.push_back({r.drafter, r.mode, r.variant, r.dataset, std::to_string(r.responses), std::to_string(r.steps),
-                     fixed3(r.tau.estimate) + " [" + fixed3(r.tau.low) + ", " + fixed3(r.tau.high) + "]",
-                     r.tauSglang ? fixed3(*r.tauSglang) : "-", fixed3(r.tauVllm)});
+                     measured ? fixed3(r.tau.estimate) + " [" + fixed3(r.tau.low) + ", " + fixed3(r.tau.high) + "]" : "-",
+                     measured && r.tauSglang ? fixed3(*r.tauSglang) : "-", measured ? fixed3(r.tauVllm) : "-"});
+  }
   std::vector<std::size_t> width(header.size(), 0);
   for (const auto& line : cells)
     for (std::size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], line[c].size());
@@ -89,10 +92,13 @@ nlohmann::json summaryJson(std::span<const SummaryRow> rows) {
   for (const SummaryRow& r : rows) {
     nlohmann::json row = {{"drafter", r.drafter},     {"mode", r.mode},
                           {"mask_variant", r.variant}, {"prompt_set", r.dataset},
-                          {"responses", r.responses},  {"steps", r.steps},
-                          {"tau_reference", r.tau.estimate}, {"tau_reference_ci95", {r.tau.low, r.tau.high}},
-                          {"tau_vllm", r.tauVllm}};
-    if (r.tauSglang) row["tau_sglang"] = *r.tauSglang;
+                          {"responses", r.responses},  {"steps", r.steps}};
+    if (r.responses > 0) {  // no tau keys at all for a run without responses
+      row["tau_reference"] = r.tau.estimate;
+      row["tau_reference_ci95"] = {r.tau.low, r.tau.high};
+      row["tau_vllm"] = r.tauVllm;
+      if (r.tauSglang) row["tau_sglang"] = *r.tauSglang;
+    }
     out.push_back(std::move(row));
   }
   return out;

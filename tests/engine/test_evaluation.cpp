@@ -101,7 +101,9 @@ TEST_F(Evaluation, RecordsOneRunPerModeAndVariant) {
     EXPECT_FALSE(run.target.weightsSha256.empty());
     EXPECT_EQ(nlohmann::json::parse(run.settingsJson)["max_new_tokens"], 24);
   }
-  ASSERT_EQ(progress.size(), 3u);
+  ASSERT_EQ(progress.size(), 4u);  // once the models are loaded, then after every prompt
+  EXPECT_EQ(progress.front().done, 0);
+  EXPECT_EQ(progress.front().total, 3);
   EXPECT_EQ(progress.back().done, 3);
   EXPECT_EQ(progress.back().total, 3);
 }
@@ -165,6 +167,13 @@ TEST_F(Evaluation, DDTreeStepsMatchTheirTrees) {
       EXPECT_EQ(tree->parents[node], tree->acceptedPath[d - 1]);
       EXPECT_EQ(tree->nodeTokens[node], step.targetTokens[d - 1]);
     }
+    // The bonus is the target's token after the path; past the recorded slots (a path through
+    // non-top-1 candidates down to the last slot) it is unknown unless the chain got there too.
+    const auto accepted = static_cast<std::size_t>(step.acceptedCount);
+    if (accepted < step.targetTokens.size())
+      EXPECT_EQ(step.bonusToken, step.targetTokens[accepted]);
+    else
+      EXPECT_GE(step.bonusToken, -1);
   }
 }
 
@@ -202,8 +211,10 @@ TEST(EvaluationErrors, CancellingKeepsAValidSession) {
   engine::CancellationToken cancel;
   auto settings = settingsFor(dir);
   // Cancel once the first prompt is done: its steps stay, the rest never starts.
-  EXPECT_THROW(engine::runEvaluation(settings, sink, [&](const auto&) { cancel.cancel(); }, cancel),
-               CancelledError);
+  auto cancelAfterFirst = [&](const engine::EvaluationProgress& p) {
+    if (p.done == 1) cancel.cancel();
+  };
+  EXPECT_THROW(engine::runEvaluation(settings, sink, cancelAfterFirst, cancel), CancelledError);
   writer.close();
   s::Reader reader((dir / "run.dfi").string());
   ASSERT_EQ(reader.runs().size(), 5u);

@@ -25,6 +25,12 @@ TEST(ProgressReport, JsonLineParses) {
   EXPECT_EQ(j["shard"], "1/4");
 }
 
+TEST(ProgressReport, NoEtaBeforeTheFirstPrompt) {
+  const engine::EvaluationProgress loaded{0, 12, 40, 0, "models loaded"};
+  EXPECT_TRUE(nlohmann::json::parse(progressJsonLine(loaded, nlohmann::json::object()))["eta_s"].is_null());
+  EXPECT_NE(progressBarLine(loaded, 10).find("eta -"), std::string::npos);
+}
+
 TEST(ProgressReport, InvalidUtf8InANameStillGivesJson) {
   const engine::EvaluationProgress p{1, 2, 1, 1, "ckpt-\xff: prompt 1/2"};
   EXPECT_NO_THROW(nlohmann::json::parse(progressJsonLine(p, nlohmann::json::object())));

@@ -74,3 +74,13 @@ TEST(SummaryTable, TextAndJsonCarryTheRows) {
   EXPECT_DOUBLE_EQ(j[0]["tau_reference_ci95"][0].get<double>(), rows[0].tau.low);
   EXPECT_FALSE(j[3].contains("tau_sglang"));
 }
+
+TEST(SummaryTable, ARunWithoutResponsesHasNoTau) {
+  const std::vector<SummaryRun> empty{{"step20k", "live", "reference", {}}};
+  const auto rows = summarize(empty);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].dataset, "all");
+  EXPECT_EQ(rows[0].responses, 0);
+  EXPECT_EQ(formatSummaryTable(rows).find("0.000"), std::string::npos) << "shown as -, not as zero";
+  EXPECT_FALSE(summaryJson(rows)[0].contains("tau_reference"));
+}

@@ -288,7 +288,12 @@ std::vector<PromptSpec> evaluatedPrompts(const EvaluationSettings& s) {
     logText("engine", LogLevel::Warn,
             s.prompts.string() + ": " + std::to_string(multiTurn) +
                 " prompt(s) have several \"turns\"; only the first turn of each is evaluated");
-  return selectPrompts(set.prompts, s.limit, s.shardIndex, s.shardCount);
+  auto selected = selectPrompts(set.prompts, s.limit, s.shardIndex, s.shardCount);
+  if (selected.empty())
+    logText("engine", LogLevel::Warn,
+            "shard " + std::to_string(s.shardIndex) + "/" + std::to_string(s.shardCount) +
+                " has no prompts (fewer prompts than shards); its session holds runs without prompts");
+  return selected;
 }
 
 }  // namespace
@@ -308,6 +313,8 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
   TokenStringBook book(models.tokenizer, sink);
   const auto started = Clock::now();
   EvaluationProgress state{0, static_cast<std::int64_t>(models.drafters.size() * prompts.size())};
+  state.current = "models loaded";
+  if (progress) progress(state);  // loading can take minutes: say so, and how much is ahead
   std::vector<RunSummary> summaries;
 
   for (const LoadedDrafter& drafter : models.drafters) {
