@@ -1,5 +1,6 @@
 #include "session_evaluation.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -20,12 +21,16 @@ void onInterrupt(int) {
 
 std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
                                     const std::vector<engine::RunSummary>& runs) {
+  std::vector<std::string> drafters;
+  for (const auto& d : settings.drafters) drafters.push_back(d.string());
+  const std::vector<std::string> labels = drafterLabels(drafters);
   std::vector<SummaryRun> out;
   for (const auto& r : runs) {
     std::string mode(engine::evaluationModeName(r.mode));
     if (r.mode == engine::EvaluationMode::DDTree) mode += "-" + std::to_string(settings.ddtreeBudget);
-    SummaryRun run{std::filesystem::path(r.drafter).filename().string(), mode,
-                   std::string(analysis::maskVariantName(r.variant)), {}};
+    const auto which = std::ranges::find(drafters, r.drafter) - drafters.begin();
+    SummaryRun run{labels.at(static_cast<std::size_t>(which)), mode, std::string(analysis::maskVariantName(r.variant)),
+                   {}};
     // A file without "dataset" fields is one prompt set, named after the file.
     for (const auto& response : r.responses)
       run.responses.push_back(

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,33 @@ std::string fixed3(double value) {
 }
 
 }  // namespace
+
+std::vector<std::string> drafterLabels(const std::vector<std::string>& paths) {
+  auto tail = [](const std::string& path, std::size_t parts) {
+    std::vector<std::string> names;
+    for (const auto& part : std::filesystem::path(path).lexically_normal())
+      if (!part.empty() && part != "/") names.push_back(part.string());
+    std::string label;
+    for (std::size_t i = names.size() - std::min(parts, names.size()); i < names.size(); ++i)
+      label += (label.empty() ? "" : "/") + names[i];
+    return label;
+  };
+  std::vector<std::string> labels;
+  for (const std::string& path : paths) {
+    std::size_t parts = 1;
+    // Grow this label until no other distinct path shares it (or the whole path is used).
+    for (; parts < 64; ++parts) {
+      const std::string mine = tail(path, parts);
+      const bool clash = std::ranges::any_of(paths, [&](const std::string& other) {
+        return std::filesystem::path(other).lexically_normal() != std::filesystem::path(path).lexically_normal() &&
+               tail(other, parts) == mine;
+      });
+      if (!clash) break;
+    }
+    labels.push_back(tail(path, parts));
+  }
+  return labels;
+}
 
 std::vector<SummaryRow> summarize(std::span<const SummaryRun> runs, double confidence, int resamples) {
   std::vector<SummaryRow> rows;

@@ -39,6 +39,10 @@ struct SummaryRow {
   double tauVllm = 0;
 };
 
+// Short, distinct labels for drafter directories: the directory's name, or as many trailing
+// path components as it takes to tell two apart (exp1/final and exp2/final, not final twice).
+std::vector<std::string> drafterLabels(const std::vector<std::string>& paths);
+
 // One row per (run, prompt set), plus an "all" row per run with several prompt sets. The
 // interval resamples responses (`resamples` times, fixed seed: the same run prints the same
 // table).

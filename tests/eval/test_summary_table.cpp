@@ -84,3 +84,11 @@ TEST(SummaryTable, ARunWithoutResponsesHasNoTau) {
   EXPECT_EQ(formatSummaryTable(rows).find("0.000"), std::string::npos) << "shown as -, not as zero";
   EXPECT_FALSE(summaryJson(rows)[0].contains("tau_reference"));
 }
+
+TEST(SummaryTable, DrafterLabelsAreShortAndDistinct) {
+  using Labels = std::vector<std::string>;
+  EXPECT_EQ(drafterLabels({"/ckpt/step20k", "/ckpt/step40k/"}), (Labels{"step20k", "step40k"}));
+  EXPECT_EQ(drafterLabels({"runs/exp1/final", "runs/exp2/final", "other"}), (Labels{"exp1/final", "exp2/final", "other"}));
+  EXPECT_EQ(drafterLabels({"a/x/final", "b/x/final"}), (Labels{"a/x/final", "b/x/final"}));
+  EXPECT_EQ(drafterLabels({"same", "./same"}), (Labels{"same", "same"})) << "one directory given twice";
+}
