@@ -40,7 +40,7 @@ Output: a progress bar with ETA on a terminal (plain lines in a log file); --pro
 JSON lines on stdout instead ({"event":"progress"|"summary"|"error"|"cancelled", ...}; warnings
 and errors stay on stderr). At the end, tau per drafter, mode, mask variant and prompt set with a
 95% bootstrap interval over responses. Ctrl-C stops after the current prompt; everything so far
-stays in the session.)";
+stays in the session and is summarised (exit code 130).)";
 
 }  // namespace
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "dfi/base/error.h"
+#include "dfi/session/reader.h"
 #include "dfi/session/writer.h"
 #include "summary_table.h"
 
@@ -19,25 +21,72 @@ void onInterrupt(int) {
   if (activeCancel) activeCancel->cancel();
 }
 
-std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
-                                    const std::vector<engine::RunSummary>& runs) {
+// Summary labels: a DDTree run's mode carries its budget; a prompt without a "dataset" belongs
+// to the prompt set named after its file.
+std::string modeLabel(std::string_view mode, int ddtreeBudget) {
+  return mode == "ddtree" ? "ddtree-" + std::to_string(ddtreeBudget) : std::string(mode);
+}
+std::string promptSet(const std::string& dataset, const engine::EvaluationSettings& settings) {
+  return dataset.empty() ? settings.prompts.stem().string() : dataset;
+}
+
+std::string drafterLabel(const std::string& path, const engine::EvaluationSettings& settings) {
   std::vector<std::string> drafters;
   for (const auto& d : settings.drafters) drafters.push_back(d.string());
-  const std::vector<std::string> labels = drafterLabels(drafters);
+  const auto which = std::ranges::find(drafters, path) - drafters.begin();
+  return drafterLabels(drafters).at(static_cast<std::size_t>(which));
+}
+
+std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
+                                    const std::vector<engine::RunSummary>& runs) {
   std::vector<SummaryRun> out;
   for (const auto& r : runs) {
-    std::string mode(engine::evaluationModeName(r.mode));
-    if (r.mode == engine::EvaluationMode::DDTree) mode += "-" + std::to_string(settings.ddtreeBudget);
-    const auto which = std::ranges::find(drafters, r.drafter) - drafters.begin();
-    SummaryRun run{labels.at(static_cast<std::size_t>(which)), mode, std::string(analysis::maskVariantName(r.variant)),
-                   {}};
-    // A file without "dataset" fields is one prompt set, named after the file.
+    SummaryRun run{drafterLabel(r.drafter, settings), modeLabel(engine::evaluationModeName(r.mode), settings.ddtreeBudget),
+                   std::string(analysis::maskVariantName(r.variant)), {}};
     for (const auto& response : r.responses)
-      run.responses.push_back(
-          {response.dataset.empty() ? settings.prompts.stem().string() : response.dataset, response.acceptance});
+      run.responses.push_back({promptSet(response.dataset, settings), response.acceptance});
     out.push_back(std::move(run));
   }
   return out;
+}
+
+// After Ctrl-C the engine returns nothing, but the session holds every finished prompt: the
+// summary of what was recorded is read back from it.
+std::vector<SummaryRun> recordedRuns(const std::string& sessionPath, const engine::EvaluationSettings& settings) {
+  session::Reader reader(sessionPath);
+  std::vector<SummaryRun> out;
+  for (const session::RunRecord& record : reader.runs()) {
+    const auto json = nlohmann::json::parse(record.settingsJson);
+    SummaryRun run{drafterLabel(record.drafter.path, settings),
+                   modeLabel(json.at("mode").get<std::string>(), settings.ddtreeBudget),
+                   json.at("mask_variant").get<std::string>(), {}};
+    std::map<session::PromptId, std::size_t> index;
+    for (const session::PromptRecord& prompt : reader.prompts(record.runId)) {
+      index[prompt.promptId] = run.responses.size();
+      run.responses.push_back({promptSet(prompt.dataset, settings), {{}, prompt.completionTokens}});
+    }
+    reader.forEachStepSummary(record.runId, [&](const session::StepSummary& step) {
+      run.responses.at(index.at(step.promptId)).acceptance.stepAcceptLengths.push_back(step.acceptLength());
+    });
+    out.push_back(std::move(run));
+  }
+  return out;
+}
+
+// The table for people (stdout, or stderr when stdout carries JSON) and the JSON summary event.
+void printSummary(const std::vector<SummaryRun>& runs, ProgressReporter& progress, const std::string& sessionPath,
+                  bool partial) {
+  const auto rows = summarize(runs);
+  const std::string table =
+      (partial ? "cancelled: the summary covers the prompts finished so far\n" : std::string()) + formatSummaryTable(rows);
+  if (progress.style() == ProgressStyle::Json) {
+    std::fputs(table.c_str(), stderr);
+    progress.event("summary", {{"session", sessionPath}, {"partial", partial}, {"rows", summaryJson(rows)}});
+  } else {
+    std::fputs(table.c_str(), stdout);
+    std::printf("session: %s\n", sessionPath.c_str());
+  }
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -57,21 +106,21 @@ int evaluateIntoSession(const engine::EvaluationSettings& settings, const std::s
     progress.finish();
     writer.close();
     activeCancel = nullptr;
-    const auto rows = summarize(summaryRuns(settings, runs));
-    const std::string table = formatSummaryTable(rows);
-    if (progress.style() == ProgressStyle::Json) {
-      std::fputs(table.c_str(), stderr);
-      progress.event("summary", {{"session", sessionPath}, {"rows", summaryJson(rows)}});
-    } else {
-      std::fputs(table.c_str(), stdout);
-      std::printf("session: %s\n", sessionPath.c_str());
-    }
+    printSummary(summaryRuns(settings, runs), progress, sessionPath, false);
     return 0;
   } catch (const Error& e) {
     progress.finish();
     activeCancel = nullptr;
     writer.close();  // keeps every step recorded so far, in a single valid file
-    progress.event(dynamic_cast<const CancelledError*>(&e) ? "cancelled" : "error",
+    const bool cancelled = dynamic_cast<const CancelledError*>(&e) != nullptr;
+    if (cancelled) {
+      try {
+        printSummary(recordedRuns(sessionPath, settings), progress, sessionPath, true);
+      } catch (const std::exception& readBack) {  // the cancellation, not this, decides the exit code
+        std::fprintf(stderr, "dflash-eval: no summary of the cancelled run: %s\n", readBack.what());
+      }
+    }
+    progress.event(cancelled ? "cancelled" : "error",
                    {{"session", sessionPath}, {"message", e.what()}, {"exit_code", e.exitCode()}});
     throw;
   }

@@ -1,19 +1,21 @@
 """`dflash-eval run` end to end on the bundled demo models: refusals (block size above the
 drafter's trained one, below 2, --shard auto without a launcher, a malformed prompt line) and
 a sharded, limited run with --progress json whose every stdout line is JSON, whose summary
-intervals contain tau and whose session records the overridden block size.
+intervals contain tau and whose session records the overridden block size; Ctrl-C keeps the
+finished prompts and summarises them.
 
 Usage: check_run_cli.py DFLASH_EVAL DEMO_DIR SCRATCH_DIR
 """
 
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
-EXIT_OK, EXIT_USAGE, EXIT_FORMAT = 0, 2, 4
+EXIT_OK, EXIT_USAGE, EXIT_FORMAT, EXIT_CANCELLED = 0, 2, 4, 130
 LAUNCHER_VARS = ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_NTASKS")
 
 
@@ -31,6 +33,31 @@ def expect_refusal(result, code, *needles):
     assert rc == code, f"exit {rc}, expected {code}\n{err}"
     for needle in needles:
         assert needle in err, f"{needle!r} not in: {err}"
+
+
+def check_cancel(binary, demo, scratch):
+    """Ctrl-C after the first prompt: exit 130, a partial summary of the finished prompt, and
+    the session keeps it."""
+    env = {k: v for k, v in os.environ.items() if k not in LAUNCHER_VARS}
+    out = scratch / "cancel.dfi"
+    cmd = [binary, "run", "--target", demo / "target", "--drafter", demo / "drafter-good", "--prompts",
+           demo / "prompts.jsonl", "--max-new-tokens", "32", "--mode", "live", "--ddtree", "0", "-o", out,
+           "--overwrite", "--progress", "json"]
+    p = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    events = []
+    for line in p.stdout:
+        events.append(json.loads(line))
+        if events[-1].get("done") == 1:
+            p.send_signal(signal.SIGINT)
+    rc = p.wait()
+    assert rc == EXIT_CANCELLED, f"exit {rc}\n{p.stderr.read()}"
+    summary, cancelled = events[-2], events[-1]
+    assert summary["event"] == "summary" and summary["partial"], summary
+    assert cancelled["event"] == "cancelled" and cancelled["exit_code"] == EXIT_CANCELLED, cancelled
+    finished = summary["rows"][0]["responses"]
+    assert 1 <= finished < 8, summary
+    db = sqlite3.connect(out)
+    assert db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0] == finished
 
 
 def main(binary, demo, scratch):
@@ -82,7 +109,8 @@ def main(binary, demo, scratch):
     settings = json.loads(db.execute("SELECT settings_json FROM runs").fetchone()[0])
     assert settings["limit"] == 3 and settings["shard"] == "1/2", settings
     assert [p for (p,) in db.execute("SELECT prompt_id FROM prompts")] == [1]
-    print("run CLI: refusals, skipped lines, prompt sets, json progress, shard file and block size all checked")
+    check_cancel(binary, demo, scratch)
+    print("run CLI: refusals, skipped lines, prompt sets, json progress, shard file, block size and Ctrl-C checked")
 
 
 if __name__ == "__main__":
