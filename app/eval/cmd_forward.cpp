@@ -12,8 +12,7 @@
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
 #include "dfi/engine/forward_pass.h"
-#include "dfi/tokenizer/chat_template.h"
-#include "dfi/tokenizer/tokenizer.h"
+#include "text_input.h"
 
 namespace dfi::eval {
 namespace {
@@ -32,23 +31,10 @@ struct ForwardOptions {
   std::string out;
 };
 
-std::vector<std::int64_t> tokenize(const ForwardOptions& opt) {
-  const auto tok = tokenizer::Tokenizer::fromDirectory(opt.model);
-  std::string text = opt.text;
-  if (opt.chat) {
-    const auto kind = tok.chatTemplate();
-    if (!kind) throw UsageError("--chat: the model directory has no chat template", {.file = opt.model});
-    const tokenizer::ChatMessage message{"user", opt.text};
-    text = tokenizer::applyChatTemplate(*kind, std::span(&message, 1), true, !opt.noThinking);
-  }
-  const std::vector<std::int32_t> ids = tok.encode(text);
-  return {ids.begin(), ids.end()};
-}
-
 int runForward(const ForwardOptions& opt) {
   engine::ForwardPassRequest request;
   request.modelDir = opt.model;
-  request.ids = opt.text.empty() ? opt.ids : tokenize(opt);
+  request.ids = opt.text.empty() ? opt.ids : tokenizeInput(opt.model, opt.text, opt.chat, !opt.noThinking);
   request.taps = opt.taps;
   request.statistics = opt.stats;
   request.model.devices = opt.devices.empty() ? std::vector<std::string>{opt.device} : opt.devices;

@@ -27,6 +27,7 @@ void registerCommands(CLI::App& app) {
   registerDemoCommand(app);
   registerRenderCommand(app);
   registerForwardCommand(app);
+  registerDraftCommand(app);
 }
 
 int runSelected(CLI::App& app) {

@@ -26,6 +26,7 @@ void registerServeCommand(CLI::App& app);
 void registerDemoCommand(CLI::App& app);
 void registerRenderCommand(CLI::App& app);
 void registerForwardCommand(CLI::App& app);
+void registerDraftCommand(CLI::App& app);
 // Runs the action of the chosen subcommand and returns its exit code.
 int runSelected(CLI::App& app);
 

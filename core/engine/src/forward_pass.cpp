@@ -10,25 +10,10 @@
 #include "dfi/base/error.h"
 #include "dfi/tensorfile/safetensors_writer.h"
 #include "target_model.h"
+#include "tensor_export.h"
 
 namespace dfi::engine {
 namespace {
-
-tensorfile::DType fileDType(at::ScalarType type) {
-  switch (type) {
-    case at::kBFloat16: return tensorfile::DType::BF16;
-    case at::kHalf: return tensorfile::DType::F16;
-    case at::kLong: return tensorfile::DType::I64;
-    default: return tensorfile::DType::F32;
-  }
-}
-
-// Adds one [1, ...] tensor without its batch dimension, copied to host memory.
-void addTensor(tensorfile::SafetensorsWriter& writer, const std::string& name, const at::Tensor& batched) {
-  const at::Tensor host = batched.select(0, 0).to(at::kCPU).contiguous();
-  const auto* bytes = static_cast<const std::byte*>(host.data_ptr());
-  writer.add(name, fileDType(host.scalar_type()), host.sizes().vec(), std::span(bytes, host.nbytes()));
-}
 
 std::string joined(const std::vector<std::string>& parts) {
   std::string text;
@@ -63,15 +48,15 @@ ForwardPassSummary runForwardPass(const ForwardPassRequest& request) {
   summary.forwardSeconds = secondsSince(forwardStart);
 
   tensorfile::SafetensorsWriter writer(request.out);
-  addTensor(writer, "input_ids", ids);
-  addTensor(writer, "logits", out.logits);
-  addTensor(writer, "final_hidden", out.finalHidden);
+  addTensor(writer, "input_ids", ids[0]);
+  addTensor(writer, "logits", out.logits[0]);
+  addTensor(writer, "final_hidden", out.finalHidden[0]);
   for (size_t i = 0; i < request.taps.size(); ++i) {
     const std::string id = std::to_string(request.taps[i]);
     if (i > 0 && std::find(request.taps.begin(), request.taps.begin() + i, request.taps[i]) != request.taps.begin() + i)
       continue;  // a repeated tap id is written once
-    addTensor(writer, "hidden." + id, out.taps[i]);
-    if (request.statistics) addTensor(writer, "stats." + id, out.statistics[i]);
+    addTensor(writer, "hidden." + id, out.taps[i][0]);
+    if (request.statistics) addTensor(writer, "stats." + id, out.statistics[i][0]);
   }
   writer.setMetadata("model", request.modelDir.string());
   writer.setMetadata("dtype", request.model.dtype);

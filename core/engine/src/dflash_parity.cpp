@@ -1,0 +1,72 @@
+#include "dflash_parity.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include <ATen/ATen.h>
+
+#include "dfi/base/error.h"
+
+namespace dfi::engine {
+
+at::Tensor inferencePathLogits(const DFlashDrafter& drafter, const at::Tensor& features, const at::Tensor& tokens,
+                               std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
+                               DrafterProbes* probes) {
+  const std::int64_t length = features.size(0);
+  if (anchors.empty()) throw UsageError("no anchors to draft", {.item = "anchors"});
+  std::vector<std::size_t> order(anchors.size());
+  std::iota(order.begin(), order.end(), 0);
+  // Context lengths grow with the anchor, so one cache serves every block in anchor order.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return anchors[a] < anchors[b]; });
+  const at::Tensor tokensCpu = tokens.to(at::kCPU, at::kLong);
+  DrafterKvCache cache = drafter.newCache();
+  std::vector<at::Tensor> logits(anchors.size());
+  std::vector<std::vector<at::Tensor>> layerOutputs(anchors.size());
+  for (std::size_t j : order) {
+    const std::int64_t anchor = anchors[j];
+    if (anchor < 0 || anchor >= length)
+      throw UsageError("anchor " + std::to_string(anchor) + " is outside the sequence of " + std::to_string(length) +
+                           " positions",
+                       {.item = "anchors"});
+    const std::int64_t context = analysis::inferenceContextLength(variant, anchor);
+    DrafterProbes blockProbes{.wantLayerOutputs = probes && probes->wantLayerOutputs};
+    logits[j] = drafter.draft(cache, features.narrow(0, cache.length(), context - cache.length()),
+                              tokensCpu[anchor].item<std::int64_t>(), anchor, variant, &blockProbes);
+    layerOutputs[j] = std::move(blockProbes.layerOutputs);
+  }
+  if (probes && probes->wantLayerOutputs) {
+    probes->layerOutputs.clear();
+    for (std::size_t layer = 0; layer < layerOutputs.front().size(); ++layer) {
+      std::vector<at::Tensor> rows;
+      for (const auto& block : layerOutputs) rows.push_back(block[layer]);
+      probes->layerOutputs.push_back(at::cat(rows, 0));
+    }
+  }
+  return at::stack(logits, 0);
+}
+
+std::vector<BlockParity> compareDraftPaths(const at::Tensor& inference, const at::Tensor& training, double tolerance) {
+  if (inference.sizes() != training.sizes())
+    throw UsageError("the inference and training paths gave logits of different shapes", {.item = "parity"});
+  const at::Tensor a = inference.to(at::kCPU, at::kFloat), b = training.to(at::kCPU, at::kFloat);
+  const at::Tensor diff = (a - b).abs().amax({1, 2});             // [N]
+  const at::Tensor agree = a.argmax(-1).eq(b.argmax(-1)).contiguous();  // [N, B-1]
+  std::vector<BlockParity> result;
+  for (std::int64_t n = 0; n < a.size(0); ++n) {
+    BlockParity parity;
+    parity.maxAbsDiff = diff[n].item<double>();
+    const at::Tensor row = agree[n];
+    parity.argmaxAgreement = a.size(1) ? row.to(at::kDouble).mean().item<double>() : 1.0;
+    for (std::int64_t slot = 0; slot < row.size(0); ++slot)
+      if (!row[slot].item<bool>()) {
+        parity.firstDifferingSlot = static_cast<int>(slot);
+        break;
+      }
+    parity.flagged = parity.maxAbsDiff > tolerance || parity.firstDifferingSlot >= 0;
+    result.push_back(parity);
+  }
+  return result;
+}
+
+}  // namespace dfi::engine
