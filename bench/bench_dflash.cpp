@@ -1,0 +1,154 @@
+// DFlash engine benchmark (CPU) on the bundled demo (resources/demo: Qwen3.5-style hybrid
+// target, drafter-good): live speculative decoding tokens/s and teacher-forced anchors/s,
+// against a Python loop doing the same work on the same models, prompts (the same token ids),
+// max new tokens, stop tokens and thread count, measured in the same run by
+// bench_dflash_ref.py (transformers target with caches and a Gated DeltaNet state rollback, a
+// PyTorch drafter with a context K/V cache; teacher forcing with one batched drafter forward
+// per 32 anchors, as the engine). Both are greedy and fp32 (bf16 weights upcast).
+//
+// The figures are comparable only if the work is identical, so the run also compares what
+// both produced: committed tokens and per-step acceptance lengths of the live loop, and the
+// per-anchor acceptance of the teacher-forced pass; mismatches are printed as counts.
+// Prints one JSON line per figure; speedup > 1 means the engine is faster.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <nlohmann/json.hpp>
+
+#include "dflash_decode.h"
+#include "dflash_teacher_forced.h"
+#include "evaluation_models.h"
+#include "target_model.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+using namespace dfi::engine;
+
+constexpr int kMaxNewTokens = 96, kRepeat = 2;
+
+double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+nlohmann::json runReference(const fs::path& demo, int threads, int limit) {
+  const std::string command = std::string("'") + DFI_PYTHON + "' '" + DFI_SOURCE_DIR +
+                              "/bench/bench_dflash_ref.py' --target '" + (demo / "target").string() +
+                              "' --drafter '" + (demo / "drafter-good").string() + "' --prompts '" +
+                              (demo / "prompts.jsonl").string() + "' --threads " + std::to_string(threads) +
+                              " --max-new-tokens " + std::to_string(kMaxNewTokens) + " --repeat " +
+                              std::to_string(kRepeat) + " --limit " + std::to_string(limit) + " 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) throw std::runtime_error("cannot run " + command);
+  std::string output;
+  char buffer[4096];
+  while (const std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  if (pclose(pipe) != 0) throw std::runtime_error("reference script failed: " + command);
+  return nlohmann::json::parse(output);
+}
+
+}  // namespace
+
+// Usage: bench_dflash [N] (the first N demo prompts; default all); DFI_BENCH_THREADS=T.
+int main(int argc, char** argv) {
+  const int limit = argc > 1 ? std::stoi(argv[1]) : 0;
+  // One thread for both by default: the demo models are tiny (hidden 128), and on a shared
+  // host more threads than free cores leave both sides spinning in OpenMP barriers (2 threads
+  // on a loaded 2-core machine made the Python loop 25x slower). DFI_BENCH_THREADS overrides.
+  const char* threadsEnv = std::getenv("DFI_BENCH_THREADS");
+  const int threads = threadsEnv ? std::max(1, std::atoi(threadsEnv)) : 1;
+  at::set_num_threads(threads);
+  const fs::path demo = fs::path(DFI_SOURCE_DIR) / "resources/demo";
+  const nlohmann::json reference = runReference(demo, threads, limit);
+
+  const auto target = TargetModel::load(demo / "target", ModelOptions{.devices = {"cpu"}, .dtype = "fp32"});
+  const auto drafter = loadDrafter(demo / "drafter-good", *target);
+  const SpeculativeOptions options{.maxNewTokens = kMaxNewTokens,
+                                   .stopTokens = reference["stop_tokens"].get<std::vector<std::int64_t>>()};
+  std::vector<std::vector<std::int64_t>> prompts;
+  for (const auto& p : reference["prompts"]) prompts.push_back(p["ids"].get<std::vector<std::int64_t>>());
+
+  // Live loop: best of kRepeat over all prompts, as the reference.
+  std::vector<SpeculativeResult> live;
+  double liveSeconds = 1e9;
+  for (int r = 0; r < kRepeat; ++r) {
+    std::vector<SpeculativeResult> results;
+    const auto start = Clock::now();
+    for (const auto& prompt : prompts) results.push_back(speculativeDecode(*target, *drafter, prompt, options));
+    liveSeconds = std::min(liveSeconds, secondsSince(start));
+    live = std::move(results);
+  }
+
+  // Teacher-forced on the reference's sequences, anchors at every generated position.
+  std::vector<std::vector<dfi::session::StepRecord>> forced;
+  double forcedSeconds = 1e9;
+  std::int64_t anchorCount = 0;
+  for (int r = 0; r < kRepeat; ++r) {
+    std::vector<std::vector<dfi::session::StepRecord>> results;
+    anchorCount = 0;
+    const auto start = Clock::now();
+    for (const auto& p : reference["prompts"]) {
+      const auto sequence = p["tokens"].get<std::vector<std::int64_t>>();
+      const auto anchors = p["tf_anchors"].get<std::vector<std::int64_t>>();
+      anchorCount += static_cast<std::int64_t>(anchors.size());
+      results.push_back(teacherForcedSteps(*target, *drafter, sequence, anchors));
+    }
+    forcedSeconds = std::min(forcedSeconds, secondsSince(start));
+    forced = std::move(results);
+  }
+
+  // Same work? Tokens and acceptance lengths of every step, acceptance at every anchor.
+  int tokenMismatches = 0, stepMismatches = 0, anchorMismatches = 0;
+  std::int64_t newTokens = 0, refNewTokens = 0, steps = 0;
+  double tauSum = 0;
+  for (std::size_t i = 0; i < prompts.size(); ++i) {
+    const auto& p = reference["prompts"][i];
+    const auto refTokens = p["tokens"].get<std::vector<std::int64_t>>();
+    const auto refLengths = p["accept_lengths"].get<std::vector<int>>();
+    if (live[i].tokens != refTokens) ++tokenMismatches;
+    std::vector<int> lengths;
+    for (const auto& s : live[i].steps) lengths.push_back(s.acceptLength());
+    for (std::size_t s = 0; s < std::max(lengths.size(), refLengths.size()); ++s)
+      if (s >= lengths.size() || s >= refLengths.size() || lengths[s] != refLengths[s]) ++stepMismatches;
+    newTokens += static_cast<std::int64_t>(live[i].tokens.size() - prompts[i].size());
+    refNewTokens += static_cast<std::int64_t>(refTokens.size() - prompts[i].size());
+    steps += static_cast<std::int64_t>(live[i].steps.size());
+    tauSum += live[i].meanAcceptLength();
+    const auto refAccepted = p["tf_accepted"].get<std::vector<int>>();
+    for (std::size_t j = 0; j < forced[i].size(); ++j)
+      if (j >= refAccepted.size() || forced[i][j].acceptedCount != refAccepted[j]) ++anchorMismatches;
+  }
+  const double pySeconds = reference["live_s"], pyForced = reference["tf_s"];
+  const auto n = static_cast<double>(prompts.size());
+  std::cout << nlohmann::json{{"bench", "dflash_live_demo"},
+                              {"dfi_tokens_per_s", static_cast<double>(newTokens) / liveSeconds},
+                              {"py_tokens_per_s", static_cast<double>(refNewTokens) / pySeconds},
+                              {"speedup_vs_py", pySeconds / liveSeconds},
+                              {"prompts", prompts.size()},
+                              {"new_tokens", newTokens},
+                              {"steps", steps},
+                              {"tau", tauSum / n},
+                              {"mismatched_responses", tokenMismatches},
+                              {"mismatched_steps", stepMismatches},
+                              {"threads", threads}}
+                   .dump()
+            << std::endl;
+  std::cout << nlohmann::json{{"bench", "dflash_teacher_forced_demo"},
+                              {"dfi_anchors_per_s", static_cast<double>(anchorCount) / forcedSeconds},
+                              {"py_anchors_per_s", static_cast<double>(anchorCount) / pyForced},
+                              {"speedup_vs_py", pyForced / forcedSeconds},
+                              {"anchors", anchorCount},
+                              {"mismatched_anchors", anchorMismatches},
+                              {"threads", threads}}
+                   .dump()
+            << std::endl;
+  return 0;
+}
