@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dfi/base/error.h"
+#include "dfi/engine/prompt_set.h"
 #include "dfi/session/reader.h"
 #include "dfi/session/writer.h"
 #include "summary_table.h"
@@ -101,6 +102,11 @@ int evaluateIntoSession(const engine::EvaluationSettings& settings, const std::s
   std::signal(SIGINT, onInterrupt);
   ProgressReporter progress(report.progress, report.context);
   try {
+    // Loading the models can take minutes: show the bar, and the work ahead, before it.
+    const auto prompts = engine::selectPrompts(
+        engine::readPromptSet(settings.prompts, {.skipMalformed = settings.skipBadPrompts}).prompts, settings.limit,
+        settings.shardIndex, settings.shardCount);
+    progress.report({0, static_cast<std::int64_t>(prompts.size() * settings.drafters.size()), 0, 0, "loading models"});
     const auto runs =
         engine::runEvaluation(settings, sink, [&](const engine::EvaluationProgress& p) { progress.report(p); }, cancel);
     progress.finish();

@@ -313,8 +313,6 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
   TokenStringBook book(models.tokenizer, sink);
   const auto started = Clock::now();
   EvaluationProgress state{0, static_cast<std::int64_t>(models.drafters.size() * prompts.size())};
-  state.current = "models loaded";
-  if (progress) progress(state);  // loading can take minutes: say so, and how much is ahead
   std::vector<RunSummary> summaries;
 
   for (const LoadedDrafter& drafter : models.drafters) {

@@ -59,7 +59,6 @@ struct EvaluationSettings {
   std::string toJson() const;  // recorded with every run
 };
 
-// Reported once the models are loaded (done = 0), then after every (drafter, prompt) pair.
 struct EvaluationProgress {
   std::int64_t done = 0;   // (drafter, prompt) pairs finished
   std::int64_t total = 0;
