@@ -21,6 +21,8 @@ std::vector<session::StepRecord> FileSessionSource::steps(session::RunId run, se
 
 std::optional<session::StepRecord> FileSessionSource::step(session::StepId step) { return reader_->step(step); }
 
+std::optional<session::TreeRecord> FileSessionSource::tree(session::StepId step) { return reader_->tree(step); }
+
 std::optional<session::TokenString> FileSessionSource::tokenString(session::TokenId token) {
   return reader_->tokenString(token);
 }

@@ -22,6 +22,7 @@ class FileSessionSource : public SessionSource {
   std::vector<session::PromptRecord> prompts(session::RunId run) override;
   std::vector<session::StepRecord> steps(session::RunId run, session::PromptId prompt) override;
   std::optional<session::StepRecord> step(session::StepId step) override;
+  std::optional<session::TreeRecord> tree(session::StepId step) override;
   std::optional<session::TokenString> tokenString(session::TokenId token) override;
   void forEachStepSummary(session::RunId run, const std::function<void(const session::StepSummary&)>& visit) override;
   std::vector<session::StepRecord> refresh() override;

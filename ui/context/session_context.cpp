@@ -220,6 +220,10 @@ std::optional<session::StepRecord> SessionContext::step(session::StepId id) {
   return read;
 }
 
+std::optional<session::TreeRecord> SessionContext::tree(session::StepId id) {
+  return checked("a tree", [&] { return source_->tree(id); });
+}
+
 bool SessionContext::forEachStepSummary(session::RunId run,
                                         const std::function<void(const session::StepSummary&)>& visit) {
   return checked("the steps of a run", [&] {

@@ -61,6 +61,7 @@ class SessionContext : public QObject {
   std::optional<session::PromptRecord> prompt(session::RunId run, session::PromptId prompt);
   std::vector<session::StepRecord> steps(session::RunId run, session::PromptId prompt);
   std::optional<session::StepRecord> step(session::StepId step);
+  std::optional<session::TreeRecord> tree(session::StepId step);
   // False (after reporting) when the read failed part-way.
   bool forEachStepSummary(session::RunId run, const std::function<void(const session::StepSummary&)>& visit);
   // The token's printable text ("␣the", "\\n"); "#id" when the session has no string for it.

@@ -23,6 +23,8 @@ class SessionSource {
   // The steps of one response, in step order.
   virtual std::vector<session::StepRecord> steps(session::RunId run, session::PromptId prompt) = 0;
   virtual std::optional<session::StepRecord> step(session::StepId step) = 0;
+  // The DDTree verified at a step, when the run recorded one.
+  virtual std::optional<session::TreeRecord> tree(session::StepId step) = 0;
   virtual std::optional<session::TokenString> tokenString(session::TokenId token) = 0;
   // Every step of a run in write order, one summary at a time (without holding them all, and
   // without decoding token arrays that whole-run figures never look at).

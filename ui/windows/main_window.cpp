@@ -23,12 +23,13 @@
 #include "windows/navigator.h"
 #include "windows/run_dialog.h"
 #include "windows/token_view.h"
+#include "windows/tree_view.h"
 
 namespace dfi::ui {
 namespace {
 
 // Bump when panels are added or renamed, so an old saved layout is not applied to new docks.
-constexpr int kLayoutVersion = 2;
+constexpr int kLayoutVersion = 3;
 
 QStringList droppedSessions(const QMimeData* mime) {
   QStringList paths;
@@ -47,7 +48,8 @@ MainWindow::MainWindow(QWidget* parent)
       logDock_(new LogDock(this)),
       maskView_(new MaskView(context_)),
       navigator_(new Navigator(context_)),
-      tokenView_(new TokenView(context_)) {
+      tokenView_(new TokenView(context_)),
+      treeView_(new TreeView(context_)) {
   setWindowTitle(tr("DFlash Inspector"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/dflash-inspector.svg")));
   setAcceptDrops(true);
@@ -55,11 +57,14 @@ MainWindow::MainWindow(QWidget* parent)
   resize(1400, 900);
 
   // Default layout: the navigator on the left, the block's tokens above its mask on the
-  // right, the log along the bottom.
+  // right (the tree in a tab behind the mask), the log along the bottom.
   addPanel(navigator_, tr("Navigator"), QStringLiteral("NavigatorDock"), Qt::LeftDockWidgetArea);
   QDockWidget* tokens = addPanel(tokenView_, tr("Tokens"), QStringLiteral("TokenDock"), Qt::RightDockWidgetArea);
   QDockWidget* mask = addPanel(maskView_, tr("Attention mask"), QStringLiteral("MaskDock"), Qt::RightDockWidgetArea);
   splitDockWidget(tokens, mask, Qt::Vertical);
+  QDockWidget* tree = addPanel(treeView_, tr("Tree"), QStringLiteral("TreeDock"), Qt::RightDockWidgetArea);
+  tabifyDockWidget(mask, tree);
+  mask->raise();
   addDockWidget(Qt::BottomDockWidgetArea, logDock_);
   resizeDocks({findChild<QDockWidget*>(QStringLiteral("NavigatorDock"))}, {420}, Qt::Horizontal);
   resizeDocks({logDock_}, {140}, Qt::Vertical);

@@ -15,6 +15,7 @@ class LogDock;
 class MaskView;
 class Navigator;
 class TokenView;
+class TreeView;
 class RecentFilesMenu;
 class RunDialog;
 
@@ -28,6 +29,7 @@ class MainWindow : public QMainWindow {
   MaskView* maskView() const { return maskView_; }
   Navigator* navigator() const { return navigator_; }
   TokenView* tokenView() const { return tokenView_; }
+  TreeView* treeView() const { return treeView_; }
   LogDock* logDock() const { return logDock_; }
 
   bool openFile(const QString& path);
@@ -57,6 +59,7 @@ class MainWindow : public QMainWindow {
   MaskView* maskView_;
   Navigator* navigator_;
   TokenView* tokenView_;
+  TreeView* treeView_;
   RecentFilesMenu* recent_ = nullptr;
   RunDialog* runDialog_ = nullptr;
   QMenu* viewMenu_ = nullptr;

@@ -15,6 +15,7 @@
 #include "windows/mask_view.h"
 #include "windows/navigator.h"
 #include "windows/token_view.h"
+#include "windows/tree_view.h"
 
 namespace dfi::ui {
 namespace {
@@ -57,6 +58,7 @@ QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, const QString& n
   if (name == QStringLiteral("window")) return &window;
   if (name == QStringLiteral("navigator")) return window.navigator()->exportTarget();
   if (name == QStringLiteral("tokens")) return window.tokenView()->exportTarget();
+  if (name == QStringLiteral("tree")) return window.treeView()->exportTarget();
   prepareMask(standaloneMask, name);
   return standaloneMask.exportTarget();
 }
@@ -65,7 +67,7 @@ QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, const QString& n
 
 QStringList renderableViews() {
   return {QStringLiteral("window"), QStringLiteral("navigator"), QStringLiteral("tokens"), QStringLiteral("mask"),
-          QStringLiteral("mask-diff"), QStringLiteral("mask-training-diff")};
+          QStringLiteral("mask-diff"), QStringLiteral("mask-training-diff"), QStringLiteral("tree")};
 }
 
 int renderViews(const RenderRequest& request) {

@@ -18,7 +18,7 @@ struct RenderRequest {
   QString format = QStringLiteral("png");
 };
 
-// "window", "navigator", "tokens", "mask", "mask-diff", "mask-training-diff".
+// "window", "navigator", "tokens", "mask", "mask-diff", "mask-training-diff", "tree".
 QStringList renderableViews();
 
 // Writes <outputDir>/<view>.<format> for each view and prints each path; returns the exit
