@@ -262,7 +262,12 @@ QVariant NavigatorModel::stepData(const Run& run, const Prompt& prompt, const St
 }
 
 QVariant NavigatorModel::headerData(int section, Qt::Orientation orientation, int role) const {
-  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  if (orientation != Qt::Horizontal) return {};
+  // Which tau: the navigator pools its steps; the compare view's table has the z-lab one too.
+  if (role == Qt::ToolTipRole && section == AcceptanceColumn)
+    return tr("Mean acceptance length pooled over the steps below (vLLM's \u03c4); the compare view also "
+              "shows the z-lab \u03c4, the mean of per-response means");
+  if (role != Qt::DisplayRole) return {};
   switch (section) {
     case NameColumn: return tr("Run / prompt / step");
     case AcceptanceColumn: return tr("Acceptance (\u03c4)");

@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QShortcut>
@@ -52,6 +53,10 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
   belowValue_->setToolTip(tr("Show steps whose accept length (accepted drafts + 1) is below this"));
   regression_->setToolTip(tr("Prompts whose mean acceptance with the second drafter is lower than with the first"));
   baselineRun_->setToolTip(tr("Baseline drafter"));
+  for (QComboBox* box : {baselineRun_, worseRun_}) {
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(10);
+  }
   worseRun_->setToolTip(tr("Drafter that may regress"));
   regressionMargin_->setRange(0, 64);
   regressionMargin_->setDecimals(2);
@@ -67,8 +72,11 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
   layout->addWidget(belowValue_, 1, 1);
   layout->addWidget(garbled_, 1, 2);
   layout->addWidget(regression_, 2, 0);
-  layout->addWidget(baselineRun_, 2, 1);
-  layout->addWidget(worseRun_, 2, 2);
+  // The two drafters share the row's width equally: run names are long ("drafter-good/live/reference").
+  auto* runs = new QHBoxLayout;
+  runs->addWidget(baselineRun_, 1);
+  runs->addWidget(worseRun_, 1);
+  layout->addLayout(runs, 2, 1, 1, 2);
   layout->addWidget(regressionMargin_, 2, 3);
   layout->addWidget(tree_, 3, 0, 1, 4);
   layout->setColumnStretch(2, 1);
