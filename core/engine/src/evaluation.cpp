@@ -112,8 +112,12 @@ std::pair<session::StepRecord, session::TreeRecord> ddtreeStep(const session::St
   session::StepRecord step = tf;
   step.mode = session::StepMode::DDTree;
   step.acceptedCount = static_cast<std::int32_t>(path.size()) - 1;
+  // The bonus is the target's token after the path. A path through non-top-1 candidates can
+  // reach the last slot where the chain did not: the target's token after the block is not in
+  // the record then (targetTokens stop at slot B-2), so the bonus is unknown.
+  const auto accepted = static_cast<std::size_t>(step.acceptedCount);
   if (step.acceptedCount != tf.acceptedCount)
-    step.bonusToken = tf.targetTokens[static_cast<std::size_t>(step.acceptedCount)];
+    step.bonusToken = accepted < tf.targetTokens.size() ? tf.targetTokens[accepted] : kUnknownToken;
   session::TreeRecord record;
   record.nodeTokens = tree.tokens;
   for (double w : tree.logWeights) record.nodeLogProbs.push_back(static_cast<float>(w));
