@@ -1,5 +1,6 @@
 #include "progress_report.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@ namespace {
 // A log file gets a line at most this often (and the last one), not one per prompt.
 constexpr double kPlainIntervalSeconds = 5.0;
 constexpr int kBarWidth = 30;
+constexpr int kMinBarWidth = 10;
 
 // A drafter directory's name may hold bytes that are not UTF-8; they must not abort a run.
 std::string dumpLine(const nlohmann::json& j) {
@@ -48,9 +50,10 @@ std::string progressBarLine(const engine::EvaluationProgress& p, int width) {
   char counts[64];
   std::snprintf(counts, sizeof counts, " %lld/%lld %3.0f%%", static_cast<long long>(p.done),
                 static_cast<long long>(p.total), fraction * 100);
-  // Nothing is done yet once the models are loaded: no rate, so no ETA.
-  return bar + counts + "  " + p.current + "  elapsed " + formatDuration(p.elapsedSeconds) + "  eta " +
-         (p.done > 0 ? formatDuration(p.etaSeconds) : "-");
+  // Nothing is done before the first prompt: no rate, so no ETA. The label goes last, where a
+  // narrow terminal cuts it.
+  return bar + counts + "  elapsed " + formatDuration(p.elapsedSeconds) + "  eta " +
+         (p.done > 0 ? formatDuration(p.etaSeconds) : "-") + "  " + p.current;
 }
 
 std::string progressJsonLine(const engine::EvaluationProgress& p, const nlohmann::json& context) {
@@ -72,12 +75,22 @@ ProgressReporter::ProgressReporter(ProgressStyle style, nlohmann::json context)
 
 void ProgressReporter::report(const engine::EvaluationProgress& p) {
   switch (style_) {
-    case ProgressStyle::Bar:
-      // \r and clear-to-end: the bar redraws in place and a shorter line leaves no tail.
-      std::fprintf(stderr, "\r%s\x1b[K", progressBarLine(p, kBarWidth).c_str());
+    case ProgressStyle::Bar: {
+      // \r and clear-to-end: the bar redraws in place and a shorter line leaves no tail. A line
+      // wider than the terminal would wrap, and \r would then redraw only its last row.
+      // A narrow terminal first gets a shorter bar, then loses the end of the label.
+      std::string line = progressBarLine(p, kBarWidth);
+      winsize size{};
+      if (ioctl(fileno(stderr), TIOCGWINSZ, &size) == 0 && size.ws_col > 1 && line.size() >= size.ws_col) {
+        const int spare = static_cast<int>(size.ws_col) - 1 - static_cast<int>(line.size() - kBarWidth);
+        line = progressBarLine(p, std::clamp(spare, kMinBarWidth, kBarWidth));
+        if (line.size() >= size.ws_col) line.resize(size.ws_col - 1u);
+      }
+      std::fprintf(stderr, "\r%s\x1b[K", line.c_str());
       std::fflush(stderr);
       barOpen_ = true;
       break;
+    }
     case ProgressStyle::Plain:
       if (p.done == p.total || p.elapsedSeconds - lastPlainSeconds_ >= kPlainIntervalSeconds) {
         std::fprintf(stderr, "[%lld/%lld] %s  elapsed %s  eta %s\n", static_cast<long long>(p.done),

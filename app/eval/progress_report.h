@@ -21,7 +21,7 @@ ProgressStyle parseProgressStyle(std::string_view text);
 
 // "1h02m", "3m05s", "12s": short enough for a bar.
 std::string formatDuration(double seconds);
-// [=========>          ] 12/40 30%  drafter: prompt 12/40  elapsed 1m02s  eta 2m24s
+// [=========>          ] 12/40 30%  elapsed 1m02s  eta 2m24s  drafter: prompt 12/40
 std::string progressBarLine(const engine::EvaluationProgress& p, int width);
 // One JSON object, no newline: {"event":"progress","done":..,"total":..,...} plus `context`.
 std::string progressJsonLine(const engine::EvaluationProgress& p, const nlohmann::json& context);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -90,23 +91,22 @@ void printSummary(const std::vector<SummaryRun>& runs, ProgressReporter& progres
   std::fflush(stdout);
 }
 
-}  // namespace
-
-int evaluateIntoSession(const engine::EvaluationSettings& settings, const std::string& sessionPath,
-                        bool overwrite, const SessionReport& report) {
+// The evaluation itself; evaluateIntoSession() adds the error events around it.
+int evaluate(const engine::EvaluationSettings& settings, const std::string& sessionPath, bool overwrite,
+             ProgressReporter& progress) {
+  // A bad prompt file is refused before the session file exists; and loading the models can
+  // take minutes, so the work ahead is shown before it.
+  const auto prompts = engine::selectPrompts(
+      engine::readPromptSet(settings.prompts, {.skipMalformed = settings.skipBadPrompts}).prompts, settings.limit,
+      settings.shardIndex, settings.shardCount);
   session::Writer writer(sessionPath,
                          {.mode = overwrite ? session::OpenMode::Overwrite : session::OpenMode::CreateNew});
   engine::SessionSink sink(writer);
   engine::CancellationToken cancel;
   activeCancel = &cancel;
   std::signal(SIGINT, onInterrupt);
-  ProgressReporter progress(report.progress, report.context);
+  progress.report({0, static_cast<std::int64_t>(prompts.size() * settings.drafters.size()), 0, 0, "loading models"});
   try {
-    // Loading the models can take minutes: show the bar, and the work ahead, before it.
-    const auto prompts = engine::selectPrompts(
-        engine::readPromptSet(settings.prompts, {.skipMalformed = settings.skipBadPrompts}).prompts, settings.limit,
-        settings.shardIndex, settings.shardCount);
-    progress.report({0, static_cast<std::int64_t>(prompts.size() * settings.drafters.size()), 0, 0, "loading models"});
     const auto runs =
         engine::runEvaluation(settings, sink, [&](const engine::EvaluationProgress& p) { progress.report(p); }, cancel);
     progress.finish();
@@ -118,15 +118,30 @@ int evaluateIntoSession(const engine::EvaluationSettings& settings, const std::s
     progress.finish();
     activeCancel = nullptr;
     writer.close();  // keeps every step recorded so far, in a single valid file
-    const bool cancelled = dynamic_cast<const CancelledError*>(&e) != nullptr;
-    if (cancelled) {
+    if (dynamic_cast<const CancelledError*>(&e)) {
       try {
         printSummary(recordedRuns(sessionPath, settings), progress, sessionPath, true);
       } catch (const std::exception& readBack) {  // the cancellation, not this, decides the exit code
         std::fprintf(stderr, "dflash-eval: no summary of the cancelled run: %s\n", readBack.what());
       }
+    } else if (session::Reader(sessionPath).runs().empty()) {
+      // Refused before anything was recorded (a drafter that does not fit, a block size it was
+      // not trained for): no empty session is left to block the corrected rerun.
+      std::filesystem::remove(sessionPath);
     }
-    progress.event(cancelled ? "cancelled" : "error",
+    throw;
+  }
+}
+
+}  // namespace
+
+int evaluateIntoSession(const engine::EvaluationSettings& settings, const std::string& sessionPath,
+                        bool overwrite, const SessionReport& report) {
+  ProgressReporter progress(report.progress, report.context);
+  try {
+    return evaluate(settings, sessionPath, overwrite, progress);
+  } catch (const Error& e) {
+    progress.event(dynamic_cast<const CancelledError*>(&e) ? "cancelled" : "error",
                    {{"session", sessionPath}, {"message", e.what()}, {"exit_code", e.exitCode()}});
     throw;
   }

@@ -67,8 +67,10 @@ def main(binary, demo, scratch):
     out = scratch / "run.dfi"
 
     trained = json.loads((demo / "drafter-good" / "config.json").read_text())["block_size"]
+    out.unlink(missing_ok=True)
     expect_refusal(run(binary, demo, out, "--prompts", prompts, "--block-size", str(trained + 1)), EXIT_USAGE,
                    "block_size", f"({trained})", "config.json")
+    assert not out.exists(), "a run refused before recording anything leaves no session"
     expect_refusal(run(binary, demo, out, "--prompts", prompts, "--block-size", "1"), EXIT_USAGE, "--block-size")
     expect_refusal(run(binary, demo, out, "--prompts", prompts, "--shard", "auto"), EXIT_USAGE,
                    "RANK/WORLD_SIZE", "SLURM_PROCID/SLURM_NTASKS")
@@ -79,6 +81,7 @@ def main(binary, demo, scratch):
                      '{"question": 12}\n'
                      '{"question": "def h(z):", "dataset": "code"}\n')
     expect_refusal(run(binary, demo, out, "--prompts", mixed), EXIT_FORMAT, str(mixed), "line 3", "question")
+    assert not out.exists(), "a refused prompt file leaves no session"
 
     rc, stdout, err = run(binary, demo, scratch / "mixed.dfi", "--prompts", mixed, "--skip-bad-prompts",
                           "--progress", "json")
