@@ -28,6 +28,7 @@ void registerCommands(CLI::App& app) {
   registerRenderCommand(app);
   registerForwardCommand(app);
   registerDraftCommand(app);
+  registerDiffDumpCommand(app);
 }
 
 int runSelected(CLI::App& app) {

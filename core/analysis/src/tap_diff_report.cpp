@@ -21,6 +21,13 @@ std::string number(double value) {
   return text;
 }
 
+std::string cosineText(double value) {
+  if (!std::isfinite(value)) return number(value);
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6f", value);  // 1.000000 vs 0.999985: %.3g would say 1 for both
+  return text;
+}
+
 std::string displayName(const TensorDiff& t) { return t.theirs == t.ours ? t.ours : t.ours + " <- " + t.theirs; }
 
 std::string padded(const std::string& text, std::size_t width) {
@@ -33,10 +40,10 @@ std::string joined(const std::vector<std::string>& names) {
   return text;
 }
 
-nlohmann::json finiteOrNull(double value) { return std::isfinite(value) ? nlohmann::json(value) : nlohmann::json(); }
+nlohmann::ordered_json finiteOrNull(double value) { return std::isfinite(value) ? nlohmann::ordered_json(value) : nlohmann::ordered_json(); }
 
-nlohmann::json array(const std::vector<double>& values) {
-  nlohmann::json out = nlohmann::json::array();
+nlohmann::ordered_json array(const std::vector<double>& values) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (double v : values) out.push_back(finiteOrNull(v));
   return out;
 }
@@ -47,8 +54,8 @@ std::string renderTapDiffTable(const TapDiffReport& report) {
   std::vector<std::vector<std::string>> rows{{"tensor", "shape", "max abs diff", "worst pos", "first over tol", "min cosine"}};
   for (const TensorDiff& t : report.tensors)
     rows.push_back({displayName(t), tensorfile::shapeToString(t.shape), number(t.maxAbsDiff),
-                    t.worstPosition < 0 ? "-" : std::to_string(t.worstPosition),
-                    t.firstOverTolerance < 0 ? "-" : std::to_string(t.firstOverTolerance), number(t.minCosine)});
+                    t.worstPosition < 0 || t.maxAbsDiff == 0 ? "-" : std::to_string(t.worstPosition),
+                    t.firstOverTolerance < 0 ? "-" : std::to_string(t.firstOverTolerance), cosineText(t.minCosine)});
   std::vector<std::size_t> widths(rows.front().size(), 0);
   for (const auto& row : rows)
     for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
@@ -66,7 +73,8 @@ std::string renderTapDiffTable(const TapDiffReport& report) {
     out += "unmatched in theirs (" + std::to_string(report.unmatchedTheirs.size()) +
            "): " + joined(report.unmatchedTheirs) + "\n";
   const auto beyond = report.beyondTolerance();
-  out += std::to_string(report.tensors.size()) + " tensors compared, tolerance " + number(report.tolerance) + ": ";
+  out += std::to_string(report.tensors.size()) + (report.tensors.size() == 1 ? " tensor" : " tensors") +
+         " compared, tolerance " + number(report.tolerance) + ": ";
   if (beyond.empty()) return out + "all within tolerance\n";
   std::vector<std::string> names;
   for (const TensorDiff* t : beyond) names.push_back(t->ours + " (from position " + std::to_string(t->firstOverTolerance) + ")");
@@ -74,7 +82,7 @@ std::string renderTapDiffTable(const TapDiffReport& report) {
 }
 
 std::string tapDiffJson(const TapDiffReport& report) {
-  nlohmann::json tensors = nlohmann::json::array();
+  nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
   for (const TensorDiff& t : report.tensors) {
     tensors.push_back({
         {"name", t.ours},
@@ -88,9 +96,9 @@ std::string tapDiffJson(const TapDiffReport& report) {
         {"max_abs_diff", finiteOrNull(t.maxAbsDiff)},
         {"rms_diff", finiteOrNull(t.rmsDiff)},
         {"min_cosine", finiteOrNull(t.minCosine)},
-        {"worst_position", t.worstPosition < 0 ? nlohmann::json() : nlohmann::json(t.worstPosition)},
+        {"worst_position", t.worstPosition < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(t.worstPosition)},
         {"first_position_over_tolerance",
-         t.firstOverTolerance < 0 ? nlohmann::json() : nlohmann::json(t.firstOverTolerance)},
+         t.firstOverTolerance < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(t.firstOverTolerance)},
         {"within_tolerance", t.withinTolerance()},
         {"positions",
          {{"max_abs_diff", array(t.positions.maxAbsDiff)},
@@ -99,7 +107,7 @@ std::string tapDiffJson(const TapDiffReport& report) {
           {"cosine", array(t.positions.cosine)}}},
     });
   }
-  const nlohmann::json doc{
+  const nlohmann::ordered_json doc{
       {"ours", report.oursFile},
       {"theirs", report.theirsFile},
       {"tolerance", report.tolerance},
@@ -108,7 +116,7 @@ std::string tapDiffJson(const TapDiffReport& report) {
       {"unmatched_ours", report.unmatchedOurs},
       {"unmatched_theirs", report.unmatchedTheirs},
   };
-  return doc.dump(2) + "\n";
+  return doc.dump() + "\n";
 }
 
 void writeTapDiffTensors(const TapDiffReport& report, const std::filesystem::path& file) {

@@ -9,8 +9,9 @@
 
 namespace dfi::analysis {
 
-// One line per compared tensor (name, shape, max abs diff, worst position, first position over
-// the tolerance, min cosine), then the unmatched tensors of each file and a verdict line.
+// One line per compared tensor (name, shape, max abs diff, worst position ("-" when nothing
+// differs), first position over the tolerance, min cosine), then the unmatched tensors of each
+// file and a verdict line.
 std::string renderTapDiffTable(const TapDiffReport& report);
 
 // {"ours", "theirs", "tolerance", "within_tolerance", "tensors": [{"name", "theirs", "rule",
@@ -18,7 +19,8 @@ std::string renderTapDiffTable(const TapDiffReport& report);
 //  "rms_diff", "min_cosine", "worst_position", "first_position_over_tolerance" (null: none),
 //  "within_tolerance", "positions": {"max_abs_diff": [..], "rms_diff": [..],
 //  "relative_diff": [..], "cosine": [..]}}], "unmatched_ours": [..], "unmatched_theirs": [..]}
-// NaN and infinite values are written as null (JSON has no such numbers).
+// One line, keys in this order. NaN and infinite values are written as null (JSON has no such
+// numbers).
 std::string tapDiffJson(const TapDiffReport& report);
 
 // A .safetensors file with, per compared tensor (our name), F32 [positions] arrays
