@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "dfi/base/log_text.h"
 #include "dfi/engine/runtime.h"
 #include "run_options.h"
 #include "session_evaluation.h"
@@ -58,6 +59,7 @@ void registerRunCommand(CLI::App& app) {
   setAction(*sub, [options, session, overwrite, progress] {
     const EnvLookup env = processEnvironment();
     const ShardSpec shard = resolveShard(options->shard, env);
+    if (const auto warning = unshardedLauncherWarning(options->shard, env)) logText("eval", LogLevel::Warn, *warning);
     SessionReport report{parseProgressStyle(*progress), nlohmann::json::object()};
     if (shard.count > 1) report.context["shard"] = std::to_string(shard.index) + "/" + std::to_string(shard.count);
     engine::EvaluationSettings settings = options->toSettings(env);

@@ -62,6 +62,18 @@ ShardSpec resolveShard(std::string_view text, const EnvLookup& env) {
   return {*index, *count, false};
 }
 
+std::optional<std::string> unshardedLauncherWarning(std::string_view text, const EnvLookup& env) {
+  if (text == "auto" || resolveShard(text, env).count > 1) return std::nullopt;
+  for (const char* name : {"WORLD_SIZE", "SLURM_NTASKS"}) {
+    const auto value = env(name);
+    const auto count = value ? parseCount(*value) : std::nullopt;
+    if (count && *count > 1)
+      return std::string(name) + "=" + *value + " is set but --shard is " + std::string(text) +
+             ": every process evaluates every prompt; --shard auto splits them";
+  }
+  return std::nullopt;
+}
+
 std::string shardSessionPath(const std::string& path, const ShardSpec& shard) {
   const std::string tag = std::to_string(shard.index) + "-of-" + std::to_string(shard.count);
   if (const auto at = path.find("{shard}"); at != std::string::npos)

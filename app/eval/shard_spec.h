@@ -26,6 +26,10 @@ EnvLookup processEnvironment();
 // dfi::UsageError naming --shard (and the variables) for anything else.
 ShardSpec resolveShard(std::string_view text, const EnvLookup& env);
 
+// A warning when a launcher started several processes but `text` (the --shard given) makes
+// each of them evaluate every prompt; nullopt otherwise.
+std::optional<std::string> unshardedLauncherWarning(std::string_view text, const EnvLookup& env);
+
 // The session file of a shard. "{shard}" in `path` becomes "i-of-N"; without it, an `auto`
 // shard of several gets ".shard-i-of-N" before the extension (every rank is given the same
 // path and must not write the same file). Explicit i/N paths are used as given.

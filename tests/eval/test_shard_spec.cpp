@@ -88,3 +88,16 @@ TEST(ShardSpec, LocalDeviceFromTheLauncher) {
             (Devices{"cuda:0", "cuda:1"}));
   EXPECT_THROW(resolveLocalDevices(local, envOf({{"LOCAL_RANK", "x"}}), 8), UsageError);
 }
+
+TEST(ShardSpec, WarnsWhenALauncherRanksRunUnsharded) {
+  const auto torchrun = envOf({{"RANK", "1"}, {"WORLD_SIZE", "4"}});
+  const auto warning = unshardedLauncherWarning("0/1", torchrun);
+  ASSERT_TRUE(warning.has_value());
+  EXPECT_NE(warning->find("WORLD_SIZE=4"), std::string::npos) << *warning;
+  EXPECT_NE(warning->find("--shard auto"), std::string::npos) << *warning;
+  EXPECT_TRUE(unshardedLauncherWarning("0/1", envOf({{"SLURM_NTASKS", "8"}})).has_value());
+  EXPECT_FALSE(unshardedLauncherWarning("auto", torchrun).has_value());
+  EXPECT_FALSE(unshardedLauncherWarning("1/4", torchrun).has_value());
+  EXPECT_FALSE(unshardedLauncherWarning("0/1", envOf({{"WORLD_SIZE", "1"}})).has_value());
+  EXPECT_FALSE(unshardedLauncherWarning("0/1", envOf({})).has_value());
+}
