@@ -2,13 +2,22 @@
 // speaking the protocol over stdin/stdout. Requests (one JSON object per line):
 //   {"type":"run", "request_id":1, "target":..., "drafters":[...], "prompts":..., ...,
 //    "session":"/path/on/engine/side.dfi" (optional)}
+//   {"type":"inspect", "request_id":2, "target":..., "drafter":..., "ids":[...], "anchor":12, ...}
+//     (inspect_request.h): one block re-drafted with every probe on
 //   {"type":"cancel", "request_id":1}
-//   {"type":"shutdown"}   (or end of input)
+//   {"type":"shutdown"}   (cancels the active request; at the end of input the queue is
+//                          finished first)
 // Replies: "hello" first, then per run the records (record_codec.h), "progress" frames,
-// and "done" (with the tau summary) or "error" (message and exit code). A failing run never
-// ends the server; the model stays in this process, one run at a time.
+// and "done" (with the tau summary) or "error" (message and exit code); per inspect the block's
+// step, tensor and statistic records, then "done". A failing request never ends the server.
+// Requests queue and run one at a time; models stay loaded between inspect requests
+// (ModelRegistry).
 
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -19,9 +28,13 @@
 #include "dfi/base/error.h"
 #include "dfi/base/version.h"
 #include "dfi/engine/evaluation.h"
+#include "dfi/engine/inspect.h"
+#include "dfi/engine/model_registry.h"
 #include "dfi/engine/runtime.h"
 #include "dfi/protocol/frame.h"
+#include "dfi/protocol/record_codec.h"
 #include "dfi/session/writer.h"
+#include "inspect_request.h"
 #include "run_options.h"
 #include "streaming_sink.h"
 
@@ -38,6 +51,7 @@ class Server {
     send({{"type", "hello"}, {"protocol", 1}, {"engine_version", version()}, {"git", gitHash()},
           {"torch", rt.torchVersion}, {"cuda_compiled", rt.cudaCompiled},
           {"cuda_available", rt.cudaAvailable}, {"cuda_devices", rt.cudaDeviceCount}});
+    std::thread worker([this] { work(); });
     protocol::FrameReader reader(in, "serve stdin");
     while (true) {
       std::optional<protocol::Frame> frame;
@@ -47,17 +61,27 @@ class Server {
         send({{"type", "error"}, {"message", e.what()}, {"exit_code", e.exitCode()}});
         continue;
       }
-      if (!frame) break;
+      if (!frame) break;  // end of input: finish what is queued, then exit
       const std::string type = frame->header.value("type", "");
-      if (type == "shutdown") break;
-      if (type == "run") startRun(frame->header);
-      else if (type == "cancel") cancelRun(frame->header.value("request_id", -1));
-      else send({{"type", "error"}, {"message", "unknown request type '" + type + "'"}, {"exit_code", 2}});
+      if (type == "shutdown") {  // stop now: cancel the active request, drop the queue
+        std::lock_guard lock(jobsMutex_);
+        stopping_ = true;
+        if (active_) active_->cancel();
+        break;
+      }
+      if (type == "run") enqueue(frame->header, &Server::runOne);
+      else if (type == "inspect") enqueue(frame->header, &Server::inspectOne);
+      else if (type == "cancel") cancel(frame->header.value("request_id", -1));
+      else
+        send({{"type", "error"}, {"request_id", frame->header.value("request_id", std::int64_t{-1})},
+              {"message", "unknown request type '" + type + "'"}, {"exit_code", 2}});
     }
-    if (worker_.joinable()) {
-      if (cancel_) cancel_->cancel();
-      worker_.join();
+    {
+      std::lock_guard lock(jobsMutex_);
+      inputEnded_ = true;
     }
+    jobsChanged_.notify_one();
+    worker.join();
     return 0;
   }
 
@@ -67,60 +91,112 @@ class Server {
     protocol::writeFrame(*out_, {header, ""});
   }
 
-  void cancelRun(std::int64_t requestId) {
-    if (cancel_ && requestId == activeRequest_) cancel_->cancel();
-  }
+  using Job = void (Server::*)(const json&, std::int64_t);
+  struct Pending {
+    json request;
+    std::int64_t requestId;
+    Job job;
+  };
 
-  void startRun(const json& request) {
-    const std::int64_t requestId = request.value("request_id", 0);
-    if (busy_) {
-      send({{"type", "error"}, {"request_id", requestId}, {"message", "a run is already in progress"}, {"exit_code", 2}});
-      return;
+  // Requests run one at a time, in arrival order, on the worker thread, so the server keeps
+  // reading (an inspect queued behind a run, a cancel for either).
+  void enqueue(const json& request, Job job) {
+    {
+      std::lock_guard lock(jobsMutex_);
+      pending_.push_back({request, request.value("request_id", std::int64_t{0}), job});
     }
-    if (worker_.joinable()) worker_.join();
-    busy_ = true;
-    activeRequest_ = requestId;
-    cancel_ = std::make_unique<engine::CancellationToken>();
-    worker_ = std::thread([this, request, requestId] {
-      runOne(request, requestId);
-      busy_ = false;
-    });
+    jobsChanged_.notify_one();
   }
 
-  void runOne(const json& request, std::int64_t requestId) {
+  void cancel(std::int64_t requestId) {
+    std::lock_guard lock(jobsMutex_);
+    if (active_ && requestId == activeRequest_) active_->cancel();
+    const auto queued = std::ranges::find(pending_, requestId, &Pending::requestId);
+    if (queued != pending_.end()) {
+      pending_.erase(queued);
+      const CancelledError cancelled("request " + std::to_string(requestId) + " cancelled before it started");
+      send({{"type", "error"}, {"request_id", requestId}, {"message", cancelled.what()},
+            {"exit_code", cancelled.exitCode()}});
+    }
+  }
+
+  void work() {
+    while (true) {
+      Pending next;
+      {
+        std::unique_lock lock(jobsMutex_);
+        jobsChanged_.wait(lock, [this] { return stopping_ || inputEnded_ || !pending_.empty(); });
+        if (stopping_ || pending_.empty()) return;
+        next = std::move(pending_.front());
+        pending_.pop_front();
+        activeRequest_ = next.requestId;
+        active_ = std::make_shared<engine::CancellationToken>();
+      }
+      guarded(next.requestId, [&] { (this->*next.job)(next.request, next.requestId); });
+      std::lock_guard lock(jobsMutex_);
+      active_.reset();
+    }
+  }
+
+  template <typename F>
+  void guarded(std::int64_t requestId, F&& body) {
     try {
-      const engine::EvaluationSettings settings = runOptionsFromJson(request).toSettings();
-      std::optional<session::Writer> writer;
-      if (request.contains("session") && request["session"].is_string())
-        writer.emplace(request["session"].get<std::string>(), session::WriterOptions{.mode = session::OpenMode::Overwrite});
-      StreamingSink sink(*out_, outMutex_, writer ? &*writer : nullptr);
-      auto progress = [&](const engine::EvaluationProgress& p) {
-        send({{"type", "progress"}, {"request_id", requestId}, {"done", p.done}, {"total", p.total},
-              {"elapsed_s", p.elapsedSeconds}, {"eta_s", p.etaSeconds}, {"current", p.current}});
-      };
-      const auto runs = engine::runEvaluation(settings, sink, progress, *cancel_);
-      if (writer) writer->close();
-      json summary = json::array();
-      for (const auto& r : runs)
-        summary.push_back({{"run_id", r.runId}, {"name", r.name}, {"steps", r.steps},
-                           {"tau_reference", r.tauReference}, {"tau_vllm", r.tauVllm},
-                           {"tau_sglang", r.tauSglang ? json(*r.tauSglang) : json(nullptr)}});
-      send({{"type", "done"}, {"request_id", requestId}, {"runs", summary}});
+      body();
     } catch (const Error& e) {
       send({{"type", "error"}, {"request_id", requestId}, {"message", e.what()}, {"exit_code", e.exitCode()}});
     } catch (const std::exception& e) {
-      // An engine failure (CUDA out of memory, a libtorch error) ends this run, not the server.
+      // An engine failure (CUDA out of memory, a libtorch error) ends this request, not the server.
       send({{"type", "error"}, {"request_id", requestId}, {"message", std::string("engine failure: ") + e.what()},
             {"exit_code", 70}});
     }
   }
 
+  void inspectOne(const json& request, std::int64_t requestId) {
+    const engine::InspectResult result = engine::inspectBlock(models_, inspectRequestFromJson(request));
+    std::lock_guard lock(outMutex_);
+    protocol::writeFrame(*out_, protocol::encodeRecord(result.step));
+    for (const auto& tensor : result.tensors) protocol::writeFrame(*out_, protocol::encodeRecord(tensor));
+    for (const auto& statistic : result.statistics) protocol::writeFrame(*out_, protocol::encodeRecord(statistic));
+    protocol::writeFrame(*out_, {{{"type", "done"}, {"request_id", requestId}, {"request", "inspect"},
+                                  {"tensors", result.tensors.size()}, {"statistics", result.statistics.size()}},
+                                 ""});
+  }
+
+  void runOne(const json& request, std::int64_t requestId) {
+    const engine::EvaluationSettings settings = runOptionsFromJson(request).toSettings();
+    std::optional<session::Writer> writer;
+    if (request.contains("session") && request["session"].is_string())
+      writer.emplace(request["session"].get<std::string>(), session::WriterOptions{.mode = session::OpenMode::Overwrite});
+    StreamingSink sink(*out_, outMutex_, writer ? &*writer : nullptr);
+    auto progress = [&](const engine::EvaluationProgress& p) {
+      send({{"type", "progress"}, {"request_id", requestId}, {"done", p.done}, {"total", p.total},
+            {"elapsed_s", p.elapsedSeconds}, {"eta_s", p.etaSeconds}, {"current", p.current}});
+    };
+    std::shared_ptr<engine::CancellationToken> token;
+    {
+      std::lock_guard lock(jobsMutex_);
+      token = active_;
+    }
+    const auto runs = engine::runEvaluation(settings, sink, progress, *token);
+    if (writer) writer->close();
+    json summary = json::array();
+    for (const auto& r : runs)
+      summary.push_back({{"run_id", r.runId}, {"name", r.name}, {"steps", r.steps},
+                         {"tau_reference", r.tauReference}, {"tau_vllm", r.tauVllm},
+                         {"tau_sglang", r.tauSglang ? json(*r.tauSglang) : json(nullptr)}});
+    send({{"type", "done"}, {"request_id", requestId}, {"runs", summary}});
+  }
+
   std::ostream* out_ = nullptr;
   std::mutex outMutex_;
-  std::thread worker_;
-  std::atomic<bool> busy_{false};
-  std::atomic<std::int64_t> activeRequest_{-1};
-  std::unique_ptr<engine::CancellationToken> cancel_;
+  std::mutex jobsMutex_;  // guards the queue, the active request and its token
+  std::condition_variable jobsChanged_;
+  std::deque<Pending> pending_;
+  std::int64_t activeRequest_ = -1;
+  std::shared_ptr<engine::CancellationToken> active_;
+  bool stopping_ = false;    // "shutdown": cancel and exit
+  bool inputEnded_ = false;  // end of input: exit once the queue is empty
+  engine::ModelRegistry models_;  // used by the worker only
 };
 
 }  // namespace

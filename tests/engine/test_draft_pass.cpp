@@ -97,7 +97,9 @@ TEST(DraftPass, ATrainingMaskOtherThanTheInferenceOneIsFlagged) {
   // Anchor 0 has no context row either way; every later anchor sees one more key in training.
   EXPECT_GE(flagged, static_cast<long>(kAnchors.size()) - 1);
   for (const auto& p : summary.parity) {
-    if (p.anchor > 0) EXPECT_GT(p.maxAbsDiff, 1e-3) << "anchor " << p.anchor;
+    if (p.anchor > 0) {
+      EXPECT_GT(p.maxAbsDiff, 1e-3) << "anchor " << p.anchor;
+    }
   }
   EXPECT_EQ(tensorfile::SafetensorsFile::open(req.out).metadata().at("training_mask_variant"), "anchor-visible");
 }

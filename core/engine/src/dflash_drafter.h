@@ -56,6 +56,10 @@ class DFlashDrafter {
   DFlashDrafter(tensorfile::DrafterConfig config, DrafterWeights weights, TargetHead target);
 
   const tensorfile::DrafterConfig& config() const { return config_; }
+  // The mask its layers of `kind` use under `variant` (the one the GUI draws), and whether it
+  // has layers of that kind at all.
+  analysis::MaskSpec maskSpec(analysis::MaskVariant variant, analysis::LayerAttention kind) const;
+  bool hasLayersOf(analysis::LayerAttention kind) const;
   int blockSize() const { return config_.blockSize; }
   DrafterKvCache newCache() const { return DrafterKvCache(config_.numHiddenLayers); }
 
@@ -110,8 +114,6 @@ class DFlashDrafter {
                                                const RotaryAngles& angles) const;
   RotaryAngles anglesAt(const std::vector<std::int64_t>& positions) const;
   bool isSliding(int layer) const;
-  analysis::MaskSpec maskSpec(analysis::MaskVariant variant, analysis::LayerAttention kind) const;
-  bool hasLayersOf(analysis::LayerAttention kind) const;
   at::Tensor logits(const at::Tensor& states) const;
 
   tensorfile::DrafterConfig config_;

@@ -18,21 +18,37 @@ constexpr std::int64_t kAnchorsPerForward = 32;
 
 }  // namespace
 
-std::vector<session::StepRecord> teacherForcedSteps(const TargetModel& target,
-                                                    const DFlashDrafter& drafter,
+SequenceFeatures sequenceFeatures(const TargetModel& target, const DFlashDrafter& drafter,
+                                  std::span<const std::int64_t> sequence) {
+  c10::InferenceMode inference;
+  SequenceFeatures out;
+  out.ids = at::tensor(std::vector<std::int64_t>(sequence.begin(), sequence.end()), at::kLong);
+  const ForwardOutput full = target.forward(
+      out.ids.view({1, -1}), nullptr, {.tapLayers = drafter.config().targetLayerIds, .logits = true});
+  for (const at::Tensor& tap : full.taps) out.taps.push_back(tap[0]);
+  out.features = concatenatedTaps(full.taps);
+  // predictions[p]: the target's greedy token for position p+1 given positions 0..p.
+  out.predictions = full.logits[0].argmax(-1).to(at::kCPU).contiguous();
+  return out;
+}
+
+std::vector<session::StepRecord> teacherForcedSteps(const TargetModel& target, const DFlashDrafter& drafter,
                                                     std::span<const std::int64_t> sequence,
                                                     std::span<const std::int64_t> anchors,
                                                     analysis::MaskVariant variant, int topK) {
+  return teacherForcedSteps(sequenceFeatures(target, drafter, sequence), drafter, anchors, variant, topK);
+}
+
+std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
+                                                    std::span<const std::int64_t> anchors,
+                                                    analysis::MaskVariant variant, int topK, at::Tensor* logitsOut) {
   c10::InferenceMode inference;
   const int b = drafter.blockSize();
-  const auto length = static_cast<std::int64_t>(sequence.size());
-  const at::Tensor ids = at::tensor(std::vector<std::int64_t>(sequence.begin(), sequence.end()), at::kLong);
-  const ForwardOutput full = target.forward(
-      ids.view({1, -1}), nullptr, {.tapLayers = drafter.config().targetLayerIds, .logits = true});
-  // predictions[p]: the target's greedy token for position p+1 given positions 0..p.
-  const at::Tensor predictions = full.logits[0].argmax(-1).to(at::kCPU).contiguous();
+  const std::int64_t length = sequence.ids.size(0);
+  const at::Tensor& predictions = sequence.predictions;
   const at::Tensor logits =
-      drafter.teacherForced(concatenatedTaps(full.taps), ids, anchors, variant, kAnchorsPerForward);  // [N, B-1, V]
+      drafter.teacherForced(sequence.features, sequence.ids, anchors, variant, kAnchorsPerForward);  // [N, B-1, V]
+  if (logitsOut) *logitsOut = logits;
   const at::Tensor drafts = logits.argmax(-1).to(at::kCPU).contiguous();
 
   std::vector<session::StepRecord> steps;
@@ -47,7 +63,7 @@ std::vector<session::StepRecord> teacherForcedSteps(const TargetModel& target,
     step.stepIndex = static_cast<std::int32_t>(j);
     step.mode = session::StepMode::TeacherForced;
     step.anchorPosition = anchor;
-    step.anchorToken = static_cast<session::TokenId>(sequence[static_cast<std::size_t>(anchor)]);
+    step.anchorToken = static_cast<session::TokenId>(sequence.ids[anchor].item<std::int64_t>());
     for (int i = 0; i < b - 1; ++i) {
       step.draftTokens.push_back(static_cast<session::TokenId>(drafts[static_cast<std::int64_t>(j)][i].item<std::int64_t>()));
       step.targetTokens.push_back(targetToken(i));

@@ -20,8 +20,25 @@ namespace dfi::engine {
 // as kUnknownToken and end the accepted run there.
 inline constexpr session::TokenId kUnknownToken = -1;
 
-// One TeacherForced record per anchor (anchors in [0, sequence.size())), with the per-slot
-// top-k of the draft distribution when topK > 0.
+// What one target forward over a fixed sequence gives the drafter.
+struct SequenceFeatures {
+  at::Tensor ids;          // [T] int64, CPU
+  std::vector<at::Tensor> taps;  // per target_layer_ids entry: [T, Ht] (on the layer's device)
+  at::Tensor features;     // the taps side by side: [T, F*Ht]
+  at::Tensor predictions;  // [T] int64, CPU: the target's greedy token after each position
+};
+
+SequenceFeatures sequenceFeatures(const TargetModel& target, const DFlashDrafter& drafter,
+                                  std::span<const std::int64_t> sequence);
+
+// One TeacherForced record per anchor (anchors in [0, T)), with the per-slot top-k of the
+// draft distribution when topK > 0. `logits`, if given, receives the drafts' [N, B-1, V].
+std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
+                                                    std::span<const std::int64_t> anchors,
+                                                    analysis::MaskVariant variant, int topK,
+                                                    at::Tensor* logits = nullptr);
+
+// Both stages at once.
 std::vector<session::StepRecord> teacherForcedSteps(
     const TargetModel& target, const DFlashDrafter& drafter, std::span<const std::int64_t> sequence,
     std::span<const std::int64_t> anchors,

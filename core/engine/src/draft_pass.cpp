@@ -7,7 +7,7 @@
 
 #include "dfi/base/error.h"
 #include "dfi/tensorfile/safetensors_writer.h"
-#include "dflash_decode.h"
+#include "dflash_teacher_forced.h"
 #include "dflash_parity.h"
 #include "evaluation_models.h"
 #include "tensor_export.h"
@@ -64,10 +64,9 @@ DraftPassSummary runDraftPass(const DraftPassRequest& request) {
   const auto length = static_cast<std::int64_t>(request.ids.size());
   checkAnchors(request.anchors, length);
 
-  const at::Tensor ids = at::tensor(request.ids, at::kLong);
-  const ForwardOutput full =
-      models.target->forward(ids.view({1, -1}), nullptr, {.tapLayers = drafter.config().targetLayerIds, .logits = false});
-  const at::Tensor features = concatenatedTaps(full.taps);
+  const SequenceFeatures sequence = sequenceFeatures(*models.target, drafter, request.ids);
+  const at::Tensor& ids = sequence.ids;
+  const at::Tensor& features = sequence.features;
   const auto blocks = static_cast<std::int64_t>(request.anchors.size());
 
   tensorfile::SafetensorsWriter writer(request.out);
