@@ -66,7 +66,10 @@ std::vector<const TensorDiff*> TapDiffReport::beyondTolerance() const {
 
 std::optional<std::vector<std::int64_t>> alignedShape(const std::vector<std::int64_t>& ours,
                                                       const std::vector<std::int64_t>& theirs) {
-  if (ours == theirs) return ours;
+  if (ours == theirs) {
+    if (ours.size() >= 3 && ours.front() == 1) return std::vector<std::int64_t>(ours.begin() + 1, ours.end());
+    return ours;
+  }
   const auto stripped = [](const std::vector<std::int64_t>& longer, const std::vector<std::int64_t>& shorter)
       -> std::optional<std::vector<std::int64_t>> {
     if (longer.size() != shorter.size() + 1 || longer.front() != 1) return std::nullopt;

@@ -11,18 +11,21 @@
 namespace dfi::analysis {
 namespace {
 
-// k of "hidden_states.<k>" / "hidden_states_<k>", nullopt for any other name.
-std::optional<int> hiddenStatesIndex(std::string_view name) {
-  constexpr std::string_view stem = "hidden_states";
-  if (!name.starts_with(stem) || name.size() < stem.size() + 2) return std::nullopt;
-  const char separator = name[stem.size()];
-  if (separator != '.' && separator != '_') return std::nullopt;
-  const std::string_view digits = name.substr(stem.size() + 1);
+// k of "<prefix><k>" (k a plain decimal number), nullopt for any other name.
+std::optional<int> indexAfter(std::string_view name, std::string_view prefix) {
+  if (!name.starts_with(prefix) || name.size() == prefix.size()) return std::nullopt;
+  const std::string_view digits = name.substr(prefix.size());
   if (digits.size() > 1 && digits.front() == '0') return std::nullopt;
   int k = 0;
   const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), k);
   if (error != std::errc() || end != digits.data() + digits.size() || k < 0) return std::nullopt;
   return k;
+}
+
+// k of "hidden_states.<k>" / "hidden_states_<k>", nullopt for any other name.
+std::optional<int> hiddenStatesIndex(std::string_view name) {
+  if (auto k = indexAfter(name, "hidden_states.")) return k;
+  return indexAfter(name, "hidden_states_");
 }
 
 // L when `names` holds hidden_states.0 .. hidden_states.L without a gap (the whole tuple).
@@ -106,7 +109,11 @@ TapMatching matchTapNames(const TapNames& ours, const TapNames& theirs, const st
     pairedTheirs.insert(their);
   };
   for (const std::string& their : theirs.names) tryPair(their, their, "name");
-  const std::optional<int> last = wholeTupleLast(theirs.names);
+  std::optional<int> last = wholeTupleLast(theirs.names);
+  // Our hidden.<j> with j >= L: their tuple stops before the model's last layer (a truncated
+  // model or a partial dump), so its last entry is a raw layer output, not the final norm.
+  for (const std::string& name : ours.names)
+    if (const auto j = indexAfter(name, "hidden."); last && j && *j >= *last) last.reset();
   for (const std::string& their : theirs.names) {
     if (their == "last_hidden_state") tryPair(their, "final_hidden", "last_hidden_state");
     const std::optional<int> k = hiddenStatesIndex(their);

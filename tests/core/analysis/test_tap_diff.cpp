@@ -83,6 +83,12 @@ TEST(TapNames, TheWholeTupleEndsWithTheFinalNorm) {
   EXPECT_EQ(m.unmatchedOurs, (std::vector<std::string>{"hidden.2"}));
   EXPECT_EQ(m.unmatchedTheirs, (std::vector<std::string>{"hidden_states.0"}));
 
+  // Our hidden.3 exists: their 0..3 cannot be a whole 4-layer tuple of this model.
+  const TapMatching partial = matchTapNames(
+      {"ours", {"hidden.2", "hidden.3", "final_hidden"}},
+      {"theirs", {"hidden_states.0", "hidden_states.1", "hidden_states.2", "hidden_states.3"}}, {});
+  EXPECT_EQ(names(partial), (std::vector<std::string>{"hidden.2<-hidden_states.3"}));
+
   const TapMatching last = matchTapNames({"ours", {"final_hidden"}}, {"theirs", {"last_hidden_state"}}, {});
   EXPECT_EQ(names(last), (std::vector<std::string>{"final_hidden<-last_hidden_state"}));
 }
@@ -120,6 +126,9 @@ TEST(TapDiff, BatchDimensionOfOneOnEitherSide) {
   EXPECT_EQ(alignedShape(S{4, 3}, S{1, 4, 3}), (S{4, 3}));
   EXPECT_EQ(alignedShape(S{1, 4, 3}, S{4, 3}), (S{4, 3}));
   EXPECT_EQ(alignedShape(S{}, S{}), (S{}));
+  EXPECT_EQ(alignedShape(S{1, 4, 3}, S{1, 4, 3}), (S{4, 3}));  // both batched
+  EXPECT_EQ(alignedShape(S{1, 3}, S{1, 3}), (S{1, 3}));        // one row of [N, H] is not a batch
+  EXPECT_EQ(alignedShape(S{2, 4, 3}, S{2, 4, 3}), (S{2, 4, 3}));
   EXPECT_FALSE(alignedShape(S{4, 3}, S{2, 4, 3}));
   EXPECT_FALSE(alignedShape(S{4, 3}, S{3, 4}));
   EXPECT_FALSE(alignedShape(S{4, 3}, S{1, 1, 4, 3}));

@@ -5,10 +5,11 @@
 // read through their memory mappings and compared in double precision.
 //
 // A tensor's positions are its leading axis once a batch dimension of 1 is set aside ([T, H]
-// taps: one position per token; [N, B, H] drafter layers: one per anchor). Per position:
+// taps: one position per token; [N, B, H] drafter layers: one per anchor; see alignedShape).
+// Per position:
 //   max_abs_diff   max |ours - theirs|
 //   rms_diff       sqrt(mean((ours - theirs)^2))
-//   relative_diff  rms_diff / rms(theirs)  (0 when both are 0, inf when only theirs is)
+//   relative_diff  rms_diff / rms(theirs)  (0 when rms_diff is 0, inf when only rms(theirs) is)
 //   cosine         <ours, theirs> / (|ours| |theirs|)  (1 when both are 0, 0 when one is)
 // Elements that are NaN or infinite on both sides alike count as equal; any other NaN or
 // infinity makes the difference infinite (and the cosine NaN).
@@ -63,8 +64,10 @@ struct TapDiffReport {
   std::vector<const TensorDiff*> beyondTolerance() const;
 };
 
-// The shape both sides are compared in: equal shapes as they are; otherwise the side with one
-// more dimension may have a leading 1 (a batch of one). nullopt when they do not agree.
+// The shape both sides are compared in: the side with one more dimension may have a leading 1
+// (a batch of one); equal shapes are compared as they are, except that a leading 1 of both is
+// set aside from three dimensions up ([1, T, H] twice: T positions; a [1, B, H] drafter layer
+// of one anchor: one position per block slot). nullopt when the shapes do not agree.
 std::optional<std::vector<std::int64_t>> alignedShape(const std::vector<std::int64_t>& ours,
                                                       const std::vector<std::int64_t>& theirs);
 

@@ -9,7 +9,9 @@
 //      is the output of decoder layer k-1, our `hidden.<k-1>`; `hidden_states.0` (the
 //      embeddings) has no counterpart. When the dump holds the whole tuple (indices 0..L
 //      without a gap, as transformers returns it), the last one, `hidden_states.<L>`, is taken
-//      after the final norm and pairs with our `final_hidden`; `last_hidden_state` does too.
+//      after the final norm and pairs with our `final_hidden` (unless our dump holds a
+//      `hidden.<j>` with j >= L, which shows the tuple is not the whole model);
+//      `last_hidden_state` pairs with `final_hidden` too.
 // Everything else is unmatched and reported.
 
 #include <string>
