@@ -12,8 +12,10 @@ checkpoint, and checks that diff-dump
     in the table, the JSON document and the --out arrays;
   - reads a bf16 dump; refuses a shape mismatch naming the tensor and both shapes (exit 5);
     pairs renamed tensors with --map and refuses a malformed one (exit 2).
+With DEMO_DIR (resources/demo), also compares `draft` files: the inference path against the
+training path at three anchors (within 1e-4), then names the anchor of a perturbed block.
 
-Usage: check_diff_dump_cli.py DFLASH_EVAL WORK_DIR
+Usage: check_diff_dump_cli.py DFLASH_EVAL WORK_DIR [DEMO_DIR]
 """
 
 import json
@@ -145,8 +147,42 @@ def main():
     assert diff_dump(exe, ours_file, renamed_file, "--map", "target_layer_0").returncode == 2
     result = diff_dump(exe, ours_file, renamed_file, "--map", "target_layer_0=hidden.99")
     assert result.returncode == 2 and "hidden.99" in result.stderr
-    print("diff-dump: all checks passed")
+    print("diff-dump: forward checks passed")
+
+
+def check_draft(exe, demo: Path, work: Path):
+    """`draft` files: the inference path against the training path of the same anchors
+    (tensors paired by name and by --map), one position per anchor; then one anchor's block
+    perturbed in one layer."""
+    text = "The quick brown fox jumps over the lazy dog and keeps running through the field"
+    files = {}
+    for path in ("inference", "training"):
+        files[path] = work / f"draft_{path}.safetensors"
+        subprocess.run([exe, "draft", "--target", str(demo / "target"), "--drafter", str(demo / "drafter-good"),
+                        "--text", text, "--anchors", "3,9,15", "--path", path, "--out", str(files[path])],
+                       check=True)
+    maps = [arg for part in ("layer.0", "layer.1", "logits") for arg in ("--map", f"training.{part}=inference.{part}")]
+    result = diff_dump(exe, files["inference"], files["training"], "--json", *maps)
+    assert result.returncode == 0, result.returncode
+    report = json.loads(result.stdout)
+    names = sorted(t["name"] for t in report["tensors"])
+    assert names == ["anchors", "context.fc", "context.hidden_norm", "inference.layer.0", "inference.layer.1",
+                     "inference.logits", "input_ids"], names
+    assert not report["unmatched_ours"] and not report["unmatched_theirs"]
+    layer = next(t for t in report["tensors"] if t["name"] == "inference.layer.1")
+    assert len(layer["positions"]["max_abs_diff"]) == 3  # one per anchor
+
+    training = load_file(str(files["training"]))
+    training["training.layer.1"][1, 4, :] += 0.5
+    perturbed = work / "draft_training_perturbed.safetensors"
+    save_file(training, str(perturbed))
+    result = diff_dump(exe, files["inference"], perturbed, *maps)
+    assert result.returncode == 1, result.returncode
+    assert "1 beyond tolerance: inference.layer.1 (from position 1)" in result.stdout
+    print("diff-dump: draft checks passed")
 
 
 if __name__ == "__main__":
     main()
+    if len(sys.argv) > 3:
+        check_draft(sys.argv[1], Path(sys.argv[3]), Path(sys.argv[2]))
