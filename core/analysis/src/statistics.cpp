@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <random>
 #include "dfi/base/error.h"
 
 namespace dfi::analysis {
@@ -12,6 +11,27 @@ namespace {
 double mean(std::span<const double> v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
+
+// The resampling draws: splitmix64 (Steele et al. 2014; passes BigCrush) and Lemire's
+// multiply-shift to an index. A view bootstraps 10k prompts x several runs while the user
+// waits, and this is several times faster than mt19937_64 with uniform_int_distribution; the
+// multiply-shift's bias (at most n / 2^32 per draw: 2e-6 for 10k prompts) is far below what a
+// percentile interval can show.
+class IndexDraws {
+ public:
+  explicit IndexDraws(std::uint64_t seed) : state_(seed) {}
+  std::size_t below(std::size_t n) {
+    state_ += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = state_;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return static_cast<std::size_t>(((z >> 32) * static_cast<std::uint64_t>(n)) >> 32);  // n < 2^32
+  }
+
+ private:
+  std::uint64_t state_;
+};
 
 // Linear interpolation between order statistics (numpy's default "linear" percentile).
 double percentile(std::vector<double>& sorted, double q) {
@@ -43,12 +63,11 @@ Interval bootstrapMean(std::span<const double> values, double confidence, int re
                        std::uint64_t seed) {
   Interval out{mean(values), mean(values), mean(values)};
   if (values.size() < 2) return out;
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::size_t> pick(0, values.size() - 1);
+  IndexDraws draws(seed);
   std::vector<double> means(static_cast<std::size_t>(resamples));
   for (double& m : means) {
     double sum = 0;
-    for (std::size_t i = 0; i < values.size(); ++i) sum += values[pick(rng)];
+    for (std::size_t i = 0; i < values.size(); ++i) sum += values[draws.below(values.size())];
     m = sum / static_cast<double>(values.size());
   }
   std::sort(means.begin(), means.end());
