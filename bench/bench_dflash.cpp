@@ -22,6 +22,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
 #include <nlohmann/json.hpp>
 
 #include "dflash_decode.h"
@@ -53,6 +54,54 @@ nlohmann::json runReference(const fs::path& demo, int threads, int limit) {
   while (const std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
   if (pclose(pipe) != 0) throw std::runtime_error("reference script failed: " + command);
   return nlohmann::json::parse(output);
+}
+
+// Where a live step's time goes in the engine: speculativeDecode's loop on one prompt with a
+// clock around each phase (same calls, same order; records and stop checks left out).
+struct Breakdown {
+  double prefill = 0, draft = 0, verify = 0, crop = 0;
+  int steps = 0;
+};
+
+Breakdown liveBreakdown(const TargetModel& target, const DFlashDrafter& drafter,
+                        const std::vector<std::int64_t>& prompt, int maxNewTokens) {
+  c10::InferenceMode inference;
+  const std::vector<int>& taps = drafter.config().targetLayerIds;
+  auto ids = [](const std::vector<std::int64_t>& v) { return at::tensor(v, at::kLong).view({1, -1}); };
+  Breakdown t;
+  auto clock = Clock::now();
+  ModelCache cache = target.newCache();
+  const ForwardOutput prefill = target.forward(ids(prompt), &cache, {.tapLayers = taps, .logits = true});
+  std::vector<std::int64_t> tokens = prompt;
+  tokens.push_back(prefill.logits[0][-1].argmax().item<std::int64_t>());
+  at::Tensor context = concatenatedTaps(prefill.taps);
+  t.prefill = secondsSince(clock);
+  DrafterKvCache draftCache = drafter.newCache();
+  auto start = static_cast<std::int64_t>(prompt.size());
+  while (start < static_cast<std::int64_t>(prompt.size()) + maxNewTokens) {
+    clock = Clock::now();
+    const at::Tensor logits = drafter.draft(draftCache, context, tokens[static_cast<std::size_t>(start)], start);
+    const at::Tensor best = logits.argmax(-1).contiguous();
+    std::vector<std::int64_t> block{tokens[static_cast<std::size_t>(start)]};
+    block.insert(block.end(), best.data_ptr<std::int64_t>(), best.data_ptr<std::int64_t>() + best.numel());
+    t.draft += secondsSince(clock);
+    clock = Clock::now();
+    const ForwardOutput verify = target.forward(ids(block), &cache, {.tapLayers = taps, .logits = true, .rewindable = true});
+    const at::Tensor post = verify.logits[0].argmax(-1).contiguous();
+    const std::int64_t* posterior = post.data_ptr<std::int64_t>();
+    int accepted = 0;
+    while (accepted < drafter.blockSize() - 1 && block[static_cast<std::size_t>(accepted) + 1] == posterior[accepted]) ++accepted;
+    t.verify += secondsSince(clock);
+    clock = Clock::now();
+    tokens.insert(tokens.end(), block.begin() + 1, block.begin() + 1 + accepted);
+    tokens.push_back(posterior[accepted]);
+    start += accepted + 1;
+    cache.crop(start);
+    context = concatenatedTaps(verify.taps).narrow(0, 0, accepted + 1);
+    t.crop += secondsSince(clock);
+    ++t.steps;
+  }
+  return t;
 }
 
 }  // namespace
@@ -147,6 +196,27 @@ int main(int argc, char** argv) {
                               {"speedup_vs_py", pyForced / forcedSeconds},
                               {"anchors", anchorCount},
                               {"mismatched_anchors", anchorMismatches},
+                              {"threads", threads}}
+                   .dump()
+            << std::endl;
+  // Per-phase cost of the engine's live step (all prompts, best of kRepeat per prompt).
+  Breakdown total;
+  for (const auto& prompt : prompts) {
+    Breakdown best;
+    for (int r = 0; r < kRepeat; ++r) {
+      const Breakdown b = liveBreakdown(*target, *drafter, prompt, kMaxNewTokens);
+      if (r == 0 || b.prefill + b.draft + b.verify + b.crop < best.prefill + best.draft + best.verify + best.crop) best = b;
+    }
+    total.prefill += best.prefill, total.draft += best.draft, total.verify += best.verify, total.crop += best.crop;
+    total.steps += best.steps;
+  }
+  const double perStep = 1e3 / std::max(1, total.steps);
+  std::cout << nlohmann::json{{"bench", "dflash_live_phases_demo"},
+                              {"prefill_ms_per_prompt", total.prefill * 1e3 / n},
+                              {"draft_ms_per_step", total.draft * perStep},
+                              {"verify_ms_per_step", total.verify * perStep},
+                              {"crop_ms_per_step", total.crop * perStep},
+                              {"steps", total.steps},
                               {"threads", threads}}
                    .dump()
             << std::endl;

@@ -1,5 +1,6 @@
 #include "gated_delta_rule.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <ATen/ATen.h>
@@ -71,6 +72,9 @@ DeltaRuleResult chunkedGatedDeltaRule(const at::Tensor& q, const at::Tensor& k, 
                                       const at::Tensor& initialState, int64_t chunkSize) {
   HeadMajor p = prepare(q, k, v, g, beta, initialState);
   const int64_t steps = v.size(1);
+  // A sequence shorter than a chunk is one chunk of its own length: a verify block of 16
+  // padded to 64 would do 16x the intra-chunk work (the fp64 rule agrees across chunkings).
+  chunkSize = std::max<int64_t>(1, std::min(chunkSize, steps));
   const int64_t pad = (chunkSize - steps % chunkSize) % chunkSize;
   const int64_t chunks = (steps + pad) / chunkSize;
   // Zero padding at the end is inert: beta = 0 writes nothing and g = 0 does not decay.
