@@ -1,6 +1,11 @@
 #include "widgets/view_export.h"
 
+#include <QAbstractItemModel>
+#include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
+#include <QMenu>
+#include <QMessageBox>
 #include <QPainter>
 #include <QPdfWriter>
 #include <QSvgGenerator>
@@ -8,6 +13,7 @@
 #include <qcustomplot.h>
 
 #include "dfi/base/error.h"
+#include "dfi/base/log.h"
 
 namespace dfi::ui {
 namespace {
@@ -61,6 +67,69 @@ void exportWidget(QWidget* widget, const QString& path) {
 
 QString exportFileFilter() {
   return QObject::tr("PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)");
+}
+
+void writeCsv(const CsvTable& table, const QString& path) {
+  auto field = [](const QString& text) {
+    if (!text.contains(QLatin1Char(',')) && !text.contains(QLatin1Char('"')) && !text.contains(QLatin1Char('\n')) &&
+        !text.contains(QLatin1Char('\r')))
+      return text;
+    QString quoted = text;
+    quoted.replace(QLatin1String("\""), QLatin1String("\"\""));
+    return QLatin1Char('"') + quoted + QLatin1Char('"');
+  };
+  auto line = [&](const QStringList& cells) {
+    QStringList out;
+    for (const QString& c : cells) out << field(c);
+    return out.join(QLatin1Char(',')) + QStringLiteral("\r\n");
+  };
+  QFile file(path);
+  if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate))
+    throw IoError("cannot write the CSV file: " + file.errorString().toStdString(), {path.toStdString(), {}, {}});
+  QString text = line(table.header);
+  for (const QStringList& row : table.rows) text += line(row);
+  if (file.write(text.toUtf8()) < 0)
+    throw IoError("cannot write the CSV file: " + file.errorString().toStdString(), {path.toStdString(), {}, {}});
+}
+
+CsvTable csvOf(const QAbstractItemModel& model) {
+  CsvTable table;
+  for (int c = 0; c < model.columnCount(); ++c) table.header << model.headerData(c, Qt::Horizontal).toString();
+  for (int r = 0; r < model.rowCount(); ++r) {
+    QStringList row;
+    for (int c = 0; c < model.columnCount(); ++c) row << model.index(r, c).data().toString();
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+void addExportMenu(QWidget* widget, const QString& baseName, std::function<CsvTable()> data) {
+  widget->setContextMenuPolicy(Qt::CustomContextMenu);
+  QObject::connect(widget, &QWidget::customContextMenuRequested, widget, [widget, baseName, data](const QPoint& at) {
+    QMenu menu(widget);
+    // Each action reports its own failure: a full disk must not end the application.
+    auto guarded = [widget](const std::function<void()>& save) {
+      try {
+        save();
+      } catch (const Error& e) {
+        dfi::logger("ui")->error("export failed: {}", e.what());
+        QMessageBox::warning(widget, QObject::tr("Export failed"), QString::fromStdString(e.what()));
+      }
+    };
+    menu.addAction(QObject::tr("Save Picture..."), widget, [widget, baseName, guarded] {
+      const QString path = QFileDialog::getSaveFileName(widget, QObject::tr("Save Picture"), baseName + ".png",
+                                                        exportFileFilter());
+      if (!path.isEmpty()) guarded([&] { exportWidget(widget, path); });
+    });
+    if (data) {
+      menu.addAction(QObject::tr("Save Data as CSV..."), widget, [widget, baseName, data, guarded] {
+        const QString path = QFileDialog::getSaveFileName(widget, QObject::tr("Save Data"), baseName + ".csv",
+                                                          QObject::tr("CSV table (*.csv)"));
+        if (!path.isEmpty()) guarded([&] { writeCsv(data(), path); });
+      });
+    }
+    menu.exec(widget->mapToGlobal(at));
+  });
 }
 
 }  // namespace dfi::ui

@@ -3,11 +3,23 @@
 // re-rendered as vectors (savePdf, QSvgGenerator through QCPPainter); other widgets are
 // rendered through QWidget::render, which also gives vectors for SVG and PDF.
 
-#include <QString>
+#include <functional>
+#include <vector>
 
+#include <QString>
+#include <QStringList>
+
+class QAbstractItemModel;
 class QWidget;
 
 namespace dfi::ui {
+
+// The numbers a plot draws, for "Save data as CSV".
+struct CsvTable {
+  QStringList header;
+  std::vector<QStringList> rows;
+  bool isEmpty() const { return header.isEmpty(); }
+};
 
 // A panel that can be exported implements this; the main window exports the active one.
 class ExportableView {
@@ -15,6 +27,8 @@ class ExportableView {
   virtual ~ExportableView() = default;
   virtual QWidget* exportTarget() = 0;       // the plot or widget to save
   virtual QString exportBaseName() const = 0;  // suggested file name without suffix
+  // The panel's numbers for a .csv export; empty when it has none to offer.
+  virtual CsvTable exportData() { return {}; }
 };
 
 // Throws dfi::UsageError for an unknown suffix and dfi::IoError when writing fails.
@@ -22,5 +36,15 @@ void exportWidget(QWidget* widget, const QString& path);
 
 // "PNG image (*.png);;SVG ...": the file dialog filter of the supported formats.
 QString exportFileFilter();
+
+// RFC 4180 CSV (fields with commas, quotes or line breaks quoted). Throws dfi::IoError.
+void writeCsv(const CsvTable& table, const QString& path);
+
+// A table model's header and display texts (top-level rows), as the view shows them.
+CsvTable csvOf(const QAbstractItemModel& model);
+
+// A right-click menu on `widget`: save its picture as PNG, SVG or PDF and, when `data` is
+// given, its numbers as CSV. Errors go to a message box and the log.
+void addExportMenu(QWidget* widget, const QString& baseName, std::function<CsvTable()> data = {});
 
 }  // namespace dfi::ui

@@ -18,6 +18,7 @@
 #include "dfi/base/version.h"
 #include "widgets/recent_files_menu.h"
 #include "widgets/view_export.h"
+#include "windows/compare_view.h"
 #include "windows/log_dock.h"
 #include "windows/mask_view.h"
 #include "windows/navigator.h"
@@ -29,7 +30,7 @@ namespace dfi::ui {
 namespace {
 
 // Bump when panels are added or renamed, so an old saved layout is not applied to new docks.
-constexpr int kLayoutVersion = 3;
+constexpr int kLayoutVersion = 4;
 
 QStringList droppedSessions(const QMimeData* mime) {
   QStringList paths;
@@ -49,7 +50,8 @@ MainWindow::MainWindow(QWidget* parent)
       maskView_(new MaskView(context_)),
       navigator_(new Navigator(context_)),
       tokenView_(new TokenView(context_)),
-      treeView_(new TreeView(context_)) {
+      treeView_(new TreeView(context_)),
+      compareView_(new CompareView(context_)) {
   setWindowTitle(tr("DFlash Inspector"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/dflash-inspector.svg")));
   setAcceptDrops(true);
@@ -57,7 +59,8 @@ MainWindow::MainWindow(QWidget* parent)
   resize(1400, 900);
 
   // Default layout: the navigator on the left, the block's tokens above its mask on the
-  // right (the tree in a tab behind the mask), the log along the bottom.
+  // right (the tree in a tab behind the mask, the run comparison behind the tokens), the log
+  // along the bottom.
   addPanel(navigator_, tr("Navigator"), QStringLiteral("NavigatorDock"), Qt::LeftDockWidgetArea);
   QDockWidget* tokens = addPanel(tokenView_, tr("Tokens"), QStringLiteral("TokenDock"), Qt::RightDockWidgetArea);
   QDockWidget* mask = addPanel(maskView_, tr("Attention mask"), QStringLiteral("MaskDock"), Qt::RightDockWidgetArea);
@@ -65,6 +68,9 @@ MainWindow::MainWindow(QWidget* parent)
   QDockWidget* tree = addPanel(treeView_, tr("Tree"), QStringLiteral("TreeDock"), Qt::RightDockWidgetArea);
   tabifyDockWidget(mask, tree);
   mask->raise();
+  QDockWidget* compare = addPanel(compareView_, tr("Compare runs"), QStringLiteral("CompareDock"), Qt::RightDockWidgetArea);
+  tabifyDockWidget(tokens, compare);
+  tokens->raise();
   addDockWidget(Qt::BottomDockWidgetArea, logDock_);
   resizeDocks({findChild<QDockWidget*>(QStringLiteral("NavigatorDock"))}, {420}, Qt::Horizontal);
   resizeDocks({logDock_}, {140}, Qt::Vertical);
@@ -163,7 +169,15 @@ void MainWindow::resetLayout() {
 
 void MainWindow::exportCurrentView(const QString& path) {
   QWidget* panel = lastFocusedPanel_ ? lastFocusedPanel_.data() : static_cast<QWidget*>(maskView_);
-  exportWidget(dynamic_cast<ExportableView*>(panel)->exportTarget(), path);
+  auto* view = dynamic_cast<ExportableView*>(panel);
+  if (QFileInfo(path).suffix().compare(QLatin1String("csv"), Qt::CaseInsensitive) == 0) {
+    const CsvTable data = view->exportData();
+    if (data.isEmpty())
+      throw UsageError("the " + view->exportBaseName().toStdString() + " view has no table of numbers to save as CSV");
+    writeCsv(data, path);
+  } else {
+    exportWidget(view->exportTarget(), path);
+  }
   dfi::logger("ui")->info("exported {}", path.toStdString());
 }
 
@@ -176,7 +190,8 @@ void MainWindow::chooseAndOpen() {
 void MainWindow::chooseAndExport() {
   QWidget* panel = lastFocusedPanel_ ? lastFocusedPanel_.data() : static_cast<QWidget*>(maskView_);
   const QString name = dynamic_cast<ExportableView*>(panel)->exportBaseName() + QStringLiteral(".png");
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export View"), name, exportFileFilter());
+  const QString path =
+      QFileDialog::getSaveFileName(this, tr("Export View"), name, exportFileFilter() + tr(";;CSV table (*.csv)"));
   if (path.isEmpty()) return;
   try {
     exportCurrentView(path);

@@ -10,6 +10,7 @@ class QDockWidget;
 
 namespace dfi::ui {
 
+class CompareView;
 class SessionContext;
 class LogDock;
 class MaskView;
@@ -30,6 +31,7 @@ class MainWindow : public QMainWindow {
   Navigator* navigator() const { return navigator_; }
   TokenView* tokenView() const { return tokenView_; }
   TreeView* treeView() const { return treeView_; }
+  CompareView* compareView() const { return compareView_; }
   LogDock* logDock() const { return logDock_; }
 
   bool openFile(const QString& path);
@@ -37,7 +39,8 @@ class MainWindow : public QMainWindow {
   RunDialog* runDialog();
   void showRunDialog();
   void resetLayout();
-  // Saves the panel that had the focus last (the mask view when none had) to `path`.
+  // Saves the panel that had the focus last (the mask view when none had) to `path`: its
+  // picture, or its numbers for a .csv path.
   void exportCurrentView(const QString& path);
 
  protected:
@@ -60,6 +63,7 @@ class MainWindow : public QMainWindow {
   Navigator* navigator_;
   TokenView* tokenView_;
   TreeView* treeView_;
+  CompareView* compareView_;
   RecentFilesMenu* recent_ = nullptr;
   RunDialog* runDialog_ = nullptr;
   QMenu* viewMenu_ = nullptr;

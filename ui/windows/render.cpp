@@ -1,6 +1,7 @@
 #include "windows/render.h"
 
 #include <cstdio>
+#include <memory>
 
 #include <QDir>
 #include <QEventLoop>
@@ -10,6 +11,7 @@
 #include "dfi/analysis/attention_mask.h"
 #include "dfi/base/error.h"
 #include "widgets/view_export.h"
+#include "windows/compare_view.h"
 #include "windows/main_window.h"
 #include "windows/mask_controls.h"
 #include "windows/mask_view.h"
@@ -25,6 +27,15 @@ namespace {
 void settle() {
   QEventLoop loop;
   QTimer::singleShot(1500, &loop, &QEventLoop::quit);
+  loop.exec();
+}
+
+// The compare view computes on a worker; its picture is taken once the numbers are in.
+void waitForComparison(CompareView& view) {
+  QEventLoop loop;
+  QObject::connect(&view, &CompareView::computed, &loop, &QEventLoop::quit);
+  QTimer::singleShot(120000, &loop, &QEventLoop::quit);
+  view.reload();
   loop.exec();
 }
 
@@ -52,13 +63,14 @@ void prepareMask(MaskView& view, const QString& name) {
                                                    : std::optional(analysis::MaskVariant::AnchorVisible));
 }
 
-// Mask pictures come from a mask view of their own at a readable size (the docked one is
-// as narrow as the window's layout makes it), showing the same block.
-QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, const QString& name) {
+// Mask and compare pictures come from views of their own at a readable size (the docked ones
+// are as narrow as the window's layout makes them, or hidden behind a tab).
+QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, CompareView* standaloneCompare, const QString& name) {
   if (name == QStringLiteral("window")) return &window;
   if (name == QStringLiteral("navigator")) return window.navigator()->exportTarget();
   if (name == QStringLiteral("tokens")) return window.tokenView()->exportTarget();
   if (name == QStringLiteral("tree")) return window.treeView()->exportTarget();
+  if (name == QStringLiteral("compare")) return standaloneCompare->exportTarget();
   prepareMask(standaloneMask, name);
   return standaloneMask.exportTarget();
 }
@@ -67,7 +79,8 @@ QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, const QString& n
 
 QStringList renderableViews() {
   return {QStringLiteral("window"), QStringLiteral("navigator"), QStringLiteral("tokens"), QStringLiteral("mask"),
-          QStringLiteral("mask-diff"), QStringLiteral("mask-training-diff"), QStringLiteral("tree")};
+          QStringLiteral("mask-diff"), QStringLiteral("mask-training-diff"), QStringLiteral("tree"),
+          QStringLiteral("compare")};
 }
 
 int renderViews(const RenderRequest& request) {
@@ -99,9 +112,16 @@ int renderViews(const RenderRequest& request) {
   mask.show();
   mask.onSessionOpened();
   mask.onSelectionChanged(*block);
+  std::unique_ptr<CompareView> compare;
+  if (request.views.contains(QStringLiteral("compare"))) {
+    compare = std::make_unique<CompareView>(window.context());
+    compare->resize(1600, 1000);
+    compare->show();
+    waitForComparison(*compare);
+  }
   QDir().mkpath(request.outputDir);
   for (const QString& view : request.views) {
-    QWidget* target = targetOf(window, mask, view);
+    QWidget* target = targetOf(window, mask, compare.get(), view);
     settle();
     const QString path = QDir(request.outputDir).filePath(view + "." + request.format);
     try {

@@ -18,7 +18,7 @@ struct RenderRequest {
   QString format = QStringLiteral("png");
 };
 
-// "window", "navigator", "tokens", "mask", "mask-diff", "mask-training-diff", "tree".
+// "window", "navigator", "tokens", "mask", "mask-diff", "mask-training-diff", "tree", "compare".
 QStringList renderableViews();
 
 // Writes <outputDir>/<view>.<format> for each view and prints each path; returns the exit

@@ -1,0 +1,89 @@
+// The compare view over 10k prompts x 4 drafters (<= 500 ms): from handing it the runs' step
+// summaries until its table, three plots and regression list are painted (per-run statistics
+// with bootstrap intervals, the A/B pair and its block join, on the view's worker). Reference,
+// measured in the same run: the statistics alone (summarizeSeries + comparePair on this
+// thread, no drawing). Runs offscreen; prints one JSON line per figure.
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QTest>
+
+#include "models/run_comparison.h"
+#include "windows/compare_view.h"
+
+using namespace dfi;
+
+namespace {
+
+constexpr int kPrompts = 10'000, kDrafters = 4, kStepsPerPrompt = 16, kBlockSize = 16;
+
+// Teacher-forced-like runs: the same anchors in every run (so every block joins), acceptance
+// lengths that differ by drafter and vary by prompt and step.
+std::vector<ui::ComparedSeries> makeSeries() {
+  std::vector<ui::ComparedSeries> series(kDrafters);
+  for (int d = 0; d < kDrafters; ++d) {
+    ui::ComparedSeries& s = series[static_cast<std::size_t>(d)];
+    s.run = d + 1;
+    s.mode = session::StepMode::TeacherForced;
+    s.label = "drafter-" + std::to_string(d);
+    s.blockSize = kBlockSize;
+    s.steps.reserve(static_cast<std::size_t>(kPrompts) * kStepsPerPrompt);
+    for (int p = 0; p < kPrompts; ++p)
+      for (int i = 0; i < kStepsPerPrompt; ++i) {
+        const auto mixed = static_cast<std::uint32_t>((p * 2654435761u) ^ (i * 40503u) ^ (d * 97u));
+        const int length = 1 + static_cast<int>((mixed >> 7) % static_cast<std::uint32_t>(kBlockSize - d * 2));
+        s.steps.push_back({p, 100 + i * 8, static_cast<session::StepId>(d) * kPrompts * kStepsPerPrompt + p * kStepsPerPrompt + i + 1,
+                           i, length});
+      }
+  }
+  return series;
+}
+
+double ms(const QElapsedTimer& timer) { return static_cast<double>(timer.nsecsElapsed()) * 1e-6; }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  const std::vector<ui::ComparedSeries> series = makeSeries();
+  ui::CompareView view(nullptr);
+  view.resize(1600, 1000);
+  view.show();
+  if (!QTest::qWaitForWindowExposed(&view)) return 1;
+
+  std::vector<double> panel, statistics;
+  for (int i = 0; i < 5; ++i) {
+    QSignalSpy computed(&view, &ui::CompareView::computed);
+    QElapsedTimer timer;
+    timer.start();
+    view.setSeries(series);
+    if (!computed.wait(60000)) return 1;
+    view.repaint();
+    panel.push_back(ms(timer));
+    if (view.pair().prompts.size() != kPrompts) return 1;
+
+    timer.start();
+    const std::vector<ui::SeriesStatistics> stats = ui::summarizeSeries(series);
+    const ui::PairComparison pair = ui::comparePair(series[0], stats[0], series[1], stats[1]);
+    statistics.push_back(ms(timer));
+    if (pair.matchedBlocks != std::int64_t{kPrompts} * kStepsPerPrompt) return 1;
+  }
+  std::printf(
+      "{\"bench\":\"ui_compare\",\"figure\":\"compute_and_draw_10k_prompts_4_drafters_median_ms\",\"value\":%.3f,"
+      "\"unit\":\"ms\",\"target_max\":500.0,\"prompts\":%d,\"drafters\":%d,\"steps\":%d,\"resamples\":%d,"
+      "\"reference\":\"the statistics alone, no drawing\",\"reference_value\":%.3f,\"ratio\":%.3f}\n",
+      median(panel), kPrompts, kDrafters, kPrompts * kDrafters * kStepsPerPrompt, ui::kCompareResamples,
+      median(statistics), median(panel) / median(statistics));
+  return 0;
+}

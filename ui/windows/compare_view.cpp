@@ -1,0 +1,244 @@
+#include "windows/compare_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include "context/session_context.h"
+#include "context/session_source.h"
+#include "models/block_regression_model.h"
+#include "models/tau_table_model.h"
+#include "widgets/comparison_plots.h"
+
+namespace dfi::ui {
+namespace {
+
+constexpr int kPlottedAtFirst = 4;  // runs ticked for the plots when a session opens
+
+QTableView* makeTable(QAbstractItemModel* model) {
+  auto* table = new QTableView;
+  table->setModel(model);
+  table->verticalHeader()->hide();
+  table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
+  table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table->setSelectionMode(QAbstractItemView::SingleSelection);
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  return table;
+}
+
+}  // namespace
+
+struct CompareView::Result {
+  std::shared_ptr<const std::vector<ComparedSeries>> series;
+  std::shared_ptr<const std::vector<SeriesStatistics>> stats;
+  PairComparison pair;
+  int a = -1, b = -1;
+  QString error;
+
+  // The statistics when not known yet, then the A/B pair when both are runs.
+  void compute() {
+    if (!stats) stats = std::make_shared<const std::vector<SeriesStatistics>>(summarizeSeries(*series));
+    const int n = static_cast<int>(series->size());
+    if (a >= 0 && b >= 0 && a < n && b < n && a != b)
+      pair = comparePair((*series)[static_cast<std::size_t>(a)], (*stats)[static_cast<std::size_t>(a)],
+                         (*series)[static_cast<std::size_t>(b)], (*stats)[static_cast<std::size_t>(b)]);
+  }
+};
+
+CompareView::CompareView(SessionContext* context, QWidget* parent)
+    : QWidget(parent),
+      context_(context),
+      tauModel_(new TauTableModel(this)),
+      regressionModel_(new BlockRegressionModel(this)),
+      runA_(new QComboBox),
+      runB_(new QComboBox),
+      status_(new QLabel(tr("Open a session with two or more runs to compare them."))),
+      tauTable_(makeTable(tauModel_)),
+      regressionTable_(makeTable(regressionModel_)),
+      plots_(new ComparisonPlots),
+      reloadTimer_(new QTimer(this)) {
+  pool_.setMaxThreadCount(1);
+  reloadTimer_->setSingleShot(true);
+  reloadTimer_->setInterval(2000);
+  connect(reloadTimer_, &QTimer::timeout, this, &CompareView::reload);
+  status_->setWordWrap(true);
+  status_->setTextFormat(Qt::PlainText);
+  for (QComboBox* box : {runA_, runB_}) {
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(16);
+    connect(box, &QComboBox::currentIndexChanged, this, [this] { setPair(runA_->currentIndex(), runB_->currentIndex()); });
+  }
+  runA_->setToolTip(tr("Run A: the baseline"));
+  runB_->setToolTip(tr("Run B: compared against A"));
+  connect(tauModel_, &TauTableModel::shownChanged, this, &CompareView::redraw);
+  connect(regressionTable_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+          [this](const QModelIndex& current) { selectRegression(current); });
+
+  auto* pairRow = new QHBoxLayout;
+  pairRow->addWidget(new QLabel(tr("A")));
+  pairRow->addWidget(runA_, 1);
+  pairRow->addWidget(new QLabel(tr("B")));
+  pairRow->addWidget(runB_, 1);
+  auto* regressions = new QWidget;
+  auto* regressionLayout = new QVBoxLayout(regressions);
+  regressionLayout->setContentsMargins(0, 0, 0, 0);
+  auto* regressionTitle = new QLabel(tr("Blocks where B accepted less than A at the same prompt and anchor "
+                                        "(largest drop first); choose one to inspect it in every panel"));
+  regressionTitle->setWordWrap(true);
+  regressionLayout->addWidget(regressionTitle);
+  regressionLayout->addWidget(regressionTable_, 1);
+  auto* splitter = new QSplitter(Qt::Vertical);
+  splitter->addWidget(tauTable_);
+  splitter->addWidget(plots_);
+  splitter->addWidget(regressions);
+  splitter->setStretchFactor(0, 1);
+  splitter->setStretchFactor(1, 3);
+  splitter->setStretchFactor(2, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addLayout(pairRow);
+  layout->addWidget(status_);
+  layout->addWidget(splitter, 1);
+
+  addExportMenu(plots_->histogram(), QStringLiteral("acceptance-histogram"), [this] { return plots_->histogramData(); });
+  addExportMenu(plots_->slotCurves(), QStringLiteral("slot-acceptance"), [this] { return plots_->slotCurveData(); });
+  addExportMenu(plots_->scatter(), QStringLiteral("prompt-tau-scatter"), [this] { return plots_->scatterData(); });
+  addExportMenu(tauTable_, QStringLiteral("tau-table"), [this] { return csvOf(*tauModel_); });
+  addExportMenu(regressionTable_, QStringLiteral("block-regressions"), [this] { return csvOf(*regressionModel_); });
+  if (context_) context_->addViewer(this);
+}
+
+CompareView::~CompareView() {
+  if (context_) context_->removeViewer(this);
+  ++generation_;
+  pool_.waitForDone();  // a worker posts to this object; it must not outlive it
+}
+
+CsvTable CompareView::exportData() { return csvOf(*tauModel_); }
+
+void CompareView::reload() {
+  reloadTimer_->stop();
+  std::unique_ptr<SessionSource> source = context_ && context_->isOpen() ? context_->openSecondSource() : nullptr;
+  if (!source) {  // no session, or it could not be opened again (reported)
+    setSeries({});
+    return;
+  }
+  const quint64 generation = ++generation_;
+  computing_ = true;
+  status_->setText(tr("Reading the runs..."));
+  auto shared = std::shared_ptr<SessionSource>(std::move(source));
+  pool_.start([this, generation, shared] {
+    auto result = std::make_shared<Result>();
+    try {
+      result->series = std::make_shared<const std::vector<ComparedSeries>>(loadComparedSeries(*shared));
+      result->a = 0;
+      result->b = result->series->size() > 1 ? 1 : -1;
+      result->compute();
+    } catch (const std::exception& e) {
+      result->error = QString::fromStdString(e.what());
+    }
+    QMetaObject::invokeMethod(this, [this, generation, result] { finish(generation, result); }, Qt::QueuedConnection);
+  });
+}
+
+void CompareView::setSeries(std::vector<ComparedSeries> series) {
+  const int b = series.size() > 1 ? 1 : -1;
+  start(std::make_shared<const std::vector<ComparedSeries>>(std::move(series)), nullptr, 0, b);
+}
+
+void CompareView::setPair(int a, int b) {
+  if (!series_ || !stats_ || (a == a_ && b == b_)) return;
+  start(series_, stats_, a, b);
+}
+
+void CompareView::start(std::shared_ptr<const std::vector<ComparedSeries>> series,
+                        std::shared_ptr<const std::vector<SeriesStatistics>> stats, int a, int b) {
+  const quint64 generation = ++generation_;
+  computing_ = true;
+  auto result = std::make_shared<Result>();
+  result->series = std::move(series);
+  result->stats = std::move(stats);
+  result->a = a;
+  result->b = b;
+  pool_.start([this, generation, result] {
+    try {
+      result->compute();
+    } catch (const std::exception& e) {
+      result->error = QString::fromStdString(e.what());
+    }
+    QMetaObject::invokeMethod(this, [this, generation, result] { finish(generation, result); }, Qt::QueuedConnection);
+  });
+}
+
+void CompareView::finish(quint64 generation, const std::shared_ptr<Result>& result) {
+  if (generation != generation_) return;
+  computing_ = false;
+  if (!result->error.isEmpty()) {
+    if (context_) context_->reportError(tr("Cannot compare the runs"), result->error);
+    status_->setText(tr("Cannot compare the runs: %1").arg(result->error));
+    emit computed();
+    return;
+  }
+  const bool newRuns = result->stats != stats_;
+  series_ = result->series;
+  stats_ = result->stats;
+  a_ = result->a;
+  b_ = result->b;
+  pair_ = std::move(result->pair);
+  if (newRuns) {
+    tauModel_->setRows(*series_, *stats_, kPlottedAtFirst);
+    for (QComboBox* box : {runA_, runB_}) {
+      const QSignalBlocker block(box);
+      box->clear();
+      for (const ComparedSeries& s : *series_) box->addItem(QString::fromStdString(s.label));
+    }
+  }
+  for (auto [box, row] : {std::pair{runA_, a_}, std::pair{runB_, b_}}) {
+    const QSignalBlocker block(box);
+    box->setCurrentIndex(row);
+  }
+  regressionModel_->setRegressions(pair_.regressions);
+  if (series_->size() < 2) {
+    status_->setText(series_->empty() ? tr("Open a session with two or more runs to compare them.")
+                                      : tr("The session has one run: nothing to compare it with."));
+  } else if (a_ == b_) {
+    status_->setText(tr("Choose two different runs as A and B."));
+  } else {
+    status_->setText(tr("%1 runs. A vs B: %2 prompts answered by both, %3 blocks at the same anchors, %4 where B "
+                        "accepted less")
+                         .arg(series_->size())
+                         .arg(pair_.prompts.size())
+                         .arg(pair_.matchedBlocks)
+                         .arg(pair_.regressions.size()));
+  }
+  redraw();
+  emit computed();
+}
+
+void CompareView::redraw() {
+  if (!series_ || !stats_) {
+    plots_->clear();
+    return;
+  }
+  plots_->draw(*series_, *stats_, tauModel_->shownRows(), a_, b_, pair_);
+}
+
+void CompareView::selectRegression(const QModelIndex& index) {
+  if (!context_ || !index.isValid() || !series_ || b_ < 0) return;
+  const BlockRegression& r = regressionModel_->regression(index.row());
+  context_->select({(*series_)[static_cast<std::size_t>(b_)].run, r.prompt, r.stepB});
+}
+
+void CompareView::onSessionOpened() { reload(); }
+
+void CompareView::onSessionClosed() { reload(); }
+
+void CompareView::onStepsAppended(const std::vector<session::StepRecord>&) { reloadTimer_->start(); }
+
+}  // namespace dfi::ui

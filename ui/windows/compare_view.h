@@ -1,0 +1,88 @@
+#pragma once
+// The compare panel: every run of the open session (drafters, mask variants, step modes) on
+// the same prompts. A tau table with bootstrap intervals (its ticks choose what the plots
+// draw), acceptance-length histograms, per-slot acceptance curves, the per-prompt scatter of
+// run A against run B, and the blocks where B accepted less than A; choosing one selects
+// that block in every other panel. Reading and statistics run on a worker thread.
+
+#include <memory>
+#include <vector>
+
+#include <QThreadPool>
+#include <QWidget>
+
+#include "context/session_viewer.h"
+#include "models/run_comparison.h"
+#include "widgets/view_export.h"
+
+class QComboBox;
+class QLabel;
+class QTableView;
+class QTimer;
+
+namespace dfi::ui {
+
+class BlockRegressionModel;
+class ComparisonPlots;
+class TauTableModel;
+
+class CompareView : public QWidget, public SessionViewer, public ExportableView {
+  Q_OBJECT
+ public:
+  explicit CompareView(SessionContext* context, QWidget* parent = nullptr);
+  ~CompareView() override;
+
+  // Compares these series (what reload() reads from the session); the result arrives with
+  // computed().
+  void setSeries(std::vector<ComparedSeries> series);
+  void reload();
+  bool isComputing() const { return computing_; }
+  // Chooses runs A and B by row of the tau table; the pair is recomputed on the worker.
+  void setPair(int a, int b);
+
+  TauTableModel* tauModel() const { return tauModel_; }
+  BlockRegressionModel* regressionModel() const { return regressionModel_; }
+  QTableView* regressionTable() const { return regressionTable_; }
+  ComparisonPlots* plots() const { return plots_; }
+  const PairComparison& pair() const { return pair_; }
+
+  void onSessionOpened() override;
+  void onSessionClosed() override;
+  void onStepsAppended(const std::vector<session::StepRecord>& steps) override;
+
+  QWidget* exportTarget() override { return this; }
+  QString exportBaseName() const override { return QStringLiteral("compare"); }
+  CsvTable exportData() override;  // the tau table
+
+ signals:
+  void computed();
+
+ private:
+  struct Result;
+  void start(std::shared_ptr<const std::vector<ComparedSeries>> series,
+             std::shared_ptr<const std::vector<SeriesStatistics>> stats, int a, int b);
+  void finish(quint64 generation, const std::shared_ptr<Result>& result);
+  void redraw();
+  void selectRegression(const QModelIndex& index);
+
+  SessionContext* context_;
+  TauTableModel* tauModel_;
+  BlockRegressionModel* regressionModel_;
+  QComboBox* runA_;
+  QComboBox* runB_;
+  QLabel* status_;
+  QTableView* tauTable_;
+  QTableView* regressionTable_;
+  ComparisonPlots* plots_;
+  QTimer* reloadTimer_;  // coalesces the steps of a followed file into one reload
+
+  QThreadPool pool_;
+  quint64 generation_ = 0;
+  bool computing_ = false;
+  std::shared_ptr<const std::vector<ComparedSeries>> series_;
+  std::shared_ptr<const std::vector<SeriesStatistics>> stats_;
+  PairComparison pair_;
+  int a_ = -1, b_ = -1;
+};
+
+}  // namespace dfi::ui
