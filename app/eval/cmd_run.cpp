@@ -40,7 +40,8 @@ DDTree-N runs built from the teacher-forced top-k (--ddtree 0: none).
 Output: a progress bar with ETA on a terminal (plain lines in a log file); --progress json writes
 JSON lines on stdout instead ({"event":"progress"|"summary"|"error"|"cancelled", ...}; warnings
 and errors stay on stderr). At the end, tau per drafter, mode, mask variant and prompt set with a
-95% bootstrap interval over responses. Ctrl-C stops after the current prompt; everything so far
+95% bootstrap interval over responses, and each drafter against the first on the same prompts
+(paired bootstrap of the tau difference). Ctrl-C stops after the current prompt; everything so far
 stays in the session and is summarised (exit code 130).)";
 
 }  // namespace
@@ -54,7 +55,7 @@ void registerRunCommand(CLI::App& app) {
   addRunOptions(*sub, *options);
   sub->add_option("-o,--out,--session", *session, "Session file to write (.dfi); {shard} becomes i-of-N")->required();
   sub->add_flag("--overwrite", *overwrite, "Replace an existing session file");
-  sub->add_option("--progress", *progress, "auto | bar | plain | json | none")->capture_default_str();
+  sub->add_option("--progress", *progress, "auto (a bar on a terminal, else plain lines) | bar | plain | json (JSON lines on stdout) | none")->capture_default_str();
   sub->footer(kRunFooter);
   setAction(*sub, [options, session, overwrite, progress] {
     const EnvLookup env = processEnvironment();

@@ -46,7 +46,7 @@ std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
     SummaryRun run{drafterLabel(r.drafter, settings), modeLabel(engine::evaluationModeName(r.mode), settings.ddtreeBudget),
                    std::string(analysis::maskVariantName(r.variant)), {}};
     for (const auto& response : r.responses)
-      run.responses.push_back({promptSet(response.dataset, settings), response.acceptance});
+      run.responses.push_back({response.promptId, promptSet(response.dataset, settings), response.acceptance});
     out.push_back(std::move(run));
   }
   return out;
@@ -65,7 +65,7 @@ std::vector<SummaryRun> recordedRuns(const std::string& sessionPath, const engin
     std::map<session::PromptId, std::size_t> index;
     for (const session::PromptRecord& prompt : reader.prompts(record.runId)) {
       index[prompt.promptId] = run.responses.size();
-      run.responses.push_back({promptSet(prompt.dataset, settings), {{}, prompt.completionTokens}});
+      run.responses.push_back({prompt.promptId, promptSet(prompt.dataset, settings), {{}, prompt.completionTokens}});
     }
     reader.forEachStepSummary(record.runId, [&](const session::StepSummary& step) {
       run.responses.at(index.at(step.promptId)).acceptance.stepAcceptLengths.push_back(step.acceptLength());
@@ -79,16 +79,35 @@ std::vector<SummaryRun> recordedRuns(const std::string& sessionPath, const engin
 void printSummary(const std::vector<SummaryRun>& runs, ProgressReporter& progress, const std::string& sessionPath,
                   bool partial) {
   const auto rows = summarize(runs);
-  const std::string table =
-      (partial ? "cancelled: the summary covers the prompts finished so far\n" : std::string()) + formatSummaryTable(rows);
+  const auto comparisons = compareDrafters(runs);
+  const std::string table = (partial ? "cancelled: the summary covers the prompts finished so far\n" : std::string()) +
+                            formatSummaryTable(rows) + formatComparisons(comparisons);
   if (progress.style() == ProgressStyle::Json) {
     std::fputs(table.c_str(), stderr);
-    progress.event("summary", {{"session", sessionPath}, {"partial", partial}, {"rows", summaryJson(rows)}});
+    progress.event("summary", {{"session", sessionPath},
+                               {"partial", partial},
+                               {"rows", summaryJson(rows)},
+                               {"comparisons", comparisonsJson(comparisons)}});
   } else {
     std::fputs(table.c_str(), stdout);
     std::printf("session: %s\n", sessionPath.c_str());
   }
   std::fflush(stdout);
+}
+
+// The parity check's verdict (the blocks themselves are in the log and the session's
+// parity.* statistics).
+void printParity(const engine::EvaluationSettings& settings, const std::vector<engine::RunSummary>& runs) {
+  if (!settings.parityCheck) return;
+  for (const engine::RunSummary& run : runs) {
+    if (run.mode != engine::EvaluationMode::TeacherForced) continue;
+    if (run.parityFlagged == 0)
+      std::fprintf(stderr, "parity: %s: training and inference paths agree on all %lld blocks\n", run.name.c_str(),
+                   static_cast<long long>(run.steps));
+    else
+      std::fprintf(stderr, "parity: %s: %lld of %lld blocks draft differently through the training and inference paths\n",
+                   run.name.c_str(), static_cast<long long>(run.parityFlagged), static_cast<long long>(run.steps));
+  }
 }
 
 // The evaluation itself; evaluateIntoSession() adds the error events around it.
@@ -113,6 +132,7 @@ int evaluate(const engine::EvaluationSettings& settings, const std::string& sess
     writer.close();
     activeCancel = nullptr;
     printSummary(summaryRuns(settings, runs), progress, sessionPath, false);
+    printParity(settings, runs);
     return 0;
   } catch (const Error& e) {
     progress.finish();

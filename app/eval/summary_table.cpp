@@ -3,11 +3,20 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
 namespace dfi::eval {
 namespace {
+
+// Mean acceptance length of one response; nullopt for a response with no step.
+std::optional<double> responseTau(const analysis::ResponseAcceptance& r) {
+  if (r.stepAcceptLengths.empty()) return std::nullopt;
+  double sum = 0;
+  for (int length : r.stepAcceptLengths) sum += length;
+  return sum / static_cast<double>(r.stepAcceptLengths.size());
+}
 
 SummaryRow rowOf(const SummaryRun& run, const std::string& dataset,
                  const std::vector<analysis::ResponseAcceptance>& responses, double confidence, int resamples) {
@@ -15,10 +24,7 @@ SummaryRow rowOf(const SummaryRun& run, const std::string& dataset,
   // Per-response means are what tau(reference) averages, so the bootstrap's estimate is it.
   std::vector<double> perResponse;
   for (const auto& r : responses) {
-    if (r.stepAcceptLengths.empty()) continue;
-    double sum = 0;
-    for (int length : r.stepAcceptLengths) sum += length;
-    perResponse.push_back(sum / static_cast<double>(r.stepAcceptLengths.size()));
+    if (const auto tau = responseTau(r)) perResponse.push_back(*tau);
     row.steps += static_cast<std::int64_t>(r.stepAcceptLengths.size());
   }
   row.responses = static_cast<std::int64_t>(perResponse.size());
@@ -26,6 +32,26 @@ SummaryRow rowOf(const SummaryRun& run, const std::string& dataset,
   row.tauVllm = analysis::tauVllm(responses);
   if (run.mode == "live") row.tauSglang = analysis::tauSglang(responses);
   return row;
+}
+
+// Columns padded to their widest cell; the first `textColumns` align left, numbers right.
+std::string alignColumns(const std::vector<std::vector<std::string>>& cells, std::size_t textColumns,
+                         const std::string& indent) {
+  std::vector<std::size_t> width;
+  for (const auto& line : cells) {
+    width.resize(std::max(width.size(), line.size()), 0);
+    for (std::size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], line[c].size());
+  }
+  std::string out;
+  for (const auto& line : cells) {
+    out += indent;
+    for (std::size_t c = 0; c < line.size(); ++c) {
+      const std::string pad(width[c] - line[c].size(), ' ');
+      out += c < textColumns ? line[c] + pad : pad + line[c];
+      out += c + 1 < line.size() ? "  " : "\n";
+    }
+  }
+  return out;
 }
 
 std::string fixed3(double value) {
@@ -84,6 +110,54 @@ std::vector<SummaryRow> summarize(std::span<const SummaryRun> runs, double confi
   return rows;
 }
 
+std::vector<DrafterComparison> compareDrafters(std::span<const SummaryRun> runs, double confidence, int resamples) {
+  std::vector<DrafterComparison> out;
+  for (const SummaryRun& run : runs) {
+    // The baseline is the first drafter evaluated with this mode and variant.
+    const auto baseline = std::ranges::find_if(
+        runs, [&](const SummaryRun& b) { return b.mode == run.mode && b.variant == run.variant; });
+    if (baseline->drafter == run.drafter) continue;
+    std::map<std::int64_t, double> base;
+    for (const auto& r : baseline->responses)
+      if (const auto tau = responseTau(r.acceptance)) base[r.promptId] = *tau;
+    std::vector<double> a, b;
+    for (const auto& r : run.responses) {
+      const auto tau = responseTau(r.acceptance);
+      const auto it = base.find(r.promptId);
+      if (!tau || it == base.end()) continue;
+      a.push_back(it->second);
+      b.push_back(*tau);
+    }
+    out.push_back({run.drafter, baseline->drafter, run.mode, run.variant, static_cast<std::int64_t>(a.size()),
+                   analysis::bootstrapPairedDifference(a, b, confidence, resamples)});
+  }
+  return out;
+}
+
+std::string formatComparisons(std::span<const DrafterComparison> comparisons) {
+  if (comparisons.empty()) return "";
+  std::vector<std::vector<std::string>> cells;
+  for (const DrafterComparison& c : comparisons)
+    cells.push_back({c.drafter + " - " + c.baseline, c.mode, c.variant, "n " + std::to_string(c.prompts),
+                     (c.difference.estimate >= 0 ? "+" : "") + fixed3(c.difference.estimate) + " [" +
+                         fixed3(c.difference.low) + ", " + fixed3(c.difference.high) + "]"});
+  return "paired difference in tau(ref) against the first drafter, same prompts [95% CI]:\n" +
+         alignColumns(cells, 3, "  ");
+}
+
+nlohmann::json comparisonsJson(std::span<const DrafterComparison> comparisons) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const DrafterComparison& c : comparisons)
+    out.push_back({{"drafter", c.drafter},
+                   {"baseline", c.baseline},
+                   {"mode", c.mode},
+                   {"mask_variant", c.variant},
+                   {"prompts", c.prompts},
+                   {"tau_reference_difference", c.difference.estimate},
+                   {"tau_reference_difference_ci95", {c.difference.low, c.difference.high}}});
+  return out;
+}
+
 std::string formatSummaryTable(std::span<const SummaryRow> rows) {
   const std::vector<std::string> header{"drafter", "mode", "mask", "prompts", "n", "steps",
                                         "tau(ref) [95% CI]", "tau(sglang)", "tau(vllm)"};
@@ -95,18 +169,7 @@ std::string formatSummaryTable(std::span<const SummaryRow> rows) {
                      measured ? fixed3(r.tau.estimate) + " [" + fixed3(r.tau.low) + ", " + fixed3(r.tau.high) + "]" : "-",
                      measured && r.tauSglang ? fixed3(*r.tauSglang) : "-", measured ? fixed3(r.tauVllm) : "-"});
   }
-  std::vector<std::size_t> width(header.size(), 0);
-  for (const auto& line : cells)
-    for (std::size_t c = 0; c < line.size(); ++c) width[c] = std::max(width[c], line[c].size());
-  std::string out;
-  for (const auto& line : cells) {
-    for (std::size_t c = 0; c < line.size(); ++c) {
-      // Text columns align left, numbers right.
-      const std::string pad(width[c] - line[c].size(), ' ');
-      out += c < 4 ? line[c] + pad : pad + line[c];
-      out += c + 1 < line.size() ? "  " : "\n";
-    }
-  }
+  std::string out = alignColumns(cells, 4, "");
   out +=
       "tau(ref): mean over responses of each response's mean acceptance length (z-lab benchmark), with a\n"
       "  95% percentile-bootstrap interval over responses; n: responses, steps: verify steps\n"

@@ -4,6 +4,7 @@
 // prompts are the sample; another prompt set of the same kind would move tau by about that
 // much). Torch-free: it works on acceptance lengths only.
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,6 +18,7 @@
 namespace dfi::eval {
 
 struct SummaryResponse {
+  std::int64_t promptId = 0;
   std::string dataset;  // the prompt set: the prompt's "dataset", or the prompts file's name
   analysis::ResponseAcceptance acceptance;
 };
@@ -49,7 +51,19 @@ std::vector<std::string> drafterLabels(const std::vector<std::string>& paths);
 std::vector<SummaryRow> summarize(std::span<const SummaryRun> runs, double confidence = 0.95,
                                   int resamples = 2000);
 
+// Another drafter against the first one on the same prompts, same mode and mask variant: the
+// paired bootstrap of the per-response tau difference says whether it is better beyond noise.
+struct DrafterComparison {
+  std::string drafter, baseline, mode, variant;
+  std::int64_t prompts = 0;  // responses with steps under both drafters
+  analysis::Interval difference;  // tau(drafter) - tau(baseline)
+};
+std::vector<DrafterComparison> compareDrafters(std::span<const SummaryRun> runs, double confidence = 0.95,
+                                               int resamples = 2000);
+
 std::string formatSummaryTable(std::span<const SummaryRow> rows);
+std::string formatComparisons(std::span<const DrafterComparison> comparisons);  // "" when none
 nlohmann::json summaryJson(std::span<const SummaryRow> rows);
+nlohmann::json comparisonsJson(std::span<const DrafterComparison> comparisons);
 
 }  // namespace dfi::eval

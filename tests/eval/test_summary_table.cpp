@@ -15,9 +15,9 @@ using namespace dfi::eval;
 
 namespace {
 
-SummaryResponse response(const std::string& dataset, std::vector<int> lengths) {
+SummaryResponse response(const std::string& dataset, std::vector<int> lengths, std::int64_t promptId = 0) {
   const int tokens = std::accumulate(lengths.begin(), lengths.end(), 0);
-  return {dataset, {std::move(lengths), tokens}};
+  return {promptId, dataset, {std::move(lengths), tokens}};
 }
 
 std::vector<SummaryRun> twoRuns() {
@@ -91,4 +91,30 @@ TEST(SummaryTable, DrafterLabelsAreShortAndDistinct) {
   EXPECT_EQ(drafterLabels({"runs/exp1/final", "runs/exp2/final", "other"}), (Labels{"exp1/final", "exp2/final", "other"}));
   EXPECT_EQ(drafterLabels({"a/x/final", "b/x/final"}), (Labels{"a/x/final", "b/x/final"}));
   EXPECT_EQ(drafterLabels({"same", "./same"}), (Labels{"same", "same"})) << "one directory given twice";
+}
+
+// A later checkpoint against the first on the same prompts: only prompts both answered count,
+// and a uniform gain of one accepted token per step shows as +1 with a tight interval.
+TEST(SummaryTable, PairedComparisonAgainstTheFirstDrafter) {
+  SummaryRun early{"step20k", "live", "reference", {}}, late{"step40k", "live", "reference", {}};
+  SummaryRun otherMode{"step40k", "ddtree-8", "reference", {}};
+  for (int p = 0; p < 10; ++p) {
+    early.responses.push_back(response("gsm8k", {1 + p % 3, 2}, p));
+    late.responses.push_back(response("gsm8k", {2 + p % 3, 3}, p));
+  }
+  late.responses.push_back(response("gsm8k", {9}, 99));  // no counterpart: left out
+  otherMode.responses.push_back(response("gsm8k", {4}, 0));
+  const std::vector<SummaryRun> runs{early, late, otherMode};
+  const auto comparisons = compareDrafters(runs);
+  ASSERT_EQ(comparisons.size(), 1u) << "ddtree-8 has no other drafter to compare with";
+  const auto& c = comparisons[0];
+  EXPECT_EQ(c.drafter, "step40k");
+  EXPECT_EQ(c.baseline, "step20k");
+  EXPECT_EQ(c.prompts, 10);
+  EXPECT_DOUBLE_EQ(c.difference.estimate, 1.0);
+  EXPECT_DOUBLE_EQ(c.difference.low, 1.0);
+  EXPECT_DOUBLE_EQ(c.difference.high, 1.0);
+  EXPECT_NE(formatComparisons(comparisons).find("step40k - step20k"), std::string::npos);
+  EXPECT_EQ(formatComparisons({}), "");
+  EXPECT_EQ(comparisonsJson(comparisons)[0]["prompts"], 10);
 }
