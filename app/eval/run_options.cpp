@@ -78,6 +78,8 @@ engine::EvaluationSettings RunOptions::toSettings(const EnvLookup& env) const {
   s.shardIndex = sh.index;
   s.shardCount = sh.count;
   s.skipBadPrompts = skipBadPrompts;
+  s.parityCheck = !noParity;
+  s.hiddenStatistics = hiddenStatistics;
   return s;
 }
 
@@ -92,6 +94,10 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
       ->required()->check(CLI::ExistingFile);
   c.add_flag("--skip-bad-prompts", o.skipBadPrompts,
              "Warn about a malformed prompt line (file and line number) and skip it; default: refuse the file");
+  c.add_flag("--no-parity", o.noParity,
+             "Skip the train/eval parity check (each teacher-forced block also drafted as live, and compared)");
+  c.add_flag("--hidden-stats", o.hiddenStatistics,
+             "Record per teacher-forced step the statistics of the target taps, fc, hidden_norm and drafter layers");
   c.add_option("--mode", o.modes,
                "live | teacher | both (live + teacher-forced) | ddtree; a comma list (teacher-forced = teacher)")
       ->delimiter(',')->capture_default_str();
@@ -155,6 +161,8 @@ RunOptions runOptionsFromJson(const nlohmann::json& r) {
   get("thinking", o.thinking);
   get("shard", o.shard);
   get("skip_bad_prompts", o.skipBadPrompts);
+  get("no_parity", o.noParity);
+  get("hidden_statistics", o.hiddenStatistics);
   if (o.target.empty() || o.drafters.empty() || o.prompts.empty())
     throw UsageError("run request needs \"target\", \"drafters\" and \"prompts\"");
   return o;

@@ -39,6 +39,8 @@ struct RunOptions {
   std::string thinking = "off";
   std::string shard = "0/1";
   bool skipBadPrompts = false;
+  bool noParity = false;
+  bool hiddenStatistics = false;
 
   // Throws dfi::UsageError naming the option for an unknown mode, variant, dtype, thinking
   // value, block size below 2 or shard; `env` resolves --shard auto.

@@ -51,6 +51,11 @@ void StreamingSink::addTree(const session::TreeRecord& tree) {
   send(tree);
 }
 
+void StreamingSink::addStatistic(const session::StatisticRecord& statistic) {
+  if (file_) file_->addStatistic(statistic);
+  send(statistic);
+}
+
 void StreamingSink::addTokenStrings(std::span<const session::TokenString> strings) {
   if (file_) file_->addTokenStrings(strings);
   send(protocol::TokenStrings(strings.begin(), strings.end()));

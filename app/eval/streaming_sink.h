@@ -23,6 +23,7 @@ class StreamingSink : public engine::RecordSink {
   void addPrompt(const session::PromptRecord& prompt) override;
   session::StepId addStep(const session::StepRecord& step) override;
   void addTree(const session::TreeRecord& tree) override;
+  void addStatistic(const session::StatisticRecord& statistic) override;
   void addTokenStrings(std::span<const session::TokenString> strings) override;
   void flush() override;
 

@@ -53,6 +53,7 @@ engine::EvaluationSettings settingsFor(const fs::path& dir) {
   settings.topK = 4;
   settings.ddtreeBudget = 6;
   settings.chatTemplate = false;
+  settings.hiddenStatistics = true;
   return settings;
 }
 
@@ -173,6 +174,61 @@ TEST_F(Evaluation, DDTreeStepsMatchTheirTrees) {
     else
       EXPECT_GE(step.bonusToken, -1);
   }
+}
+
+TEST_F(Evaluation, EveryTeacherForcedBlockPassesTheParityCheck) {
+  // Same mask on both paths: the batched training forward and the incremental inference one
+  // are one computation, so nothing is flagged and every recorded difference is rounding.
+  s::Reader reader(session.string());
+  for (const auto& summary : summaries) {
+    if (summary.mode != engine::EvaluationMode::TeacherForced) continue;
+    EXPECT_EQ(summary.parityFlagged, 0) << summary.name;
+    for (const auto& step : stepsOf(reader, summary.runId)) {
+      std::map<std::string, float> parity;
+      for (const auto& st : reader.statistics(summary.runId, step.stepId))
+        if (st.name.starts_with("parity.")) parity[st.name] = st.values.at(0);
+      ASSERT_EQ(parity.size(), 3u) << summary.name << " step " << step.stepId;
+      EXPECT_LE(parity["parity.max_abs_diff"], 1e-4);
+      EXPECT_EQ(parity["parity.argmax_agreement"], 1.0f);
+      EXPECT_EQ(parity["parity.first_differing_slot"], -1.0f);
+    }
+  }
+}
+
+TEST_F(Evaluation, HiddenStatisticsCoverEveryPositionOnceAndEveryBlock) {
+  s::Reader reader(session.string());
+  const s::RunId run = runNamed("/teacher-forced/reference");
+  const auto steps = stepsOf(reader, run);
+  std::map<std::pair<std::string, int>, std::size_t> positions;  // (statistic, layer) -> rows seen
+  std::map<s::PromptId, std::int64_t> lastAnchor;
+  for (const auto& step : steps) {
+    lastAnchor[step.promptId] = std::max(lastAnchor[step.promptId], step.anchorPosition);
+    for (const auto& st : reader.statistics(run, step.stepId)) {
+      if (st.name.ends_with(".mean")) positions[{st.name, st.layer}] += st.values.size();
+      if (st.name == "drafter.layer.mean") {
+        EXPECT_EQ(st.values.size(), 4u) << "one value per block slot";
+      }
+      if (st.name.ends_with(".nan") || st.name.ends_with(".inf")) {
+        for (float v : st.values) EXPECT_EQ(v, 0.0f) << st.name;
+      }
+      if (st.name.ends_with(".histogram")) {
+        EXPECT_EQ(st.values.size(), 64u);
+      }
+    }
+  }
+  // Context rows: each position before a prompt's last anchor is counted at exactly one step.
+  std::size_t contextRows = 0;
+  for (const auto& [prompt, anchor] : lastAnchor) contextRows += static_cast<std::size_t>(anchor);
+  for (const char* name : {"target.tap.mean", "drafter.fc.mean", "drafter.hidden_norm.mean"}) {
+    bool found = false;
+    for (const auto& [key, rows] : positions)
+      if (key.first == name) {
+        found = true;
+        EXPECT_EQ(rows, contextRows) << name << " layer " << key.second;
+      }
+    EXPECT_TRUE(found) << name;
+  }
+  EXPECT_EQ((positions[{"drafter.layer.mean", 0}]), steps.size() * 4);
 }
 
 TEST_F(Evaluation, VariantStepsAreLabelled) {

@@ -41,13 +41,14 @@ std::vector<session::StepRecord> teacherForcedSteps(const TargetModel& target, c
 
 std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
                                                     std::span<const std::int64_t> anchors,
-                                                    analysis::MaskVariant variant, int topK, at::Tensor* logitsOut) {
+                                                    analysis::MaskVariant variant, int topK, at::Tensor* logitsOut,
+                                                    DrafterProbes* probes) {
   c10::InferenceMode inference;
   const int b = drafter.blockSize();
   const std::int64_t length = sequence.ids.size(0);
   const at::Tensor& predictions = sequence.predictions;
   const at::Tensor logits =
-      drafter.teacherForced(sequence.features, sequence.ids, anchors, variant, kAnchorsPerForward);  // [N, B-1, V]
+      drafter.teacherForced(sequence.features, sequence.ids, anchors, variant, kAnchorsPerForward, probes);  // [N, B-1, V]
   if (logitsOut) *logitsOut = logits;
   const at::Tensor drafts = logits.argmax(-1).to(at::kCPU).contiguous();
 

@@ -32,11 +32,12 @@ SequenceFeatures sequenceFeatures(const TargetModel& target, const DFlashDrafter
                                   std::span<const std::int64_t> sequence);
 
 // One TeacherForced record per anchor (anchors in [0, T)), with the per-slot top-k of the
-// draft distribution when topK > 0. `logits`, if given, receives the drafts' [N, B-1, V].
+// draft distribution when topK > 0. `logits`, if given, receives the drafts' [N, B-1, V];
+// `probes` the drafter's intermediate tensors (DFlashDrafter::teacherForced).
 std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
                                                     std::span<const std::int64_t> anchors,
                                                     analysis::MaskVariant variant, int topK,
-                                                    at::Tensor* logits = nullptr);
+                                                    at::Tensor* logits = nullptr, DrafterProbes* probes = nullptr);
 
 // Both stages at once.
 std::vector<session::StepRecord> teacherForcedSteps(

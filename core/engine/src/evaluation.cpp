@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -25,6 +26,7 @@
 #include "dflash_decode.h"
 #include "dflash_teacher_forced.h"
 #include "evaluation_models.h"
+#include "teacher_forced_pass.h"
 
 namespace dfi::engine {
 namespace {
@@ -199,6 +201,8 @@ std::string EvaluationSettings::toJson() const {
   if (blockSize) j["block_size"] = *blockSize;
   if (limit) j["limit"] = *limit;
   j["skip_bad_prompts"] = skipBadPrompts;
+  j["parity_check"] = parityCheck;
+  j["hidden_statistics"] = hiddenStatistics;
   j["shard"] = std::to_string(shardIndex) + "/" + std::to_string(shardCount);
   return j.dump();
 }
@@ -361,28 +365,43 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
       book.note(promptTokens);
       const std::vector<std::int64_t> anchors = chooseAnchors(settings.anchors, live);
 
-      // One teacher-forced pass per variant serves both its teacher-forced and its DDTree run.
-      std::map<analysis::MaskVariant, std::vector<session::StepRecord>> teacherForced;
+      // One target forward serves every variant; one teacher-forced pass per variant serves
+      // both its teacher-forced and its DDTree run.
+      std::optional<SequenceFeatures> sequence;
+      std::map<analysis::MaskVariant, TeacherForcedPass> teacherForced;
       for (RunSummary& run : runs) {
         sink.addPrompt({run.runId, prompt.id, prompt.dataset, 0,
                         models.tokenizer ? models.tokenizer->decode(promptTokens) : std::string(), promptTokens,
                         static_cast<std::int32_t>(live.tokens.size() - ids.size())});
         std::vector<session::StepRecord> steps;
+        const std::vector<std::vector<session::StatisticRecord>>* statistics = nullptr;
         if (run.mode == EvaluationMode::Live) {
           steps = live.steps;
         } else {
           auto [it, fresh] = teacherForced.try_emplace(run.variant);
           if (fresh) {
             t0 = Clock::now();
-            it->second = teacherForcedSteps(*models.target, *drafter.model, live.tokens, anchors,
-                                            run.variant, k);
+            if (!sequence) sequence = sequenceFeatures(*models.target, *drafter.model, live.tokens);
+            it->second = runTeacherForcedPass(
+                *sequence, *drafter.model, anchors, run.variant,
+                {.topK = k, .parity = settings.parityCheck, .hiddenStatistics = settings.hiddenStatistics});
             teacherForcedSeconds += seconds(Clock::now() - t0);
+            for (std::int64_t anchor : it->second.parityFlaggedAnchors)
+              logText("engine", LogLevel::Warn,
+                      drafter.dir.string() + ", prompt " + std::to_string(prompt.id) + ", anchor " +
+                          std::to_string(anchor) + ": the training and inference paths draft differently under the " +
+                          std::string(analysis::maskVariantName(run.variant)) + " mask");
           }
-          steps = it->second;
+          steps = it->second.steps;
+          statistics = &it->second.statistics;
+          // DDTree runs share the pass; count its flags once, on the teacher-forced run.
+          if (run.mode == EvaluationMode::TeacherForced)
+            run.parityFlagged += static_cast<std::int64_t>(it->second.parityFlaggedAnchors.size());
         }
         ResponseSummary response{prompt.id, prompt.dataset, {}};
         response.acceptance.completionTokens = static_cast<int>(live.tokens.size() - ids.size());
-        for (session::StepRecord step : steps) {
+        for (std::size_t s = 0; s < steps.size(); ++s) {
+          session::StepRecord step = steps[s];
           step.runId = run.runId;
           step.promptId = prompt.id;
           step.garbleFlags = analysis::detectGarble(step.draftTokens, garble);
@@ -393,7 +412,14 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
             book.note(tree.nodeTokens);
             step = treeStep;
           } else {
-            sink.addStep(step);
+            const session::StepId stepId = sink.addStep(step);
+            if (statistics) {
+              for (session::StatisticRecord statistic : (*statistics)[s]) {
+                statistic.runId = run.runId;
+                statistic.stepId = stepId;
+                sink.addStatistic(statistic);
+              }
+            }
           }
           noteStep(book, step);
           response.acceptance.stepAcceptLengths.push_back(step.acceptLength());

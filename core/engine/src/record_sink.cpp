@@ -11,6 +11,7 @@ void SessionSink::finishRun(session::RunId run, double finishedAt, const std::st
 void SessionSink::addPrompt(const session::PromptRecord& prompt) { writer_.addPrompt(prompt); }
 session::StepId SessionSink::addStep(const session::StepRecord& step) { return writer_.addStep(step); }
 void SessionSink::addTree(const session::TreeRecord& tree) { writer_.addTree(tree); }
+void SessionSink::addStatistic(const session::StatisticRecord& statistic) { writer_.addStatistic(statistic); }
 void SessionSink::addTokenStrings(std::span<const session::TokenString> strings) {
   writer_.addTokenStrings(strings);
 }

@@ -55,6 +55,12 @@ struct EvaluationSettings {
   int shardIndex = 0;
   int shardCount = 1;
   bool skipBadPrompts = false;  // a malformed prompt line is a warning, not an error
+  // Every teacher-forced block is also drafted through the inference path (incremental, as
+  // live) and the two compared; blocks that differ are flagged (spec-dflash 4.4).
+  bool parityCheck = true;
+  // Per teacher-forced step: statistics of the target taps, fc, hidden_norm and every
+  // drafter layer (dfi/session/hidden_statistics.h). Off by default: ~8 records per tensor.
+  bool hiddenStatistics = false;
 
   std::string toJson() const;  // recorded with every run
 };
@@ -95,6 +101,7 @@ struct RunSummary {
   double tauReference = 0, tauVllm = 0;
   std::optional<double> tauSglang;  // live runs only: the others generate no completion
   std::vector<ResponseSummary> responses;
+  std::int64_t parityFlagged = 0;  // teacher-forced blocks whose training and inference paths differ
 };
 
 // Throws dfi::Error subclasses for bad inputs (before any compute where possible: every

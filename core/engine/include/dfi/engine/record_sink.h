@@ -21,6 +21,7 @@ class RecordSink {
   virtual void addPrompt(const session::PromptRecord& prompt) = 0;
   virtual session::StepId addStep(const session::StepRecord& step) = 0;
   virtual void addTree(const session::TreeRecord& tree) = 0;
+  virtual void addStatistic(const session::StatisticRecord& statistic) = 0;
   virtual void addTokenStrings(std::span<const session::TokenString> strings) = 0;
   virtual void flush() = 0;
 };
@@ -34,6 +35,7 @@ class SessionSink : public RecordSink {
   void addPrompt(const session::PromptRecord& prompt) override;
   session::StepId addStep(const session::StepRecord& step) override;
   void addTree(const session::TreeRecord& tree) override;
+  void addStatistic(const session::StatisticRecord& statistic) override;
   void addTokenStrings(std::span<const session::TokenString> strings) override;
   void flush() override;
 
