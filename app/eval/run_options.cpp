@@ -112,7 +112,7 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
                              "Draft blocks of N (2 .. the drafter's trained block_size); default: the checkpoint's");
   c.add_option("--max-new-tokens", o.maxNewTokens, "Tokens to generate per prompt")->capture_default_str();
   c.add_option_function<std::int64_t>("--limit", [&o](const std::int64_t& n) { o.limit = n; },
-                                      "Evaluate the first N prompts of the file (applied before --shard)");
+                                      "Evaluate the first N prompts of the file (malformed lines skipped do not count; applied before --shard)");
   c.add_option("--top-k", o.topK, "Per-slot top-k stored with each step")->capture_default_str();
   c.add_option("--device,--devices", o.device, "cpu | cuda:N | cuda:0,cuda:1 (layers split across GPUs) | cuda:local (the launcher's local rank)")->capture_default_str();
   c.add_option("--dtype", o.dtype, "fp32 | bf16 | fp16")->capture_default_str();

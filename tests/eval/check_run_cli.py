@@ -35,6 +35,20 @@ def expect_refusal(result, code, *needles):
         assert needle in err, f"{needle!r} not in: {err}"
 
 
+def check_thinking(binary, demo, scratch):
+    """--thinking reaches the chat template: the demo's Qwen3.5-style template leaves the think
+    block open with thinking on and closes it empty with thinking off."""
+    endings = {}
+    for thinking in ("on", "off"):
+        out = scratch / f"thinking_{thinking}.dfi"
+        rc, _, err = run(binary, demo, out, "--prompts", demo / "prompts.jsonl", "--limit", "1", "--thinking", thinking,
+                         "--progress", "none")
+        assert rc == EXIT_OK, err
+        endings[thinking] = sqlite3.connect(out).execute("SELECT text FROM prompts").fetchone()[0]
+    assert endings["on"].endswith("<think>\n"), endings
+    assert endings["off"].endswith("<think>\n\n</think>\n\n"), endings
+
+
 def check_cancel(binary, demo, scratch):
     """Ctrl-C after the first prompt: exit 130, a partial summary of the finished prompt, and
     the session keeps it."""
@@ -112,8 +126,9 @@ def main(binary, demo, scratch):
     settings = json.loads(db.execute("SELECT settings_json FROM runs").fetchone()[0])
     assert settings["limit"] == 3 and settings["shard"] == "1/2", settings
     assert [p for (p,) in db.execute("SELECT prompt_id FROM prompts")] == [1]
+    check_thinking(binary, demo, scratch)
     check_cancel(binary, demo, scratch)
-    print("run CLI: refusals, skipped lines, prompt sets, json progress, shard file, block size and Ctrl-C checked")
+    print("run CLI: refusals, skipped lines, prompt sets, json progress, shard file, block size, thinking and Ctrl-C checked")
 
 
 if __name__ == "__main__":
