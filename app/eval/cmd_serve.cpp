@@ -10,8 +10,8 @@
 // Replies: "hello" first, then per run the records (record_codec.h), "progress" frames,
 // and "done" (with the tau summary) or "error" (message and exit code); per inspect the block's
 // step, tensor and statistic records, then "done". A failing request never ends the server.
-// Requests queue and run one at a time; models stay loaded between inspect requests
-// (ModelRegistry).
+// Requests queue and run one at a time; models stay loaded between requests (ModelRegistry):
+// a run or an inspect with the same target, devices and dtype reuses them.
 
 #include <algorithm>
 #include <condition_variable>
@@ -177,7 +177,7 @@ class Server {
       std::lock_guard lock(jobsMutex_);
       token = active_;
     }
-    const auto runs = engine::runEvaluation(settings, sink, progress, *token);
+    const auto runs = engine::runEvaluation(settings, sink, progress, *token, &models_);
     if (writer) writer->close();
     json summary = json::array();
     for (const auto& r : runs)

@@ -39,6 +39,10 @@ def serve(binary, requests):
     text = "".join(json.dumps(r) + "\n" for r in requests)
     p = subprocess.run([binary, "serve"], input=text.encode(), capture_output=True, timeout=300)
     assert p.returncode == 0, p.stderr.decode()
+    log = p.stderr.decode()
+    # Models stay loaded between requests: one target and each drafter read once.
+    assert log.count("loading target") == 1, log
+    assert log.count("loading drafter") == len({r["drafter"] for r in requests if "drafter" in r}), log
     by_request, current = {}, []
     for header, payload in frames(p.stdout):
         if header["type"] == "hello":
@@ -114,6 +118,7 @@ def main():
     config = json.loads((demo / "drafter-good" / "config.json").read_text())
     answers = serve(binary, [
         inspect(demo, 1, "drafter-good"),
+        inspect(demo, 5, "drafter-good", attention=False, statistics=False),
         inspect(demo, 2, "drafter-good", anchor=len(IDS)),  # outside the sequence
         {"type": "no-such-request", "request_id": 3},
         inspect(demo, 4, "drafter-early", mask_variant="anchor-visible", statistics=False, attention=False),

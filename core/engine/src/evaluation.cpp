@@ -308,10 +308,10 @@ std::vector<PromptSpec> evaluatedPrompts(const EvaluationSettings& s) {
 
 std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, RecordSink& sink,
                                       const std::function<void(const EvaluationProgress&)>& progress,
-                                      const CancellationToken& cancel) {
+                                      const CancellationToken& cancel, ModelRegistry* registry) {
   validate(settings);
   const auto prompts = evaluatedPrompts(settings);
-  const LoadedModels models = loadModels(settings);
+  const LoadedModels models = loadModels(settings, registry);
   c10::InferenceMode inference;
   const bool wantsTrees = std::ranges::count(settings.modes, EvaluationMode::DDTree) > 0;
   const int k = std::max(settings.topK, wantsTrees ? settings.ddtreeBudget : 0);

@@ -9,6 +9,7 @@
 #include "dfi/tensorfile/compatibility.h"
 #include "dfi/tensorfile/drafter_config.h"
 #include "dflash_weights.h"
+#include "model_registry_impl.h"
 
 namespace dfi::engine {
 namespace {
@@ -72,18 +73,32 @@ std::unique_ptr<DFlashDrafter> loadDrafter(const fs::path& dir, const TargetMode
   return std::make_unique<DFlashDrafter>(config, std::move(weights), std::move(head));
 }
 
-LoadedModels loadModels(const EvaluationSettings& settings) {
+LoadedModels loadModels(const EvaluationSettings& settings, ModelRegistry* registry) {
   if (settings.drafters.empty()) throw UsageError("an evaluation needs at least one drafter");
   const auto targetConfig = tensorfile::parseTargetConfig(settings.target / "config.json");
   checkDrafters(settings, targetConfig);
-  LoadedModels models{TargetModel::load(settings.target, settings.model), identityOf(settings.target),
-                      std::nullopt, {}};
+  LoadedModels models;
+  models.targetIdentity = identityOf(settings.target);
+  if (registry) {
+    models.target = &registry->impl().target(settings.target, settings.model);
+  } else {
+    models.ownedTarget = TargetModel::load(settings.target, settings.model);
+    models.target = models.ownedTarget.get();
+  }
   if (fs::exists(settings.target / "tokenizer.json"))
     models.tokenizer = tokenizer::Tokenizer::fromDirectory(settings.target);
   else
     logText("engine", LogLevel::Warn, settings.target.string() + ": no tokenizer.json; prompts must be token ids");
-  for (const fs::path& dir : settings.drafters)
-    models.drafters.push_back({dir, identityOf(dir), loadDrafter(dir, *models.target, settings.blockSize)});
+  for (const fs::path& dir : settings.drafters) {
+    LoadedDrafter drafter{dir, identityOf(dir), nullptr, nullptr};
+    if (registry) {
+      drafter.model = &registry->impl().drafter(dir, settings.blockSize);
+    } else {
+      drafter.owned = loadDrafter(dir, *models.target, settings.blockSize);
+      drafter.model = drafter.owned.get();
+    }
+    models.drafters.push_back(std::move(drafter));
+  }
   return models;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dfi/engine/evaluation.h"
+#include "dfi/engine/model_registry.h"
 #include "dfi/session/records.h"
 #include "dfi/tokenizer/tokenizer.h"
 #include "dflash_drafter.h"
@@ -19,11 +20,13 @@ namespace dfi::engine {
 struct LoadedDrafter {
   std::filesystem::path dir;
   session::ModelIdentity identity;
-  std::unique_ptr<DFlashDrafter> model;
+  const DFlashDrafter* model = nullptr;
+  std::unique_ptr<DFlashDrafter> owned;  // unless a ModelRegistry holds it
 };
 
 struct LoadedModels {
-  std::unique_ptr<TargetModel> target;
+  const TargetModel* target = nullptr;
+  std::unique_ptr<TargetModel> ownedTarget;  // unless a ModelRegistry holds it
   session::ModelIdentity targetIdentity;
   // From the target's tokenizer.json; without one, prompts must be token ids and the session
   // shows tokens by id.
@@ -31,7 +34,9 @@ struct LoadedModels {
   std::vector<LoadedDrafter> drafters;
 };
 
-LoadedModels loadModels(const EvaluationSettings& settings);
+// With a registry the models come from it (and stay there for the next request); without,
+// LoadedModels owns them.
+LoadedModels loadModels(const EvaluationSettings& settings, ModelRegistry* registry = nullptr);
 
 // A drafter that shares `target`'s embedding and LM head, drafting blocks of `blockSize` when
 // given (checked by loadModels against the trained size) instead of its config's block_size.

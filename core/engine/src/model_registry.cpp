@@ -1,6 +1,7 @@
 #include "dfi/engine/model_registry.h"
 
 #include "dfi/base/error.h"
+#include "dfi/base/log_text.h"
 #include "evaluation_models.h"
 #include "model_registry_impl.h"
 
@@ -15,6 +16,7 @@ const TargetModel& ModelRegistry::Impl::target(const std::filesystem::path& dir,
   if (!target_ || key != targetKey_) {
     drafters_.clear();  // they hold the old target's embedding and head
     target_.reset();
+    logText("engine", LogLevel::Info, "loading target " + dir.string() + " (" + options.dtype + ")");
     target_ = TargetModel::load(dir, options);
     targetKey_ = key;
   }
@@ -25,7 +27,10 @@ const DFlashDrafter& ModelRegistry::Impl::drafter(const std::filesystem::path& d
   if (!target_) throw UsageError("a drafter needs its target loaded first", {.file = dir.string()});
   const auto key = std::make_pair(std::filesystem::absolute(dir).lexically_normal().string(), blockSize.value_or(0));
   auto& slot = drafters_[key];
-  if (!slot) slot = loadDrafter(dir, *target_, blockSize);
+  if (!slot) {
+    logText("engine", LogLevel::Info, "loading drafter " + dir.string());
+    slot = loadDrafter(dir, *target_, blockSize);
+  }
   return *slot;
 }
 

@@ -16,6 +16,7 @@
 #include "dfi/analysis/acceptance.h"
 #include "dfi/analysis/attention_mask.h"
 #include "dfi/engine/model_options.h"
+#include "dfi/engine/model_registry.h"
 #include "dfi/engine/record_sink.h"
 
 namespace dfi::engine {
@@ -107,8 +108,10 @@ struct RunSummary {
 // Throws dfi::Error subclasses for bad inputs (before any compute where possible: every
 // drafter is checked against the target first) and dfi::CancelledError when cancelled; records
 // already in the sink stay there.
+// With `registry`, models are taken from it and stay loaded for the next evaluation
+// (`dflash-eval serve`).
 std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, RecordSink& sink,
                                       const std::function<void(const EvaluationProgress&)>& progress,
-                                      const CancellationToken& cancel);
+                                      const CancellationToken& cancel, ModelRegistry* registry = nullptr);
 
 }  // namespace dfi::engine
