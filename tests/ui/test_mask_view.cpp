@@ -158,6 +158,19 @@ class TestMaskView : public QObject {
     QVERIFY(svg.readAll().contains("<svg"));
     QCOMPARE(QImage(dir.filePath(QStringLiteral("mask.png"))).width(), view.plot()->width());
     QVERIFY_THROWS_EXCEPTION(dfi::Error, exportWidget(view.exportTarget(), dir.filePath(QStringLiteral("mask.bmpx"))));
+
+    // The cells as CSV: one row per query slot, one column per key, labelled like the axis.
+    view.controls()->setInferenceGeometry(12, 8);
+    const CsvTable cells = view.exportData();
+    QCOMPARE(cells.header.size(), 1 + 13 + 8);
+    QCOMPARE(cells.header.back(), QStringLiteral("s7"));
+    QCOMPARE(cells.rows.size(), std::size_t{8});
+    QCOMPARE(cells.rows[3][1 + 5], QString::number(kAllowed));   // context before the anchor
+    QCOMPARE(cells.rows[3][1 + 12], QString::number(kMasked));   // the anchor's own feature
+    // An 8k-position training mask is far too big for a table: an error, not a 1 GB file.
+    view.controls()->setMaskLayout(MaskLayoutKind::Training);
+    view.controls()->setTrainingGeometry(8192, 512);
+    QVERIFY_THROWS_EXCEPTION(dfi::UsageError, view.exportData());
   }
 };
 

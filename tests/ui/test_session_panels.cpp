@@ -261,6 +261,11 @@ class TestSessionPanels : public QObject {
     const QByteArray text = file.readAll();
     QVERIFY(text.contains("<svg"));
     QVERIFY(text.contains("first mismatch"));  // the table's text is text, not pixels
+    const QString csv = dir_.filePath(QStringLiteral("tokens.csv"));
+    window.exportCurrentView(csv);  // the numbers behind the view
+    QFile table(csv);
+    QVERIFY(table.open(QIODevice::ReadOnly));
+    QVERIFY(table.readAll().startsWith("Slot,Position,Draft,Target,Verdict"));
   }
 };
 

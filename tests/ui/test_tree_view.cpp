@@ -163,6 +163,10 @@ class TestTreeView : public QObject {
     const QRect root = view.canvas()->nodeRect(0);
     QVERIFY(test::similarColour(picture.pixelColor(root.left() + 5, root.center().y()), TreeCanvas::rootColour()));
     QVERIFY(view.canvas()->nodeToolTip(acceptedNode).contains(QLatin1String("accepted")));
+    const CsvTable nodes = view.exportData();  // one row per node, for a spreadsheet
+    QCOMPARE(nodes.rows.size(), std::size_t{257});
+    QCOMPARE(nodes.header.size(), 9);
+    QCOMPARE(nodes.rows[static_cast<std::size_t>(acceptedNode)].back(), QStringLiteral("yes"));
     QCOMPARE(view.canvas()->nodeAt(box.center()), acceptedNode);
     test::saveScreenshot(&view, QStringLiteral("tree_view"));
 

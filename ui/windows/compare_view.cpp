@@ -109,7 +109,7 @@ CompareView::CompareView(SessionContext* context, QWidget* parent)
   addExportMenu(plots_->histogram(), QStringLiteral("acceptance-histogram"), [this] { return plots_->histogramData(); });
   addExportMenu(plots_->slotCurves(), QStringLiteral("slot-acceptance"), [this] { return plots_->slotCurveData(); });
   addExportMenu(plots_->scatter(), QStringLiteral("prompt-tau-scatter"), [this] { return plots_->scatterData(); });
-  addExportMenu(tauTable_, QStringLiteral("tau-table"), [this] { return csvOf(*tauModel_); });
+  addExportMenu(tauTable_, QStringLiteral("tau-table"), [this] { return exportData(); });
   addExportMenu(regressionTable_, QStringLiteral("block-regressions"), [this] { return csvOf(*regressionModel_); });
   if (context_) context_->addViewer(this);
 }

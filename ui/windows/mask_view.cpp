@@ -18,6 +18,16 @@ namespace {
 
 QString variantName(analysis::MaskVariant v) { return QString::fromUtf8(analysis::maskVariantName(v).data()); }
 
+// Block columns are labelled by slot ("s3"; "b2.s3" in the training layout), context ones by position.
+QString keyLabel(std::int64_t column, std::int64_t contextColumns, int blockSize, bool training) {
+  if (column < contextColumns) return QString::number(column);
+  const std::int64_t k = column - contextColumns;
+  return training ? QStringLiteral("b%1.s%2").arg(k / blockSize).arg(k % blockSize) : QStringLiteral("s%1").arg(k);
+}
+
+// A CSV of every cell is for masks one can open in a spreadsheet, not the 8k x 16k ones.
+constexpr std::int64_t kMaxCsvCells = std::int64_t{1} << 22;
+
 QString cellText(const analysis::MaskCell& cell) {
   return QStringLiteral("%1 (%2)").arg(cell.allowed ? QObject::tr("allowed") : QObject::tr("masked"),
                                        QString::fromUtf8(analysis::maskReasonText(cell.reason).data()));
@@ -40,6 +50,7 @@ MaskView::MaskView(SessionContext* context, QWidget* parent)
   layout->addWidget(controls_, 0, Qt::AlignTop);
   layout->addLayout(right, 1);
   buildPlotDecorations();
+  addExportMenu(plot_, QStringLiteral("mask"), [this] { return exportData(); });
 
   connect(controls_, &MaskControls::changed, this, &MaskView::rebuild);
   connect(plot_, &HeatmapPlot::cellHovered, this, [this](qint64 row, qint64 column) {
@@ -156,13 +167,10 @@ void MaskView::rebuild() {
   plot_->xAxis->setLabel(training ? tr("key: context positions 0..T-1 | blocks")
                                   : tr("key: context positions 0..anchor | block slots"));
   plot_->yAxis->setLabel(training ? tr("query row (block x B + slot)") : tr("query slot"));
-  // Block columns are labelled by slot ("s3"; "b2.s3" in the training layout).
   const std::int64_t contextColumns = layout->contextColumns();
   const int blockSize = scene.spec.blockSize;
   plot_->setColumnLabels([contextColumns, blockSize, training](std::int64_t column) {
-    if (column < contextColumns) return QString::number(column);
-    const std::int64_t k = column - contextColumns;
-    return training ? QStringLiteral("b%1.s%2").arg(k / blockSize).arg(k % blockSize) : QStringLiteral("s%1").arg(k);
+    return keyLabel(column, contextColumns, blockSize, training);
   });
   const double x = static_cast<double>(contextColumns) - 0.5;
   boundary_->point1->setCoords(x, 0);
@@ -265,6 +273,27 @@ void MaskView::onStepsAppended(const std::vector<session::StepRecord>& steps) {
 }
 
 QWidget* MaskView::exportTarget() { return plot_; }
+
+CsvTable MaskView::exportData() {
+  if (!layout_) return {};
+  if (layout_->rows() * layout_->columns() > kMaxCsvCells)
+    throw UsageError("the mask has " + std::to_string(layout_->rows() * layout_->columns()) +
+                     " cells, too many for a CSV table (at most " + std::to_string(kMaxCsvCells) + ")");
+  const MaskScene& scene = layout_->scene();
+  const bool training = scene.layout == MaskLayoutKind::Training;
+  CsvTable table;
+  table.header << (layout_->isDiff() ? tr("query \\ key (0 both masked, 1 both allowed, 2 differ)")
+                                     : tr("query \\ key (1 allowed, 0 masked)"));
+  for (std::int64_t c = 0; c < layout_->columns(); ++c)
+    table.header << keyLabel(c, layout_->contextColumns(), scene.spec.blockSize, training);
+  for (std::int64_t r = 0; r < layout_->rows(); ++r) {
+    QStringList row{training ? QStringLiteral("b%1.s%2").arg(r / scene.spec.blockSize).arg(r % scene.spec.blockSize)
+                             : QStringLiteral("s%1").arg(r)};
+    for (std::int64_t c = 0; c < layout_->columns(); ++c) row << QString::number(layout_->value(r, c));
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
 
 QString MaskView::exportBaseName() const { return QStringLiteral("mask"); }
 

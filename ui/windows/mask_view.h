@@ -49,6 +49,7 @@ class MaskView : public QWidget, public SessionViewer, public ExportableView {
 
   QWidget* exportTarget() override;
   QString exportBaseName() const override;
+  CsvTable exportData() override;  // every cell; a UsageError past 4M cells
 
  private:
   void buildPlotDecorations();

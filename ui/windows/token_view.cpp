@@ -79,12 +79,15 @@ TokenView::TokenView(SessionContext* context, QWidget* parent)
     if (stepIndex < 0 || stepIndex >= static_cast<int>(stepIds_.size())) return;
     context_->select({response_.run, response_.prompt, stepIds_[static_cast<std::size_t>(stepIndex)]});
   });
+  addExportMenu(table_, QStringLiteral("tokens"), [this] { return exportData(); });
   if (context_) context_->addViewer(this);
 }
 
 TokenView::~TokenView() {
   if (context_) context_->removeViewer(this);
 }
+
+CsvTable TokenView::exportData() { return csvOf(*model_); }
 
 QString TokenView::headline() const { return headline_->text(); }
 

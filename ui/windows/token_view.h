@@ -36,6 +36,7 @@ class TokenView : public QWidget, public SessionViewer, public ExportableView {
 
   QWidget* exportTarget() override { return this; }
   QString exportBaseName() const override { return QStringLiteral("tokens"); }
+  CsvTable exportData() override;  // the block's table, slot by slot
 
  private:
   void loadResponse(session::RunId run, session::PromptId prompt);

@@ -75,6 +75,7 @@ TreeView::TreeView(SessionContext* context, QWidget* parent)
   layout->addLayout(controls);
   layout->addWidget(scroll, 1);
   layout->addWidget(legend);
+  addExportMenu(canvas_, QStringLiteral("tree"), [this] { return exportData(); });
   if (context_) context_->addViewer(this);
 }
 
@@ -91,6 +92,21 @@ void TreeView::setBudget(int budget) { budget_->setValue(budget); }
 void TreeView::setShowRecorded(bool recorded) { recorded_->setChecked(recorded); }
 
 QWidget* TreeView::exportTarget() { return canvas_; }
+
+CsvTable TreeView::exportData() {
+  CsvTable table{{tr("node"), tr("parent"), tr("depth"), tr("token_id"), tr("token"), tr("probability"),
+                  tr("path_probability"), tr("rank"), tr("accepted")},
+                 {}};
+  const TreeLayout& tree = canvas_->tree();
+  for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
+    const TreeNode& n = tree.nodes[i];
+    table.rows.push_back({QString::number(i), QString::number(n.parent), QString::number(n.depth),
+                          QString::number(n.token), context_ ? context_->tokenText(n.token) : QString(),
+                          QString::number(n.probability, 'g', 6), QString::number(n.pathProbability, 'g', 6),
+                          n.rank < 0 ? QString() : QString::number(n.rank + 1), n.accepted ? tr("yes") : tr("no")});
+  }
+  return table;
+}
 
 void TreeView::onSessionClosed() {
   step_.reset();

@@ -38,6 +38,7 @@ class TreeView : public QWidget, public SessionViewer, public ExportableView {
 
   QWidget* exportTarget() override;
   QString exportBaseName() const override { return QStringLiteral("tree"); }
+  CsvTable exportData() override;  // one row per node
 
  private:
   void rebuild();
