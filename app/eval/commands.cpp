@@ -29,6 +29,7 @@ void registerCommands(CLI::App& app) {
   registerForwardCommand(app);
   registerDraftCommand(app);
   registerDiffDumpCommand(app);
+  registerSummaryCommand(app);
 }
 
 int runSelected(CLI::App& app) {

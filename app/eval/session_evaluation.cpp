@@ -4,13 +4,13 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <map>
 #include <string>
 
 #include "dfi/base/error.h"
 #include "dfi/engine/prompt_set.h"
 #include "dfi/session/reader.h"
 #include "dfi/session/writer.h"
+#include "recorded_summary.h"
 #include "summary_table.h"
 
 namespace dfi::eval {
@@ -47,29 +47,6 @@ std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
                    std::string(analysis::maskVariantName(r.variant)), {}};
     for (const auto& response : r.responses)
       run.responses.push_back({response.promptId, promptSet(response.dataset, settings), response.acceptance});
-    out.push_back(std::move(run));
-  }
-  return out;
-}
-
-// After Ctrl-C the engine returns nothing, but the session holds every finished prompt: the
-// summary of what was recorded is read back from it.
-std::vector<SummaryRun> recordedRuns(const std::string& sessionPath, const engine::EvaluationSettings& settings) {
-  session::Reader reader(sessionPath);
-  std::vector<SummaryRun> out;
-  for (const session::RunRecord& record : reader.runs()) {
-    const auto json = nlohmann::json::parse(record.settingsJson);
-    SummaryRun run{drafterLabel(record.drafter.path, settings),
-                   modeLabel(json.at("mode").get<std::string>(), settings.ddtreeBudget),
-                   json.at("mask_variant").get<std::string>(), {}};
-    std::map<session::PromptId, std::size_t> index;
-    for (const session::PromptRecord& prompt : reader.prompts(record.runId)) {
-      index[prompt.promptId] = run.responses.size();
-      run.responses.push_back({prompt.promptId, promptSet(prompt.dataset, settings), {{}, prompt.completionTokens}});
-    }
-    reader.forEachStepSummary(record.runId, [&](const session::StepSummary& step) {
-      run.responses.at(index.at(step.promptId)).acceptance.stepAcceptLengths.push_back(step.acceptLength());
-    });
     out.push_back(std::move(run));
   }
   return out;
@@ -139,8 +116,9 @@ int evaluate(const engine::EvaluationSettings& settings, const std::string& sess
     activeCancel = nullptr;
     writer.close();  // keeps every step recorded so far, in a single valid file
     if (dynamic_cast<const CancelledError*>(&e)) {
+      // The engine returns nothing after Ctrl-C, but the session holds every finished prompt.
       try {
-        printSummary(recordedRuns(sessionPath, settings), progress, sessionPath, true);
+        printSummary(recordedSummaryRuns(sessionPath), progress, sessionPath, true);
       } catch (const std::exception& readBack) {  // the cancellation, not this, decides the exit code
         std::fprintf(stderr, "dflash-eval: no summary of the cancelled run: %s\n", readBack.what());
       }

@@ -1,8 +1,8 @@
 """`dflash-eval run` end to end on the bundled demo models: refusals (block size above the
 drafter's trained one, below 2, --shard auto without a launcher, a malformed prompt line) and
 a sharded, limited run with --progress json whose every stdout line is JSON, whose summary
-intervals contain tau and whose session records the overridden block size; Ctrl-C keeps the
-finished prompts and summarises them.
+intervals contain tau and whose session records the overridden block size; shards merged and
+summarised equal the unsharded run; Ctrl-C keeps the finished prompts and summarises them.
 
 Usage: check_run_cli.py DFLASH_EVAL DEMO_DIR SCRATCH_DIR
 """
@@ -47,6 +47,27 @@ def check_thinking(binary, demo, scratch):
         endings[thinking] = sqlite3.connect(out).execute("SELECT text FROM prompts").fetchone()[0]
     assert endings["on"].endswith("<think>\n"), endings
     assert endings["off"].endswith("<think>\n\n</think>\n\n"), endings
+
+
+def check_shards_merge_to_the_whole(binary, demo, scratch):
+    """Two torchrun ranks of a limited run, merged, summarise to exactly the unsharded run."""
+    whole, shards = scratch / "whole.dfi", scratch / "sharded.dfi"
+    common = ("--prompts", demo / "prompts.jsonl", "--limit", "5", "--progress", "none")
+    assert run(binary, demo, whole, *common)[0] == EXIT_OK
+    for rank in (0, 1):
+        rc, _, err = run(binary, demo, shards, *common, "--shard", "auto", env={"RANK": str(rank), "WORLD_SIZE": "2"})
+        assert rc == EXIT_OK, err
+    merged = scratch / "merged.dfi"
+    merged.unlink(missing_ok=True)
+    parts = [scratch / f"sharded.shard-{rank}-of-2.dfi" for rank in (0, 1)]
+    subprocess.run([binary, "merge", *map(str, parts), "-o", str(merged)], check=True, capture_output=True)
+
+    def summary(session):
+        out = subprocess.run([binary, "summary", str(session), "--json"], check=True, capture_output=True, text=True)
+        return json.loads(out.stdout)["rows"]
+
+    assert summary(merged) == summary(whole), (summary(merged), summary(whole))
+    assert summary(whole)[0]["responses"] == 5
 
 
 def check_cancel(binary, demo, scratch):
@@ -127,8 +148,9 @@ def main(binary, demo, scratch):
     assert settings["limit"] == 3 and settings["shard"] == "1/2", settings
     assert [p for (p,) in db.execute("SELECT prompt_id FROM prompts")] == [1]
     check_thinking(binary, demo, scratch)
+    check_shards_merge_to_the_whole(binary, demo, scratch)
     check_cancel(binary, demo, scratch)
-    print("run CLI: refusals, skipped lines, prompt sets, json progress, shard file, block size, thinking and Ctrl-C checked")
+    print("run CLI: refusals, skipped lines, prompt sets, json progress, shard file, block size, thinking, merged shards and Ctrl-C checked")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,37 @@
+// dflash-eval summary: the end-of-run table of a recorded session, read back from the file, so
+// the shards of a cluster run get one table (tau with 95% bootstrap intervals over all their
+// prompts) once `merge` has joined them.
+
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "recorded_summary.h"
+#include "summary_table.h"
+
+namespace dfi::eval {
+
+void registerSummaryCommand(CLI::App& app) {
+  auto* sub = app.add_subcommand(
+      "summary", "Tau per drafter, mode, mask variant and prompt set of a session (shards of one run joined)");
+  auto session = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  sub->add_option("session", *session, "Session file (.dfi), e.g. the output of merge")->required()->check(CLI::ExistingFile);
+  sub->add_flag("--json", *json, "One JSON object {\"rows\": [...], \"comparisons\": [...]} instead of the table");
+  setAction(*sub, [session, json] {
+    const auto runs = recordedSummaryRuns(*session);
+    const auto rows = summarize(runs);
+    const auto comparisons = compareDrafters(runs);
+    if (*json)
+      std::printf("%s\n", nlohmann::json{{"rows", summaryJson(rows)}, {"comparisons", comparisonsJson(comparisons)}}
+                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+                              .c_str());
+    else
+      std::fputs((formatSummaryTable(rows) + formatComparisons(comparisons)).c_str(), stdout);
+    return 0;
+  });
+}
+
+}  // namespace dfi::eval

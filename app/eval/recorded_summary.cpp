@@ -1,0 +1,66 @@
+#include "recorded_summary.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "dfi/base/error.h"
+#include "dfi/session/reader.h"
+
+namespace dfi::eval {
+namespace {
+
+// What makes two recorded runs parts of one: every setting but the shard, and the drafter.
+std::string runKey(nlohmann::json settings, const std::string& drafter) {
+  settings.erase("shard");
+  return settings.dump() + "\n" + drafter;
+}
+
+}  // namespace
+
+std::vector<SummaryRun> recordedSummaryRuns(const std::string& sessionPath) {
+  session::Reader reader(sessionPath);
+  const auto records = reader.runs();
+  std::vector<std::string> drafters;
+  for (const auto& r : records)
+    if (std::ranges::find(drafters, r.drafter.path) == drafters.end()) drafters.push_back(r.drafter.path);
+  const auto labels = drafterLabels(drafters);
+
+  std::vector<SummaryRun> out;
+  std::map<std::string, std::size_t> byKey;
+  for (const session::RunRecord& record : records) {
+    nlohmann::json settings;
+    try {
+      settings = nlohmann::json::parse(record.settingsJson);
+      const std::string mode = settings.at("mode").get<std::string>();
+      const auto [it, fresh] = byKey.try_emplace(runKey(settings, record.drafter.path), out.size());
+      if (fresh) {
+        const auto which = std::ranges::find(drafters, record.drafter.path) - drafters.begin();
+        out.push_back({labels.at(static_cast<std::size_t>(which)),
+                       mode == "ddtree" ? "ddtree-" + std::to_string(settings.at("ddtree_budget").get<int>()) : mode,
+                       settings.at("mask_variant").get<std::string>(),
+                       {}});
+      }
+    } catch (const nlohmann::json::exception& e) {
+      throw FormatError(std::string("a run's settings are not an evaluation's: ") + e.what(),
+                        {.file = sessionPath, .item = "runs: " + record.name + ": settings_json"});
+    }
+    SummaryRun& run = out[byKey.at(runKey(settings, record.drafter.path))];
+    const std::string promptsFile =
+        std::filesystem::path(settings.value("prompts", std::string())).stem().string();
+    std::map<session::PromptId, std::size_t> index;
+    for (const session::PromptRecord& prompt : reader.prompts(record.runId)) {
+      index[prompt.promptId] = run.responses.size();
+      run.responses.push_back(
+          {prompt.promptId, prompt.dataset.empty() ? promptsFile : prompt.dataset, {{}, prompt.completionTokens}});
+    }
+    reader.forEachStepSummary(record.runId, [&](const session::StepSummary& step) {
+      run.responses.at(index.at(step.promptId)).acceptance.stepAcceptLengths.push_back(step.acceptLength());
+    });
+  }
+  return out;
+}
+
+}  // namespace dfi::eval

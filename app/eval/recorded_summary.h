@@ -1,0 +1,18 @@
+#pragma once
+// The summary of what a session recorded, read back from the file: after Ctrl-C (the engine
+// returns nothing then), and for `dflash-eval summary` on a merged session, where the shards of
+// one evaluation (same settings but the shard, same drafter) are joined into one row set.
+
+#include <string>
+#include <vector>
+
+#include "summary_table.h"
+
+namespace dfi::eval {
+
+// One SummaryRun per (settings without the shard, drafter), in the order runs were recorded.
+// Labels as the live summary's: the drafter's shortest distinct path tail, "ddtree-N", and the
+// prompts file's name for prompts without a dataset.
+std::vector<SummaryRun> recordedSummaryRuns(const std::string& sessionPath);
+
+}  // namespace dfi::eval
