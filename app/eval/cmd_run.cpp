@@ -30,8 +30,9 @@ Prompt selection: --limit N takes the first N prompts of the file, then --shard 
 prompts k with k % N == i of those, so the shards of a limited run together cover exactly the
 first N prompts. --shard auto reads RANK/WORLD_SIZE (torchrun), else SLURM_PROCID/SLURM_NTASKS
 (srun); each rank then writes eval.shard-i-of-N.dfi for -o eval.dfi (or put {shard} in --out);
-`dflash-eval merge` joins them and `dflash-eval summary` tabulates the whole. --device cuda:local gives each rank its own GPU: cuda:LOCAL_RANK
-(torchrun), else cuda:SLURM_LOCALID, modulo the GPUs the rank can see.
+`dflash-eval merge` joins them and `dflash-eval summary` tabulates the whole. --device
+cuda:local gives each rank its own GPU: cuda:LOCAL_RANK (torchrun), else cuda:SLURM_LOCALID,
+modulo the GPUs the rank can see.
 
 Modes: live records the speculative-decoding loop; teacher replays the drafter on the live loop's
 greedy continuation (one run per --mask-variant); both is live + teacher; --ddtree N adds
