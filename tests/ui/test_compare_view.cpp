@@ -146,6 +146,21 @@ class TestCompareView : public QObject {
     QVERIFY(view.pair().difference.estimate > 0);
   }
 
+  void hiddenPanelWaitsUntilShown() {
+    // Behind its tab the panel must not read a big session while the window opens it.
+    SessionContext context([](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
+    CompareView view(&context);
+    QSignalSpy computed(&view, &CompareView::computed);
+    QVERIFY(context.open(path_));
+    QVERIFY(view.isStale());
+    QVERIFY(!view.isComputing());
+    QCOMPARE(view.tauModel()->rowCount(), 0);
+    view.show();
+    QVERIFY(computed.wait(20000));
+    QVERIFY(!view.isStale());
+    QCOMPARE(view.tauModel()->rowCount(), 2);
+  }
+
   void csvExport() {
     const QString path = dir_.filePath(QStringLiteral("table.csv"));
     writeCsv({{"name", "value"}, {{"plain", "1.5"}, {"with, comma", "say \"hi\""}}}, path);

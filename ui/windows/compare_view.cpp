@@ -66,7 +66,7 @@ CompareView::CompareView(SessionContext* context, QWidget* parent)
   pool_.setMaxThreadCount(1);
   reloadTimer_->setSingleShot(true);
   reloadTimer_->setInterval(2000);
-  connect(reloadTimer_, &QTimer::timeout, this, &CompareView::reload);
+  connect(reloadTimer_, &QTimer::timeout, this, &CompareView::reloadWhenShown);
   status_->setWordWrap(true);
   status_->setTextFormat(Qt::PlainText);
   for (QComboBox* box : {runA_, runB_}) {
@@ -122,8 +122,22 @@ CompareView::~CompareView() {
 
 CsvTable CompareView::exportData() { return csvOf(*tauModel_); }
 
+void CompareView::reloadWhenShown() {
+  if (isVisible()) {
+    reload();
+  } else {
+    stale_ = true;
+  }
+}
+
+void CompareView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (stale_) reload();
+}
+
 void CompareView::reload() {
   reloadTimer_->stop();
+  stale_ = false;
   std::unique_ptr<SessionSource> source = context_ && context_->isOpen() ? context_->openSecondSource() : nullptr;
   if (!source) {  // no session, or it could not be opened again (reported)
     setSeries({});
@@ -235,9 +249,9 @@ void CompareView::selectRegression(const QModelIndex& index) {
   context_->select({(*series_)[static_cast<std::size_t>(b_)].run, r.prompt, r.stepB});
 }
 
-void CompareView::onSessionOpened() { reload(); }
+void CompareView::onSessionOpened() { reloadWhenShown(); }
 
-void CompareView::onSessionClosed() { reload(); }
+void CompareView::onSessionClosed() { reloadWhenShown(); }
 
 void CompareView::onStepsAppended(const std::vector<session::StepRecord>&) { reloadTimer_->start(); }
 

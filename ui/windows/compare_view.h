@@ -3,7 +3,8 @@
 // the same prompts. A tau table with bootstrap intervals (its ticks choose what the plots
 // draw), acceptance-length histograms, per-slot acceptance curves, the per-prompt scatter of
 // run A against run B, and the blocks where B accepted less than A; choosing one selects
-// that block in every other panel. Reading and statistics run on a worker thread.
+// that block in every other panel. Reading and statistics run on a worker thread, and only
+// while the panel is on screen: behind its tab it would slow the opening of a big session.
 
 #include <memory>
 #include <vector>
@@ -36,6 +37,8 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   // computed().
   void setSeries(std::vector<ComparedSeries> series);
   void reload();
+  // Whether the session changed since the last reload while the panel was hidden.
+  bool isStale() const { return stale_; }
   bool isComputing() const { return computing_; }
   // Chooses runs A and B by row of the tau table; the pair is recomputed on the worker.
   void setPair(int a, int b);
@@ -57,7 +60,11 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
  signals:
   void computed();
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+
  private:
+  void reloadWhenShown();
   struct Result;
   void start(std::shared_ptr<const std::vector<ComparedSeries>> series,
              std::shared_ptr<const std::vector<SeriesStatistics>> stats, int a, int b);
@@ -79,6 +86,7 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   QThreadPool pool_;
   quint64 generation_ = 0;
   bool computing_ = false;
+  bool stale_ = false;
   std::shared_ptr<const std::vector<ComparedSeries>> series_;
   std::shared_ptr<const std::vector<SeriesStatistics>> stats_;
   PairComparison pair_;
