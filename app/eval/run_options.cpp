@@ -44,10 +44,16 @@ engine::EvaluationSettings RunOptions::toSettings(const EnvLookup& env) const {
   s.modes.clear();
   for (const auto& m : modes)
     for (EvaluationMode mode : parseMode(m)) addMode(s.modes, mode);
-  if (ddtreeByBudget && ddtreeBudget < 0) throw UsageError("--ddtree: the node budget must be 0 (no DDTree) or more");
-  if (ddtreeByBudget && ddtreeBudget > 0) addMode(s.modes, EvaluationMode::DDTree);
-  if (!ddtreeByBudget || ddtreeBudget > 0) s.ddtreeBudget = ddtreeBudget;
-  if (ddtreeByBudget && ddtreeBudget == 0) std::erase(s.modes, EvaluationMode::DDTree);  // keeps the default budget, unused
+  if (!ddtreeByBudget) {
+    s.ddtreeBudget = ddtreeBudget;
+  } else if (ddtreeBudget < 0) {
+    throw UsageError("--ddtree: the node budget must be 0 (no DDTree) or more");
+  } else if (ddtreeBudget == 0) {
+    std::erase(s.modes, EvaluationMode::DDTree);  // the settings' default budget stays, unused
+  } else {
+    addMode(s.modes, EvaluationMode::DDTree);
+    s.ddtreeBudget = ddtreeBudget;
+  }
   s.maskVariants.clear();
   for (const auto& v : maskVariants) {
     auto variant = analysis::parseMaskVariant(v);
