@@ -19,7 +19,8 @@ constexpr const char* kUsage =
     "  session.dfi   a session to open (followed live while the engine still writes it)\n"
     "  --render VIEWS --out DIR [--step ID] [--format png|svg|pdf]\n"
     "                write views of one block (window, navigator, tokens, mask, mask-diff,\n"
-    "                mask-training-diff, tree, compare; comma list) to DIR without a display,\n"
+    "                mask-training-diff, tree, compare, attention, statistics; comma list) to DIR\n"
+    "                without a display,\n"
     "                and exit\n"
     "  --version     print the versions and exit\n"
     "  -h, --help    print this and exit\n";

@@ -27,6 +27,18 @@ std::optional<session::TokenString> FileSessionSource::tokenString(session::Toke
   return reader_->tokenString(token);
 }
 
+std::vector<session::StatisticRecord> FileSessionSource::statistics(session::RunId run, session::StepId step) {
+  return reader_->statistics(run, step);
+}
+
+std::vector<session::TensorInfo> FileSessionSource::tensors(session::RunId run, session::StepId step) {
+  return reader_->tensors(run, step);
+}
+
+std::optional<session::TensorRecord> FileSessionSource::readTensor(session::TensorId tensor) {
+  return reader_->readTensor(tensor);
+}
+
 void FileSessionSource::forEachStepSummary(session::RunId run,
                                            const std::function<void(const session::StepSummary&)>& visit) {
   reader_->forEachStepSummary(run, visit);

@@ -224,6 +224,18 @@ std::optional<session::TreeRecord> SessionContext::tree(session::StepId id) {
   return checked("a tree", [&] { return source_->tree(id); });
 }
 
+std::vector<session::StatisticRecord> SessionContext::statistics(session::RunId run, session::StepId step) {
+  return checked("the statistics", [&] { return source_->statistics(run, step); });
+}
+
+std::vector<session::TensorInfo> SessionContext::tensors(session::RunId run, session::StepId step) {
+  return checked("the tensors", [&] { return source_->tensors(run, step); });
+}
+
+std::optional<session::TensorRecord> SessionContext::readTensor(session::TensorId tensor) {
+  return checked("a tensor", [&] { return source_->readTensor(tensor); });
+}
+
 bool SessionContext::forEachStepSummary(session::RunId run,
                                         const std::function<void(const session::StepSummary&)>& visit) {
   return checked("the steps of a run", [&] {

@@ -62,6 +62,9 @@ class SessionContext : public QObject {
   std::vector<session::StepRecord> steps(session::RunId run, session::PromptId prompt);
   std::optional<session::StepRecord> step(session::StepId step);
   std::optional<session::TreeRecord> tree(session::StepId step);
+  std::vector<session::StatisticRecord> statistics(session::RunId run, session::StepId step);
+  std::vector<session::TensorInfo> tensors(session::RunId run, session::StepId step);
+  std::optional<session::TensorRecord> readTensor(session::TensorId tensor);
   // False (after reporting) when the read failed part-way.
   bool forEachStepSummary(session::RunId run, const std::function<void(const session::StepSummary&)>& visit);
   // The token's printable text ("␣the", "\\n"); "#id" when the session has no string for it.

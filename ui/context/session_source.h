@@ -26,6 +26,10 @@ class SessionSource {
   // The DDTree verified at a step, when the run recorded one.
   virtual std::optional<session::TreeRecord> tree(session::StepId step) = 0;
   virtual std::optional<session::TokenString> tokenString(session::TokenId token) = 0;
+  // Statistics and tensors recorded for a step (step 0: the run's own), and a tensor's bytes.
+  virtual std::vector<session::StatisticRecord> statistics(session::RunId, session::StepId) { return {}; }
+  virtual std::vector<session::TensorInfo> tensors(session::RunId, session::StepId) { return {}; }
+  virtual std::optional<session::TensorRecord> readTensor(session::TensorId) { return std::nullopt; }
   // Every step of a run in write order, one summary at a time (without holding them all, and
   // without decoding token arrays that whole-run figures never look at).
   virtual void forEachStepSummary(session::RunId run,

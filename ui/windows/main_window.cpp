@@ -12,17 +12,20 @@
 #include <QStatusBar>
 
 #include "context/file_session_source.h"
+#include "context/inspect_client.h"
 #include "context/session_context.h"
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
 #include "dfi/base/version.h"
 #include "widgets/recent_files_menu.h"
 #include "widgets/view_export.h"
+#include "windows/attention_view.h"
 #include "windows/compare_view.h"
 #include "windows/log_dock.h"
 #include "windows/mask_view.h"
 #include "windows/navigator.h"
 #include "windows/run_dialog.h"
+#include "windows/stats_view.h"
 #include "windows/token_view.h"
 #include "windows/tree_view.h"
 
@@ -30,7 +33,7 @@ namespace dfi::ui {
 namespace {
 
 // Bump when panels are added or renamed, so an old saved layout is not applied to new docks.
-constexpr int kLayoutVersion = 4;
+constexpr int kLayoutVersion = 5;
 
 QStringList droppedSessions(const QMimeData* mime) {
   QStringList paths;
@@ -51,7 +54,10 @@ MainWindow::MainWindow(QWidget* parent)
       navigator_(new Navigator(context_)),
       tokenView_(new TokenView(context_)),
       treeView_(new TreeView(context_)),
-      compareView_(new CompareView(context_)) {
+      compareView_(new CompareView(context_)),
+      inspectClient_(new InspectClient(this)),
+      attentionView_(new AttentionView(context_, inspectClient_)),
+      statsView_(new StatsView(context_, inspectClient_)) {
   setWindowTitle(tr("DFlash Inspector"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/dflash-inspector.svg")));
   setAcceptDrops(true);
@@ -67,6 +73,9 @@ MainWindow::MainWindow(QWidget* parent)
   splitDockWidget(tokens, mask, Qt::Vertical);
   QDockWidget* tree = addPanel(treeView_, tr("Tree"), QStringLiteral("TreeDock"), Qt::RightDockWidgetArea);
   tabifyDockWidget(mask, tree);
+  // Attention and hidden-state statistics of the block, in tabs behind the mask too.
+  tabifyDockWidget(mask, addPanel(attentionView_, tr("Attention"), QStringLiteral("AttentionDock"), Qt::RightDockWidgetArea));
+  tabifyDockWidget(mask, addPanel(statsView_, tr("Statistics"), QStringLiteral("StatsDock"), Qt::RightDockWidgetArea));
   mask->raise();
   QDockWidget* compare = addPanel(compareView_, tr("Compare runs"), QStringLiteral("CompareDock"), Qt::RightDockWidgetArea);
   tabifyDockWidget(tokens, compare);

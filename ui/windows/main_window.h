@@ -10,7 +10,10 @@ class QDockWidget;
 
 namespace dfi::ui {
 
+class AttentionView;
 class CompareView;
+class InspectClient;
+class StatsView;
 class SessionContext;
 class LogDock;
 class MaskView;
@@ -32,6 +35,9 @@ class MainWindow : public QMainWindow {
   TokenView* tokenView() const { return tokenView_; }
   TreeView* treeView() const { return treeView_; }
   CompareView* compareView() const { return compareView_; }
+  AttentionView* attentionView() const { return attentionView_; }
+  StatsView* statsView() const { return statsView_; }
+  InspectClient* inspectClient() const { return inspectClient_; }
   LogDock* logDock() const { return logDock_; }
 
   bool openFile(const QString& path);
@@ -64,6 +70,9 @@ class MainWindow : public QMainWindow {
   TokenView* tokenView_;
   TreeView* treeView_;
   CompareView* compareView_;
+  InspectClient* inspectClient_;
+  AttentionView* attentionView_;
+  StatsView* statsView_;
   RecentFilesMenu* recent_ = nullptr;
   RunDialog* runDialog_ = nullptr;
   QMenu* viewMenu_ = nullptr;

@@ -11,11 +11,13 @@
 #include "dfi/analysis/attention_mask.h"
 #include "dfi/base/error.h"
 #include "widgets/view_export.h"
+#include "windows/attention_view.h"
 #include "windows/compare_view.h"
 #include "windows/main_window.h"
 #include "windows/mask_controls.h"
 #include "windows/mask_view.h"
 #include "windows/navigator.h"
+#include "windows/stats_view.h"
 #include "windows/token_view.h"
 #include "windows/tree_view.h"
 
@@ -65,8 +67,11 @@ void prepareMask(MaskView& view, const QString& name) {
 
 // Mask and compare pictures come from views of their own at a readable size (the docked ones
 // are as narrow as the window's layout makes them, or hidden behind a tab).
-QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, CompareView* standaloneCompare, const QString& name) {
+QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, CompareView* standaloneCompare,
+                  AttentionView& attention, StatsView& statistics, const QString& name) {
   if (name == QStringLiteral("window")) return &window;
+  if (name == QStringLiteral("attention")) return attention.exportTarget();
+  if (name == QStringLiteral("statistics")) return statistics.exportTarget();
   if (name == QStringLiteral("navigator")) return window.navigator()->exportTarget();
   if (name == QStringLiteral("tokens")) return window.tokenView()->exportTarget();
   if (name == QStringLiteral("tree")) return window.treeView()->exportTarget();
@@ -80,7 +85,7 @@ QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, CompareView* sta
 QStringList renderableViews() {
   return {QStringLiteral("window"), QStringLiteral("navigator"), QStringLiteral("tokens"), QStringLiteral("mask"),
           QStringLiteral("mask-diff"), QStringLiteral("mask-training-diff"), QStringLiteral("tree"),
-          QStringLiteral("compare")};
+          QStringLiteral("compare"), QStringLiteral("attention"), QStringLiteral("statistics")};
 }
 
 int renderViews(const RenderRequest& request) {
@@ -112,6 +117,15 @@ int renderViews(const RenderRequest& request) {
   mask.show();
   mask.onSessionOpened();
   mask.onSelectionChanged(*block);
+  // Attention and statistics from the session only (no engine is started by a render).
+  AttentionView attention(window.context());
+  attention.resize(1400, 900);
+  attention.show();
+  attention.onSelectionChanged(*block);
+  StatsView statistics(window.context());
+  statistics.resize(1400, 900);
+  statistics.show();
+  statistics.onSelectionChanged(*block);
   std::unique_ptr<CompareView> compare;
   if (request.views.contains(QStringLiteral("compare"))) {
     compare = std::make_unique<CompareView>(window.context());
@@ -121,7 +135,7 @@ int renderViews(const RenderRequest& request) {
   }
   QDir().mkpath(request.outputDir);
   for (const QString& view : request.views) {
-    QWidget* target = targetOf(window, mask, compare.get(), view);
+    QWidget* target = targetOf(window, mask, compare.get(), attention, statistics, view);
     settle();
     const QString path = QDir(request.outputDir).filePath(view + "." + request.format);
     try {

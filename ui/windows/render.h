@@ -18,7 +18,8 @@ struct RenderRequest {
   QString format = QStringLiteral("png");
 };
 
-// "window", "navigator", "tokens", "mask", "mask-diff", "mask-training-diff", "tree", "compare".
+// "window", "navigator", "tokens", "mask", "mask-diff", "mask-training-diff", "tree", "compare",
+// "attention", "statistics".
 QStringList renderableViews();
 
 // Writes <outputDir>/<view>.<format> for each view and prints each path; returns the exit

@@ -1,0 +1,240 @@
+// The attention and statistics views (issue 9, items 1 and 2) on a session that holds the
+// drafter's attention and hidden-state statistics of a block (written with session::Writer):
+// every layer and head with token labels, the layer x head grid with GQA groups, mean and max
+// over heads; per-position curves, histogram, NaN markers, another run overlaid with its
+// difference, an imported dump overlaid through tap_names pairing; CSV export; the inspect
+// request a block without attention would send; headless rendering of both views.
+
+#include <cmath>
+
+#include <QComboBox>
+#include <QImage>
+#include <QPushButton>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <nlohmann/json.hpp>
+
+#include "context/file_session_source.h"
+#include "context/inspect_client.h"
+#include "context/session_context.h"
+#include "dfi/tensorfile/safetensors_writer.h"
+#include "gui_test_support.h"
+#include "models/block_probes.h"
+#include "models/dump_statistics.h"
+#include "probe_fixture.h"
+#include "widgets/attention_grid.h"
+#include "widgets/heatmap_plot.h"
+#include "windows/attention_view.h"
+#include "windows/render.h"
+#include "windows/stats_view.h"
+
+using namespace dfi;
+using namespace dfi::ui;
+
+class TestProbeViews : public QObject {
+  Q_OBJECT
+ private:
+  QTemporaryDir dir_;
+  QString path_;
+  test::ProbeFixture fixture_;
+  std::unique_ptr<SessionContext> context_;
+
+  void waitForResample(HeatmapPlot* plot) {
+    QTRY_VERIFY_WITH_TIMEOUT(!plot->isResampling() && plot->sampledSize().width() > 0, 5000);
+  }
+
+ private slots:
+  void initTestCase() {
+    test::isolateSettings();
+    path_ = dir_.filePath(QStringLiteral("probes.dfi"));
+    fixture_ = test::writeProbeFixtureFile(path_.toStdString());
+    context_ = std::make_unique<SessionContext>(
+        [](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
+    QVERIFY(context_->open(path_));
+  }
+
+  void groupsStatisticsByTensor() {
+    const BlockProbes probes = loadBlockProbes(*context_, fixture_.gqaRun, fixture_.gqaStep);
+    QCOMPARE(probes.attention.size(), std::size_t{2});
+    QCOMPARE(probes.attention[1].heads, std::int64_t{4});
+    QCOMPARE(probes.attention[1].keys, fixture_.anchor + fixture_.blockSize);
+    QCOMPARE(probes.statistics.size(), std::size_t{6});
+    // Taps by layer, then fc, hidden_norm, drafter layers.
+    QCOMPARE(probes.statistics[0].label(), QStringLiteral("target tap (layer 1)"));
+    QCOMPARE(probes.statistics[2].label(), QStringLiteral("drafter fc"));
+    QCOMPARE(probes.statistics[3].label(), QStringLiteral("drafter hidden_norm"));
+    QCOMPARE(probes.statistics[5].label(), QStringLiteral("drafter layer 1"));
+    QCOMPARE(probes.statistics[0].positions(), static_cast<std::size_t>(fixture_.anchor));
+    QCOMPARE(probes.other.size(), std::size_t{2});  // the parity statistics
+    // Mean and max over heads.
+    const AttentionLayer& l = probes.attention[1];
+    const std::vector<float> mean = reduceHeads(l, false), max = reduceHeads(l, true);
+    const std::int64_t key = 2 * 1 + 1;  // head 0's peak in layer 1
+    float sum = 0, top = 0;
+    for (int h = 0; h < 4; ++h) sum += l.at(h, 2, key), top = std::max(top, l.at(h, 2, key));
+    QCOMPARE(mean[static_cast<std::size_t>(2 * l.keys + key)], sum / 4);
+    QCOMPARE(max[static_cast<std::size_t>(2 * l.keys + key)], top);
+    QCOMPARE(headsPerKvHead(R"({"num_attention_heads": 32, "num_key_value_heads": 8})"), 4);
+    QCOMPARE(headsPerKvHead("not json"), 1);
+  }
+
+  void attentionViewShowsEveryLayerAndHead() {
+    AttentionView view(context_.get());
+    view.resize(1300, 900);
+    view.show();
+    context_->select({fixture_.gqaRun, 0, fixture_.gqaStep});
+    QVERIFY(view.headline().contains(QStringLiteral("anchor position %1").arg(fixture_.anchor)));
+    QCOMPARE(view.grid()->headsPerKvHead(), 2);
+    QVERIFY2(view.status().contains(QStringLiteral("2 layers x 4 heads")), qPrintable(view.status()));
+    QCOMPARE(view.head(), AttentionGrid::kMean);
+    // A click on a thumbnail shows that layer and head.
+    QTest::mouseClick(view.grid(), Qt::LeftButton, {}, view.grid()->thumbnailRect(1, 3).center());
+    QCOMPARE(view.layer(), 1);
+    QCOMPARE(view.head(), 3);
+    waitForResample(view.plot());
+    QCOMPARE(view.plot()->rows(), std::int64_t{fixture_.blockSize});
+    QCOMPARE(view.plot()->columns(), fixture_.anchor + fixture_.blockSize);
+    // Layer 1 head 3 looks at the anchor slot: its column is the brightest.
+    const CsvTable csv = view.exportData();
+    QCOMPARE(csv.rows.size(), static_cast<std::size_t>(fixture_.blockSize));
+    const int anchorColumn = static_cast<int>(fixture_.anchor) + 1;  // after the row label
+    QVERIFY2(csv.header[anchorColumn].startsWith(QStringLiteral("s0 ")), qPrintable(csv.header[anchorColumn]));
+    QCOMPARE(csv.rows[3][anchorColumn].toDouble(), 0.6);
+    // Context keys carry their position and token text.
+    QCOMPARE(csv.header[1], QStringLiteral("0 ") + context_->tokenText(test::trueToken(0)));
+    test::saveScreenshot(&view, QStringLiteral("attention-head"));
+    view.choose(0, AttentionGrid::kMax);
+    waitForResample(view.plot());
+    test::saveScreenshot(&view, QStringLiteral("attention-max"));
+  }
+
+  void blockWithoutAttentionOffersTheEngine() {
+    InspectClient engine;
+    AttentionView view(context_.get(), &engine);
+    context_->select({1, 0, fixture_.bareStep});
+    QVERIFY(view.probes().empty());
+    QVERIFY2(view.status().contains(QStringLiteral("Fetch from engine")), qPrintable(view.status()));
+    QVERIFY(view.fetchButton()->isEnabled());
+    // What it would ask: the prompt and the response through the anchor, the run's models.
+    QString why;
+    const auto request = inspectRequestFor(*context_, fixture_.bareStep, &why);
+    QVERIFY2(request.has_value(), qPrintable(why));
+    QCOMPARE((*request)["ids"].size(), static_cast<std::size_t>(fixture_.anchor + 1));
+    QCOMPARE((*request)["ids"][0].get<int>(), test::trueToken(0));
+    QCOMPARE((*request)["anchor"].get<std::int64_t>(), fixture_.anchor);
+    QCOMPARE((*request)["target"].get<std::string>(), std::string("/models/target"));
+    QCOMPARE((*request)["drafter"].get<std::string>(), std::string("/models/drafter-b"));
+    QCOMPARE((*request)["step_id"].get<std::int64_t>(), fixture_.bareStep);
+    QCOMPARE((*request)["block_size"].get<int>(), fixture_.blockSize);
+    // A later step: the rebuilt response reaches its anchor.
+    const auto later = context_->steps(1, 0).back();
+    const auto laterRequest = inspectRequestFor(*context_, later.stepId, &why);
+    QVERIFY(laterRequest.has_value());
+    QCOMPARE((*laterRequest)["ids"].size(), static_cast<std::size_t>(later.anchorPosition + 1));
+    for (std::int64_t p = 0; p <= later.anchorPosition; ++p)
+      QCOMPARE((*laterRequest)["ids"][static_cast<std::size_t>(p)].get<int>(), test::trueToken(p));
+  }
+
+  void statisticsCurvesHistogramAndMarkers() {
+    StatsView view(context_.get());
+    view.resize(1300, 900);
+    view.show();
+    context_->select({fixture_.gqaRun, 0, fixture_.gqaStep});
+    QCOMPARE(view.tensorBox()->count(), 6);
+    QCOMPARE(view.curves()->graphCount(), 4);  // mean, std, rms, abs-max
+    QVERIFY(!view.difference()->isVisible());
+    QCOMPARE(view.histogram()->plottableCount(), 1);
+    QVERIFY2(view.status().contains(QStringLiteral("parity")), qPrintable(view.status()));
+    // Context rows are sequence positions ending at the anchor.
+    QCOMPARE(view.curves()->graph(0)->data()->at(0)->key, 0.0);
+    QCOMPARE(view.curves()->graph(0)->dataCount(), static_cast<int>(fixture_.anchor));
+    test::saveScreenshot(&view, QStringLiteral("statistics-tap"));
+    view.chooseSeries(5);  // drafter layer 1: a NaN at slot 5
+    QCOMPARE(view.curves()->graphCount(), 5);
+    QCOMPARE(view.curves()->graph(4)->dataCount(), 1);
+    QCOMPARE(view.curves()->graph(4)->data()->at(0)->key, 5.0);
+    QVERIFY2(view.status().contains(QStringLiteral("3 NaN")), qPrintable(view.status()));
+    test::saveScreenshot(&view, QStringLiteral("statistics-nan"));
+  }
+
+  void statisticsOverlayAnotherRun() {
+    StatsView view(context_.get());
+    view.resize(1300, 900);
+    view.show();
+    context_->select({fixture_.gqaRun, 0, fixture_.gqaStep});
+    // drafter-a's block at the same prompt and anchor is offered (drafter-b's too).
+    QVERIFY(view.compareBox()->findData(qint64{fixture_.aStep}) > 0);
+    view.compareWithStep(fixture_.aStep);
+    QVERIFY(view.difference()->isVisible());
+    QCOMPARE(view.curves()->graphCount(), 8);
+    QCOMPARE(view.difference()->graphCount(), 4);
+    const auto* d = view.difference()->graph(1)->data().data();  // std
+    // A's std at position 2 is 1.2, B's (scale 1.3) 1.56.
+    QVERIFY(std::abs(d->at(2)->value - (1.2 - 1.3 * 1.2)) < 1e-5);
+    const CsvTable csv = view.exportData();
+    QVERIFY(csv.header.contains(QStringLiteral("A-B absmax")));
+    QCOMPARE(csv.rows.size(), static_cast<std::size_t>(fixture_.anchor));
+    test::saveScreenshot(&view, QStringLiteral("statistics-overlay"));
+    // drafter-b's block has none: said, no difference drawn.
+    view.compareWithStep(fixture_.bareStep);
+    QVERIFY(!view.difference()->isVisible());
+    QVERIFY2(view.status().contains(QStringLiteral("no statistics")), qPrintable(view.status()));
+  }
+
+  void statisticsOverlayAnImportedDump() {
+    // transformers' output_hidden_states: hidden_states.2 is the output of layer 1 (our tap 1).
+    const std::int64_t positions = fixture_.anchor + 4, hidden = 16;
+    std::vector<float> values;
+    for (std::int64_t p = 0; p < positions; ++p)
+      for (std::int64_t i = 0; i < hidden; ++i) values.push_back(static_cast<float>(p) * (i % 2 ? 1.0f : -1.0f));
+    values[static_cast<std::size_t>(4 * hidden)] = std::numeric_limits<float>::quiet_NaN();
+    const QString dump = dir_.filePath(QStringLiteral("theirs.safetensors"));
+    tensorfile::SafetensorsWriter writer(dump.toStdString());
+    writer.add("hidden_states.2", tensorfile::DType::F32, {1, positions, hidden},
+               std::as_bytes(std::span<const float>(values)));
+    writer.finish();
+
+    StatsView view(context_.get());
+    view.resize(1300, 900);
+    view.show();
+    context_->select({fixture_.gqaRun, 0, fixture_.gqaStep});
+    view.importDump(dump);
+    QCOMPARE(view.compareBox()->currentData().toLongLong(), qint64{-1});
+    QCOMPARE(view.curves()->graphCount(), 8);
+    // Their rms at position p is p; abs-max too; the mean 0. Position 4 has a NaN (not counted).
+    const auto* rmsB = view.curves()->graph(5)->data().data();
+    QCOMPARE(rmsB->at(7)->value, 7.0);
+    const CsvTable csv = view.exportData();
+    const int nanColumn = static_cast<int>(csv.header.indexOf(QStringLiteral("B nan")));
+    QCOMPARE(csv.rows[4][nanColumn], QStringLiteral("1"));
+    test::saveScreenshot(&view, QStringLiteral("statistics-dump"));
+    // fc has no counterpart in the dump: the reason is shown.
+    view.chooseSeries(2);
+    QVERIFY(!view.difference()->isVisible());
+    QVERIFY2(view.status().contains(QStringLiteral("no tensor")), qPrintable(view.status()));
+  }
+
+  void rendersBothViews() {
+    QTemporaryDir out;
+    QCOMPARE(renderViews({path_, {QStringLiteral("attention"), QStringLiteral("statistics")}, fixture_.gqaStep,
+                          out.path(), QStringLiteral("png")}),
+             0);
+    const QImage attention(out.filePath(QStringLiteral("attention.png")));
+    QVERIFY(!attention.isNull() && attention.width() >= 1000);
+    int bright = 0;  // the top of the colour ramp (yellow) where heads peak
+    for (int y = 0; y < attention.height(); y += 2)
+      for (int x = 0; x < attention.width(); x += 2)
+        bright += test::similarColour(attention.pixelColor(x, y), AttentionGrid::colour(1.0), 30);
+    QVERIFY2(bright > 50, qPrintable(QString::number(bright)));
+    QVERIFY(!QImage(out.filePath(QStringLiteral("statistics.png"))).isNull());
+    QFile::copy(out.filePath(QStringLiteral("attention.png")),
+                QStringLiteral(DFI_BINARY_DIR "/screenshots/render-attention.png"));
+    QFile::copy(out.filePath(QStringLiteral("statistics.png")),
+                QStringLiteral(DFI_BINARY_DIR "/screenshots/render-statistics.png"));
+    for (const QString& format : {QStringLiteral("svg"), QStringLiteral("pdf")})
+      QCOMPARE(renderViews({path_, {QStringLiteral("statistics")}, fixture_.gqaStep, out.path(), format}), 0);
+  }
+};
+
+QTEST_MAIN(TestProbeViews)
+#include "test_probe_views.moc"

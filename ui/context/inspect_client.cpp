@@ -1,0 +1,136 @@
+#include "context/inspect_client.h"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+
+#include "dfi/base/error.h"
+#include "dfi/base/log.h"
+#include "dfi/protocol/record_codec.h"
+#include "dfi/session/writer.h"
+
+namespace dfi::ui {
+
+InspectClient::InspectClient(QObject* parent) : QObject(parent) {
+  // The engine next to the inspector when installed together, else the one on PATH;
+  // DFLASH_EVAL and DFI_ENGINE_PREFIX ("ssh gpu-host") override.
+  const QString besides = QCoreApplication::applicationDirPath() + QStringLiteral("/dflash-eval");
+  if (QFileInfo(besides).isExecutable()) launch_.enginePath = besides;
+  if (const QString path = qEnvironmentVariable("DFLASH_EVAL"); !path.isEmpty()) launch_.enginePath = path;
+  launch_.commandPrefix = QProcess::splitCommand(qEnvironmentVariable("DFI_ENGINE_PREFIX"));
+  connect(&process_, &QProcess::readyReadStandardOutput, this, &InspectClient::readOutput);
+  connect(&process_, &QProcess::readyReadStandardError, this, [this] {
+    const QString text = QString::fromUtf8(process_.readAllStandardError());
+    stderrTail_ = (stderrTail_ + text).right(4000);
+    for (const QString& line : text.split('\n', Qt::SkipEmptyParts)) logger("engine")->info("{}", line.toStdString());
+  });
+  connect(&process_, &QProcess::finished, this, [this](int code, QProcess::ExitStatus status) {
+    if (!active_) return;
+    fail(QStringLiteral("the engine %1 during the inspect request\n%2")
+             .arg(status == QProcess::CrashExit ? QStringLiteral("crashed") : QStringLiteral("exited with code %1").arg(code),
+                  stderrTail_.trimmed()));
+  });
+  connect(&process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
+    if (error == QProcess::FailedToStart)
+      fail(QStringLiteral("could not start the engine (%1): %2").arg(process_.program(), process_.errorString()));
+  });
+}
+
+InspectClient::~InspectClient() { stop(); }
+
+void InspectClient::setLaunch(const EngineLaunch& launch) {
+  const bool changed = launch.commandPrefix != launch_.commandPrefix || launch.enginePath != launch_.enginePath;
+  launch_ = launch;
+  if (changed) stop();
+}
+
+void InspectClient::stop() {
+  if (process_.state() == QProcess::NotRunning) return;
+  process_.closeWriteChannel();
+  if (!process_.waitForFinished(1000)) {
+    process_.kill();
+    process_.waitForFinished(2000);
+  }
+}
+
+void InspectClient::inspect(const nlohmann::json& request, const QString& sessionPath) {
+  if (active_) return fail(QStringLiteral("an inspect request is already in progress"));
+  if (process_.state() == QProcess::NotRunning) {
+    decoder_ = std::make_unique<protocol::FrameDecoder>("engine (" + launch_.enginePath.toStdString() + ")");
+    stderrTail_.clear();
+    QStringList command = launch_.commandPrefix;
+    command << launch_.enginePath << QStringLiteral("serve");
+    process_.start(command.front(), command.mid(1));
+  }
+  active_ = nextRequest_++;
+  sessionPath_ = sessionPath;
+  answer_ = {};
+  answer_.run = request.value("run_id", session::RunId{0});
+  answer_.step = request.value("step_id", session::StepId{0});
+  nlohmann::json line = request;
+  line["type"] = "inspect";
+  line["request_id"] = active_;
+  const std::string text = line.dump() + "\n";
+  process_.write(text.data(), static_cast<qint64>(text.size()));
+}
+
+void InspectClient::readOutput() {
+  try {
+    decoder_->feed(process_.readAllStandardOutput().toStdString());
+    while (auto frame = decoder_->next()) handleFrame(*frame);
+  } catch (const std::exception& e) {
+    fail(QStringLiteral("the engine's output could not be read: %1").arg(QString::fromStdString(e.what())));
+    process_.kill();
+  }
+}
+
+void InspectClient::handleFrame(const protocol::Frame& frame) {
+  if (protocol::isRecordFrame(frame)) {
+    if (!active_) return;
+    const protocol::Record record = protocol::decodeRecord(frame, "engine");
+    // The records carry the run and step the request named; the re-drafted step itself is the
+    // recorded one again and is not stored a second time.
+    if (const auto* t = std::get_if<session::TensorRecord>(&record)) {
+      session::TensorRecord local = *t;
+      local.info.runId = answer_.run;
+      local.info.stepId = answer_.step;
+      answer_.tensors.push_back(std::move(local));
+    } else if (const auto* s = std::get_if<session::StatisticRecord>(&record)) {
+      session::StatisticRecord local = *s;
+      local.runId = answer_.run;
+      local.stepId = answer_.step;
+      answer_.statistics.push_back(std::move(local));
+    }
+    return;
+  }
+  const std::string type = frame.header.value("type", "");
+  const std::int64_t id = frame.header.value("request_id", std::int64_t{-1});
+  if (type == "done" && id == active_) {
+    finish();
+  } else if (type == "error" && (id == active_ || id < 0)) {
+    fail(QString::fromStdString(frame.header.value("message", "the engine reported an error")));
+  }
+}
+
+void InspectClient::finish() {
+  active_ = 0;
+  try {
+    session::Writer writer(sessionPath_.toStdString(), {.mode = session::OpenMode::Append});
+    for (const auto& t : answer_.tensors) writer.addTensor(t);
+    for (const auto& s : answer_.statistics) writer.addStatistic(s);
+    writer.close();
+    answer_.stored = true;
+  } catch (const Error& e) {
+    answer_.storeError = QString::fromStdString(e.what());
+    logger("ui")->warn("inspect answer kept in memory only, {} cannot be written: {}", sessionPath_.toStdString(),
+                       e.what());
+  }
+  emit answered(answer_);
+}
+
+void InspectClient::fail(const QString& message) {
+  active_ = 0;
+  logger("ui")->error("{}", message.toStdString());
+  emit failed(message);
+}
+
+}  // namespace dfi::ui

@@ -1,0 +1,67 @@
+#pragma once
+// Deep per-block requests to the engine (`dflash-eval serve`'s "inspect": the drafter's
+// attention of every layer and head, its masks and the hidden-state statistics of one block),
+// started the way EngineClient starts runs (a QProcess, locally or behind a command prefix).
+// The server stays up between requests so its models stay loaded. The answer's tensors and
+// statistics are appended to the open session file (session::Writer, append mode) under the
+// step that was asked about, so reopening the file needs no engine. When that file cannot be
+// written (read-only), the records are kept in memory for this run of the GUI (stored false).
+
+#include <memory>
+#include <vector>
+
+#include <QObject>
+#include <QProcess>
+
+#include <nlohmann/json.hpp>
+
+#include "context/engine_client.h"
+#include "dfi/protocol/frame.h"
+#include "dfi/session/records.h"
+
+namespace dfi::ui {
+
+struct InspectAnswer {
+  session::RunId run = 0;
+  session::StepId step = 0;
+  std::vector<session::TensorRecord> tensors;
+  std::vector<session::StatisticRecord> statistics;
+  bool stored = false;    // written into the session file
+  QString storeError;     // why not, when not
+};
+
+class InspectClient : public QObject {
+  Q_OBJECT
+ public:
+  explicit InspectClient(QObject* parent = nullptr);
+  ~InspectClient() override;
+
+  void setLaunch(const EngineLaunch& launch);
+  const EngineLaunch& launch() const { return launch_; }
+  // Sends `request` (inspect_request.h fields, as inspectRequestFor builds them) and appends the
+  // answer to `sessionPath` keyed by (run, step). One request at a time.
+  void inspect(const nlohmann::json& request, const QString& sessionPath);
+  bool busy() const { return active_ != 0; }
+  void stop();
+
+ signals:
+  void answered(const dfi::ui::InspectAnswer& answer);
+  void failed(const QString& message);
+
+ private:
+  void readOutput();
+  void handleFrame(const protocol::Frame& frame);
+  void finish();
+  void fail(const QString& message);
+
+  EngineLaunch launch_;
+  QProcess process_;
+  std::unique_ptr<protocol::FrameDecoder> decoder_;
+  std::int64_t nextRequest_ = 1;
+  std::int64_t active_ = 0;
+  QString sessionPath_;
+  InspectAnswer answer_;
+  QString stderrTail_;
+};
+
+}  // namespace dfi::ui

@@ -1,0 +1,178 @@
+#include "models/block_probes.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <QObject>
+#include <nlohmann/json.hpp>
+
+#include "context/session_context.h"
+#include "dfi/session/hidden_statistics.h"
+#include "models/response_sequence.h"
+
+namespace dfi::ui {
+namespace {
+
+namespace hs = session::hidden_statistics;
+
+constexpr std::string_view kAttentionPrefix = "drafter.layers.";
+constexpr std::string_view kAttentionSuffix = ".attn.probs";
+
+int tensorOrder(const std::string& tensor) {
+  if (tensor == hs::kTargetTap) return 0;
+  if (tensor == hs::kDrafterFc) return 1;
+  if (tensor == hs::kDrafterHiddenNorm) return 2;
+  if (tensor == hs::kDrafterLayer) return 3;
+  return 4;
+}
+
+bool isHiddenTensor(const std::string& tensor) { return tensorOrder(tensor) < 4; }
+
+std::string dtypeOption(const std::string& dtype) {
+  if (dtype == "bfloat16" || dtype == "bf16") return "bf16";
+  if (dtype == "float16" || dtype == "fp16") return "fp16";
+  return "fp32";
+}
+
+}  // namespace
+
+std::vector<float> reduceHeads(const AttentionLayer& layer, bool max) {
+  const auto cells = static_cast<std::size_t>(layer.queries * layer.keys);
+  std::vector<float> out(cells, max ? 0.0f : 0.0f);
+  if (layer.heads == 0) return out;
+  for (std::int64_t h = 0; h < layer.heads; ++h) {
+    const float* p = layer.probs.data() + static_cast<std::size_t>(h) * cells;
+    for (std::size_t i = 0; i < cells; ++i) out[i] = max ? std::max(out[i], p[i]) : out[i] + p[i];
+  }
+  if (!max)
+    for (float& v : out) v /= static_cast<float>(layer.heads);
+  return out;
+}
+
+QString StatisticSeries::label() const {
+  const QString name = QString::fromStdString(tensor);
+  if (tensor == hs::kTargetTap) return QStringLiteral("target tap (layer %1)").arg(layer);
+  if (tensor == hs::kDrafterLayer) return QStringLiteral("drafter layer %1").arg(layer);
+  if (tensor == hs::kDrafterFc) return QStringLiteral("drafter fc");
+  if (tensor == hs::kDrafterHiddenNorm) return QStringLiteral("drafter hidden_norm");
+  return layer >= 0 ? QStringLiteral("%1 (layer %2)").arg(name).arg(layer) : name;
+}
+
+const std::vector<float>* StatisticSeries::stat(const std::string& name) const {
+  const auto it = stats.find(name);
+  return it == stats.end() ? nullptr : &it->second;
+}
+
+std::size_t StatisticSeries::positions() const {
+  std::size_t n = 0;
+  for (const auto name : hs::kPerPositionStats)
+    if (const auto* v = stat(std::string(name))) n = std::max(n, v->size());
+  return n;
+}
+
+BlockProbes groupStatistics(const std::vector<session::StatisticRecord>& records) {
+  BlockProbes probes;
+  std::map<std::tuple<int, int, std::string>, StatisticSeries> series;
+  for (const session::StatisticRecord& r : records) {
+    const auto dot = r.name.rfind('.');
+    const std::string tensor = dot == std::string::npos ? r.name : r.name.substr(0, dot);
+    if (dot == std::string::npos || !isHiddenTensor(tensor)) {
+      probes.other.push_back(r);
+      continue;
+    }
+    StatisticSeries& s = series[{tensorOrder(tensor), r.layer, tensor}];
+    s.tensor = tensor;
+    s.layer = r.layer;
+    s.stats[r.name.substr(dot + 1)] = r.values;
+  }
+  for (auto& [key, s] : series) probes.statistics.push_back(std::move(s));
+  return probes;
+}
+
+BlockProbes loadBlockProbes(SessionContext& context, session::RunId run, session::StepId step) {
+  BlockProbes probes = groupStatistics(context.statistics(run, step));
+  for (const session::TensorInfo& info : context.tensors(run, step)) {
+    const std::string& n = info.name;
+    if (!n.starts_with(kAttentionPrefix) || !n.ends_with(kAttentionSuffix)) continue;
+    if (info.dtype != session::TensorDType::F32 || info.shape.size() != 3) continue;
+    const std::optional<session::TensorRecord> tensor = context.readTensor(info.tensorId);
+    if (!tensor) continue;
+    AttentionLayer layer;
+    layer.layer = info.layer >= 0 ? info.layer
+                                  : std::stoi(n.substr(kAttentionPrefix.size(),
+                                                       n.size() - kAttentionPrefix.size() - kAttentionSuffix.size()));
+    layer.heads = info.shape[0];
+    layer.queries = info.shape[1];
+    layer.keys = info.shape[2];
+    const auto count = static_cast<std::size_t>(layer.heads * layer.queries * layer.keys);
+    if (tensor->data.size() != count * sizeof(float)) continue;
+    layer.probs.resize(count);
+    std::memcpy(layer.probs.data(), tensor->data.data(), tensor->data.size());
+    // The same layer fetched twice (an inspect repeated) keeps the newest.
+    std::erase_if(probes.attention, [&](const AttentionLayer& l) { return l.layer == layer.layer; });
+    probes.attention.push_back(std::move(layer));
+  }
+  std::ranges::sort(probes.attention, {}, &AttentionLayer::layer);
+  return probes;
+}
+
+int headsPerKvHead(const std::string& configJson) {
+  const nlohmann::json config = nlohmann::json::parse(configJson, nullptr, false);
+  if (!config.is_object()) return 1;
+  const int heads = config.value("num_attention_heads", 0);
+  const int kv = config.value("num_key_value_heads", heads);
+  return heads > 0 && kv > 0 && heads % kv == 0 ? heads / kv : 1;
+}
+
+std::optional<std::vector<std::int64_t>> sequenceThroughAnchor(const std::vector<session::TokenId>& prompt,
+                                                               const std::vector<session::StepRecord>& steps,
+                                                               std::int64_t anchor) {
+  // Live steps rebuild the response; teacher-forced ones re-draft at its positions.
+  std::vector<session::StepRecord> live;
+  for (const session::StepRecord& s : steps)
+    if (s.mode == session::StepMode::Live) live.push_back(s);
+  const ResponseSequence sequence = ResponseSequence::build(prompt, live.empty() ? steps : live);
+  std::vector<std::int64_t> ids;
+  for (const SequenceToken& t : sequence.tokens) ids.push_back(t.id);
+  // A step's own anchor token may be the one position the rebuild lacks.
+  for (const session::StepRecord& s : steps)
+    if (s.anchorPosition == static_cast<std::int64_t>(ids.size())) ids.push_back(s.anchorToken);
+  if (anchor < 0 || static_cast<std::int64_t>(ids.size()) <= anchor) return std::nullopt;
+  ids.resize(static_cast<std::size_t>(anchor + 1));
+  return ids;
+}
+
+std::optional<nlohmann::json> inspectRequestFor(SessionContext& context, session::StepId stepId, QString* why) {
+  auto fail = [&](const QString& text) -> std::optional<nlohmann::json> {
+    if (why) *why = text;
+    return std::nullopt;
+  };
+  const std::optional<session::StepRecord> step = context.step(stepId);
+  if (!step) return fail(QObject::tr("no such step"));
+  const std::optional<session::RunRecord> run = context.run(step->runId);
+  if (!run) return fail(QObject::tr("the step's run is missing"));
+  if (run->target.path.empty() || run->drafter.path.empty())
+    return fail(QObject::tr("the run does not name its target and drafter directories"));
+  const std::optional<session::PromptRecord> prompt = context.prompt(step->runId, step->promptId);
+  if (!prompt) return fail(QObject::tr("the step's prompt is missing"));
+  const auto ids = sequenceThroughAnchor(prompt->promptTokens, context.steps(step->runId, step->promptId),
+                                         step->anchorPosition);
+  if (!ids) return fail(QObject::tr("the recorded steps do not reach the anchor at position %1").arg(step->anchorPosition));
+  nlohmann::json request;
+  request["target"] = run->target.path;
+  request["drafter"] = run->drafter.path;
+  request["ids"] = *ids;
+  request["anchor"] = step->anchorPosition;
+  request["mask_variant"] = step->maskVariant.empty() ? "reference" : step->maskVariant;
+  request["top_k"] = std::max(run->topK, 1);
+  request["attention"] = true;
+  request["statistics"] = true;
+  request["device"] = run->device.starts_with("cuda") ? "cuda:0" : "cpu";
+  request["dtype"] = dtypeOption(run->dtype);
+  if (run->blockSize > 0) request["block_size"] = run->blockSize;
+  request["run_id"] = step->runId;
+  request["step_id"] = step->stepId;
+  return request;
+}
+
+}  // namespace dfi::ui
