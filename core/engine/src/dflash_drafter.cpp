@@ -14,6 +14,7 @@
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/matmul.h>
+#include <ATen/ops/scaled_dot_product_attention.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/softmax.h>
 #include <ATen/ops/tensor.h>
@@ -251,6 +252,16 @@ at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Te
   const at::Tensor keys = at::cat({cache.keys(layer), blockKeys}, 1);  // [kvHeads, Kv, d]
   const at::Tensor values = at::cat({cache.values(layer), blockValues}, 1);
 
+  if (!probabilities && q.scalar_type() == at::kFloat) {
+    // The fused kernel: no [heads, Q, Kv] score tensor, which dominates teacher-forced
+    // forwards over many anchors. Query head i reads kv head i / (heads / kvHeads) (GQA).
+    // fp32 only: in bf16/fp16 it rounds at other points than the written-out path below (the
+    // one the oracle's half-precision reference follows), by as much as bf16 differs from fp32.
+    const at::Tensor out = at::scaled_dot_product_attention(q.unsqueeze(0), keys.unsqueeze(0), values.unsqueeze(0), mask,
+                                                            0.0, false, std::nullopt, /*enable_gqa=*/true);
+    return project(out.squeeze(0).transpose(0, 1).reshape({rows, heads * d}), w.oProj);
+  }
+  // With probabilities asked for (the attention view), the same computation written out.
   // GQA without copies: query head i uses kv head i / (heads / kvHeads), as repeat_kv does.
   const at::Tensor grouped = q.reshape({kvHeads, heads / kvHeads, rows, d});
   at::Tensor scores = at::matmul(grouped, keys.unsqueeze(1).transpose(-1, -2)) *
@@ -295,7 +306,12 @@ analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention k
 
 at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
   // The LM head may live on another device than the drafter (layers split across GPUs).
-  return project(states.to(target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead);
+  // Rows flattened into one contiguous matrix: a strided [N, B-1, H] input makes matmul
+  // fall back to a batched product over N, ~10x slower than one GEMM.
+  std::vector<std::int64_t> shape = states.sizes().vec();
+  const at::Tensor rows = states.reshape({-1, shape.back()}).contiguous();
+  shape.back() = target_.lmHead.size(0);
+  return project(rows.to(target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead).view(shape);
 }
 
 }  // namespace dfi::engine

@@ -19,7 +19,8 @@ at::Tensor inferencePathLogits(const DFlashDrafter& drafter, const at::Tensor& f
   std::iota(order.begin(), order.end(), 0);
   // Context lengths grow with the anchor, so one cache serves every block in anchor order.
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return anchors[a] < anchors[b]; });
-  const at::Tensor tokensCpu = tokens.to(at::kCPU, at::kLong);
+  const at::Tensor tokensCpu = tokens.to(at::kCPU, at::kLong).contiguous();
+  const std::int64_t* token = tokensCpu.data_ptr<std::int64_t>();
   DrafterKvCache cache = drafter.newCache();
   std::vector<at::Tensor> logits(anchors.size());
   std::vector<std::vector<at::Tensor>> layerOutputs(anchors.size());
@@ -32,7 +33,7 @@ at::Tensor inferencePathLogits(const DFlashDrafter& drafter, const at::Tensor& f
     const std::int64_t context = analysis::inferenceContextLength(variant, anchor);
     DrafterProbes blockProbes{.wantLayerOutputs = probes && probes->wantLayerOutputs};
     logits[j] = drafter.draft(cache, features.narrow(0, cache.length(), context - cache.length()),
-                              tokensCpu[anchor].item<std::int64_t>(), anchor, variant, &blockProbes);
+                              token[anchor], anchor, variant, &blockProbes);
     layerOutputs[j] = std::move(blockProbes.layerOutputs);
   }
   if (probes && probes->wantLayerOutputs) {
@@ -50,19 +51,21 @@ std::vector<BlockParity> compareDraftPaths(const at::Tensor& inference, const at
   if (inference.sizes() != training.sizes())
     throw UsageError("the inference and training paths gave logits of different shapes", {.item = "parity"});
   const at::Tensor a = inference.to(at::kCPU, at::kFloat), b = training.to(at::kCPU, at::kFloat);
-  const at::Tensor diff = (a - b).abs().amax({1, 2});             // [N]
-  const at::Tensor agree = a.argmax(-1).eq(b.argmax(-1)).contiguous();  // [N, B-1]
+  const at::Tensor diff = (a - b).abs().amax({1, 2}).to(at::kDouble).contiguous();       // [N]
+  const at::Tensor agree = a.argmax(-1).eq(b.argmax(-1)).to(at::kByte).contiguous();     // [N, B-1]
+  const double* worst = diff.data_ptr<double>();
+  const std::uint8_t* same = agree.data_ptr<std::uint8_t>();
+  const std::int64_t slots = a.size(1);
   std::vector<BlockParity> result;
   for (std::int64_t n = 0; n < a.size(0); ++n) {
     BlockParity parity;
-    parity.maxAbsDiff = diff[n].item<double>();
-    const at::Tensor row = agree[n];
-    parity.argmaxAgreement = a.size(1) ? row.to(at::kDouble).mean().item<double>() : 1.0;
-    for (std::int64_t slot = 0; slot < row.size(0); ++slot)
-      if (!row[slot].item<bool>()) {
-        parity.firstDifferingSlot = static_cast<int>(slot);
-        break;
-      }
+    parity.maxAbsDiff = worst[n];
+    int agreeing = 0;
+    for (std::int64_t slot = 0; slot < slots; ++slot) {
+      agreeing += same[n * slots + slot];
+      if (!same[n * slots + slot] && parity.firstDifferingSlot < 0) parity.firstDifferingSlot = static_cast<int>(slot);
+    }
+    parity.argmaxAgreement = slots ? static_cast<double>(agreeing) / static_cast<double>(slots) : 1.0;
     parity.flagged = parity.maxAbsDiff > tolerance || parity.firstDifferingSlot >= 0;
     result.push_back(parity);
   }
