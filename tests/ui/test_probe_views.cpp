@@ -53,6 +53,29 @@ class TestProbeViews : public QObject {
     QVERIFY(context_->open(path_));
   }
 
+  // Few wide cells: each is drawn exactly over [c - 0.5, c + 0.5] (the colour map's range was
+  // given edge to edge, which QCPColorMapData takes as cell centres: cells came out 12/11 wide
+  // and shifted, the context | block line fell inside a cell).
+  void heatmapCellsSitOnTheirCoordinates() {
+    HeatmapPlot plot;
+    plot.resize(900, 300);
+    plot.show();
+    QCPColorGradient gradient(QCPColorGradient::gpGrayscale);
+    plot.setGradient(gradient, QCPRange(0, 1));
+    plot.setCells(4, 12, [](std::int64_t, std::int64_t c) { return c == 1 ? 1.0 : 0.0; }, true);
+    waitForResample(&plot);
+    plot.replot();
+    const QImage image = plot.grab().toImage();
+    const int y = static_cast<int>(plot.yAxis->coordToPixel(1.0));
+    auto brightAt = [&](double column) {
+      return qGray(image.pixel(static_cast<int>(plot.xAxis->coordToPixel(column)), y)) > 128;
+    };
+    QVERIFY(!brightAt(0.35));
+    QVERIFY(brightAt(0.65));
+    QVERIFY(brightAt(1.35));
+    QVERIFY(!brightAt(1.65));
+  }
+
   void groupsStatisticsByTensor() {
     const BlockProbes probes = loadBlockProbes(*context_, fixture_.gqaRun, fixture_.gqaStep);
     QCOMPARE(probes.attention.size(), std::size_t{2});

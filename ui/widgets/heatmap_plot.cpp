@@ -50,7 +50,7 @@ class CellTicker : public QCPAxisTicker {
 HeatmapPlot::HeatmapPlot(QWidget* parent) : QCustomPlot(parent), map_(new QCPColorMap(xAxis, yAxis)) {
   pool_.setMaxThreadCount(1);  // one picture at a time; a stale one stops at its next row
   map_->setInterpolate(false);
-  map_->setTightBoundary(true);
+  map_->setTightBoundary(false);  // the range names cell centres; outer cells are drawn whole
   map_->removeFromLegend();  // users of the plot put their own value legend there
   yAxis->setRangeReversed(true);  // row 0 at the top, as matrices are read
   xAxis->setTicker(QSharedPointer<CellTicker>::create());
@@ -148,8 +148,14 @@ void HeatmapPlot::requestResample() {
     grid.generation = generation;
     grid.width = width;
     grid.height = height;
-    grid.keyRange = QCPRange(static_cast<double>(c0) - 0.5, static_cast<double>(c1) + 0.5);
-    grid.valueRange = QCPRange(static_cast<double>(r0) - 0.5, static_cast<double>(r1) + 0.5);
+    // QCPColorMapData's range runs from the centre of its first cell to the centre of its last
+    // (not edge to edge): sample i stands for cells [first + i * n / w, first + (i + 1) * n / w).
+    const auto centres = [](std::int64_t first, std::int64_t n, int w) {
+      const double step = static_cast<double>(n) / w, lo = static_cast<double>(first) - 0.5;
+      return QCPRange(lo + 0.5 * step, lo + (w - 0.5) * step);
+    };
+    grid.keyRange = centres(c0, cols, width);
+    grid.valueRange = centres(r0, rows, height);
     grid.values.resize(static_cast<std::size_t>(width) * static_cast<std::size_t>(height));
     std::vector<std::int64_t> columnOf(static_cast<std::size_t>(width));
     for (int x = 0; x < width; ++x) columnOf[static_cast<std::size_t>(x)] = sampledCell(c0, cols, x, width);
