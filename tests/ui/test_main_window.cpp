@@ -21,7 +21,8 @@ class TestMainWindow : public QObject {
     QStringList docks;
     for (QDockWidget* dock : window.findChildren<QDockWidget*>()) docks << dock->objectName();
     docks.sort();
-    QCOMPARE(docks, (QStringList{"CompareDock", "LogDock", "MaskDock", "NavigatorDock", "TokenDock", "TreeDock"}));
+    QCOMPARE(docks, (QStringList{"AttentionDock", "CompareDock", "LogDock", "MaskDock", "NavigatorDock", "StatsDock",
+                                 "TokenDock", "TreeDock"}));
     QMenu* view = window.menuBar()->actions()[1]->menu();
     QStringList viewItems;
     for (QAction* a : view->actions()) viewItems << a->text();

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include <QMetaType>
 #include <QObject>
 #include <QProcess>
 
@@ -29,6 +30,12 @@ struct InspectAnswer {
   bool stored = false;    // written into the session file
   QString storeError;     // why not, when not
 };
+
+}  // namespace dfi::ui
+
+Q_DECLARE_METATYPE(dfi::ui::InspectAnswer)
+
+namespace dfi::ui {
 
 class InspectClient : public QObject {
   Q_OBJECT

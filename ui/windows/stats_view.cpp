@@ -49,6 +49,9 @@ QVector<double> toVector(const std::vector<float>& v) {
   return out;
 }
 
+constexpr int kLegendWidth = 190;
+constexpr int kLeftMargin = 78;
+
 bool isBlockTensor(const StatisticSeries& s) { return s.tensor == hs::kDrafterLayer; }
 
 }  // namespace
@@ -78,12 +81,24 @@ StatsView::StatsView(SessionContext* context, InspectClient* engine, QWidget* pa
   fetch_->setToolTip(tr("Re-draft this block in dflash-eval serve with every probe on and store its statistics"));
   fetch_->setEnabled(false);
   // Legends in a column of their own, right of the plot, never over the curves.
+  // Legends in a column of their own, right of the plot, never over the curves; the curves and
+  // the difference get the same left margin and legend width, so their positions line up.
   for (QCustomPlot* plot : {curves_, difference_, histogram_}) {
     plot->legend->setFont(font());
     plot->axisRect()->insetLayout()->take(plot->legend);
-    plot->plotLayout()->addElement(0, 1, plot->legend);
+    auto* column = new QCPLayoutGrid;
+    plot->plotLayout()->addElement(0, 1, column);
     plot->plotLayout()->setColumnStretchFactor(1, 0.001);
+    column->addElement(0, 0, plot->legend);
+    column->addElement(1, 0, new QCPLayoutElement(plot));  // takes the rest of the height
+    column->setRowStretchFactor(0, 0.001);
+    plot->legend->setMinimumSize(kLegendWidth, 0);
+    plot->legend->setMaximumSize(kLegendWidth, QWIDGETSIZE_MAX);
     plot->legend->setVisible(true);
+    if (plot != histogram_) {
+      plot->axisRect()->setAutoMargins(QCP::msTop | QCP::msRight | QCP::msBottom);
+      plot->axisRect()->setMargins(QMargins(kLeftMargin, 0, 0, 0));
+    }
   }
 
   auto* controls = new QHBoxLayout;
@@ -289,8 +304,6 @@ void StatsView::redraw() {
   const QString xLabel = isBlockTensor(*a) ? tr("block slot (0 = anchor)") : tr("sequence position");
   curves_->xAxis->setLabel(xLabel);
   difference_->xAxis->setLabel(xLabel);
-  QString nameB = tr("B");
-  if (b) nameB = compareBox_->currentText();
   auto positionsOf = [first](std::size_t n) {
     QVector<double> x;
     for (std::size_t i = 0; i < n; ++i) x << static_cast<double>(first + static_cast<std::int64_t>(i));
@@ -355,7 +368,7 @@ void StatsView::redraw() {
     difference_->rescaleAxes();
     difference_->xAxis->setRange(difference_->xAxis->range().lower - 0.5, difference_->xAxis->range().upper + 0.5);
     difference_->yAxis->scaleRange(1.1);
-    difference_->yAxis->setLabel(tr("A - B (B: %1)").arg(nameB));
+    difference_->yAxis->setLabel(tr("A - B"));
   } else if (!why.isEmpty()) {
     notes << why;
   }
@@ -369,7 +382,7 @@ void StatsView::redraw() {
     QVector<double> centres;
     for (std::size_t i = 0; i < counts->size(); ++i) centres << lo + (static_cast<double>(i) + 0.5) * width;
     auto* bars = new QCPBars(histogram_->xAxis, histogram_->yAxis);
-    bars->setName(b ? tr("A: this block") : tr("this block"));
+    bars->setName(b ? tr("A (this block)") : tr("this block"));
     bars->setWidth(width > 0 ? width : 1);
     bars->setPen(QPen(QColor(31, 119, 180)));
     bars->setBrush(QColor(31, 119, 180, 150));
@@ -381,7 +394,7 @@ void StatsView::redraw() {
       QVector<double> cB;
       for (std::size_t i = 0; i < countsB->size(); ++i) cB << (*rangeB)[0] + (static_cast<double>(i) + 0.5) * wB;
       QCPGraph* g = histogram_->addGraph();
-      g->setName(tr("B: %1").arg(nameB));
+      g->setName(tr("B (compared)"));
       g->setLineStyle(QCPGraph::lsStepCenter);
       g->setPen(QPen(QColor(214, 39, 40), 1.4, Qt::DashLine));
       g->setData(cB, toVector(*countsB), true);

@@ -1,0 +1,132 @@
+// The attention and statistics views against the real engine: a session recorded by
+// `dflash-eval serve` (a live run of the drafter oracle's tiny models), a block without
+// attention fetched on demand through an inspect request, stored into that session, and shown
+// again from the file alone by a fresh context with no engine.
+
+#include <cmath>
+#include <fstream>
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <nlohmann/json.hpp>
+
+#include "context/engine_client.h"
+#include "context/file_session_source.h"
+#include "context/inspect_client.h"
+#include "context/session_context.h"
+#include "dfi/session/reader.h"
+#include "gui_test_support.h"
+#include "widgets/heatmap_plot.h"
+#include "windows/attention_view.h"
+#include "windows/stats_view.h"
+
+using namespace dfi;
+using namespace dfi::ui;
+
+namespace {
+
+const QString kLive = QStringLiteral(DFI_ORACLE_DIR);
+
+std::unique_ptr<SessionContext> openContext(const QString& path) {
+  auto context = std::make_unique<SessionContext>(
+      [](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
+  context->setFollowing(false);
+  if (!context->open(path)) return nullptr;
+  return context;
+}
+
+}  // namespace
+
+class TestInspectEngine : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { test::isolateSettings(); }
+
+  void fetchesStoresAndReopensWithoutTheEngine() {
+    QTemporaryDir dir;
+    const QString prompts = dir.filePath(QStringLiteral("prompts.jsonl"));
+    {
+      std::ofstream out(prompts.toStdString());
+      out << "{\"ids\": [1, 4, 2, 7, 3, 8, 5]}\n";
+    }
+    const QString session = dir.filePath(QStringLiteral("live.dfi"));
+    EngineClient runner;
+    QSignalSpy finished(&runner, &EngineClient::finished);
+    QSignalSpy runFailed(&runner, &EngineClient::failed);
+    nlohmann::json request{{"target", (kLive + "/target").toStdString()},
+                           {"drafters", {(kLive + "/drafter").toStdString()}},
+                           {"prompts", prompts.toStdString()},
+                           {"modes", {"live"}},
+                           {"mask_variants", {"reference"}},
+                           {"device", "cpu"},
+                           {"dtype", "fp32"},
+                           {"max_new_tokens", 24}};
+    runner.start({{}, QStringLiteral(DFLASH_EVAL)}, request, session);
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() + runFailed.count() > 0, 240000);
+    QCOMPARE(runFailed.count(), 0);
+
+    auto context = openContext(session);
+    QVERIFY(context);
+    const auto runs = context->runs();
+    QCOMPARE(static_cast<int>(runs.size()), 1);
+    const auto steps = context->steps(runs[0].runId, 0);
+    QVERIFY(steps.size() >= 2);
+    const session::StepRecord& step = steps[1];  // its anchor lies in the response
+    QVERIFY(step.anchorPosition > 7);
+
+    InspectClient engine;
+    engine.setLaunch({{}, QStringLiteral(DFLASH_EVAL)});
+    auto attentionView = std::make_unique<AttentionView>(context.get(), &engine);
+    auto statisticsView = std::make_unique<StatsView>(context.get(), &engine);
+    AttentionView& attention = *attentionView;
+    StatsView& statistics = *statisticsView;
+    context->select({step.runId, step.promptId, step.stepId});
+    QVERIFY(attention.probes().attention.empty());
+    QVERIFY(statistics.probes().statistics.empty());
+    QSignalSpy answered(&engine, &InspectClient::answered);
+    QSignalSpy failed(&engine, &InspectClient::failed);
+    attention.fetchFromEngine();
+    QTRY_VERIFY_WITH_TIMEOUT(answered.count() + failed.count() > 0, 240000);
+    QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.front().front().toString()));
+    const auto answer = answered.front().front().value<InspectAnswer>();
+    QVERIFY2(answer.stored, qPrintable(answer.storeError));
+
+    // Both views now show the block: every drafter layer, rows that are distributions.
+    const nlohmann::json config = nlohmann::json::parse(runs[0].drafter.configJson);
+    const int layers = config.at("num_hidden_layers").get<int>();
+    QCOMPARE(static_cast<int>(attention.probes().attention.size()), layers);
+    const AttentionLayer first = attention.probes().attention.front();
+    QCOMPARE(first.heads, config.at("num_attention_heads").get<std::int64_t>());
+    QCOMPARE(first.queries, std::int64_t{runs[0].blockSize});
+    for (std::int64_t h = 0; h < first.heads; ++h)
+      for (std::int64_t q = 0; q < first.queries; ++q) {
+        double sum = 0;
+        for (std::int64_t k = 0; k < first.keys; ++k) sum += first.at(h, q, k);
+        QVERIFY2(std::abs(sum - 1.0) < 1e-4, qPrintable(QString::number(sum)));
+      }
+    QVERIFY(statistics.probes().statistics.size() >= static_cast<std::size_t>(layers + 2));
+    attention.resize(1200, 800);
+    attention.show();
+    statistics.resize(1200, 800);
+    statistics.show();
+    attention.choose(layers - 1, 0);
+    QTRY_VERIFY_WITH_TIMEOUT(!attention.plot()->isResampling() && attention.plot()->sampledSize().width() > 0, 5000);
+    test::saveScreenshot(&attention, QStringLiteral("engine-attention"));
+    test::saveScreenshot(&statistics, QStringLiteral("engine-statistics"));
+
+    // Reopened without an engine: the same records, from the file.
+    attentionView.reset();
+    statisticsView.reset();
+    context.reset();
+    auto reopened = openContext(session);
+    QVERIFY(reopened);
+    AttentionView again(reopened.get());
+    reopened->select({step.runId, step.promptId, step.stepId});
+    QCOMPARE(static_cast<int>(again.probes().attention.size()), layers);
+    QCOMPARE(again.probes().attention.front().probs, first.probs);
+  }
+};
+
+QTEST_MAIN(TestInspectEngine)
+#include "test_inspect_engine.moc"
