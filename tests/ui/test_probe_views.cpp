@@ -223,7 +223,9 @@ class TestProbeViews : public QObject {
     context_->select({fixture_.gqaRun, 0, fixture_.gqaStep});
     view.importDump(dump);
     QCOMPARE(view.compareBox()->currentData().toLongLong(), qint64{-1});
-    QCOMPARE(view.curves()->graphCount(), 8);
+    QCOMPARE(view.curves()->graphCount(), 9);  // A and B, and B's NaN marker
+    QCOMPARE(view.curves()->graph(8)->data()->at(0)->key, 4.0);
+    QVERIFY2(view.status().contains(QStringLiteral("B: 1 NaN")), qPrintable(view.status()));
     // Their rms at position p is p; abs-max too; the mean 0. Position 4 has a NaN (not counted).
     const auto* rmsB = view.curves()->graph(5)->data().data();
     QCOMPARE(rmsB->at(7)->value, 7.0);

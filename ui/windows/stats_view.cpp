@@ -94,6 +94,8 @@ StatsView::StatsView(SessionContext* context, InspectClient* engine, QWidget* pa
     column->setRowStretchFactor(0, 0.001);
     plot->legend->setMinimumSize(kLegendWidth, 0);
     plot->legend->setMaximumSize(kLegendWidth, QWIDGETSIZE_MAX);
+    column->setAutoMargins(QCP::msNone);
+    column->setMargins(QMargins(0, 2, 8, 0));  // room for the frame's right edge
     plot->legend->setVisible(true);
     if (plot != histogram_) {
       plot->axisRect()->setAutoMargins(QCP::msTop | QCP::msRight | QCP::msBottom);
@@ -337,31 +339,42 @@ void StatsView::redraw() {
         }
       }
   }
-  // NaN / Inf: a red marker above every position that holds any.
-  QVector<double> badX, badY;
-  std::int64_t nan = 0, inf = 0;
-  const auto* nans = a->stat("nan");
-  const auto* infs = a->stat("inf");
-  for (std::size_t i = 0; i < a->positions(); ++i) {
-    const double n = nans && i < nans->size() ? (*nans)[i] : 0;
-    const double f = infs && i < infs->size() ? (*infs)[i] : 0;
-    nan += static_cast<std::int64_t>(n);
-    inf += static_cast<std::int64_t>(f);
-    if (n > 0 || f > 0) {
-      badX << static_cast<double>(first + static_cast<std::int64_t>(i));
-      badY << (top > 0 ? top * 1.08 : 1.0);
+  // NaN / Inf: a red marker above every position that holds any (filled: A, hollow: B).
+  const auto markNonFinite = [&](const StatisticSeries& s, bool isB) {
+    QVector<double> badX, badY;
+    std::int64_t nan = 0, inf = 0;
+    const auto* nans = s.stat("nan");
+    const auto* infs = s.stat("inf");
+    for (std::size_t i = 0; i < s.positions(); ++i) {
+      const double n = nans && i < nans->size() ? (*nans)[i] : 0;
+      const double f = infs && i < infs->size() ? (*infs)[i] : 0;
+      nan += static_cast<std::int64_t>(n);
+      inf += static_cast<std::int64_t>(f);
+      if (n > 0 || f > 0) {
+        badX << static_cast<double>(first + static_cast<std::int64_t>(i));
+        badY << (top > 0 ? top * (isB ? 1.02 : 1.08) : 1.0);
+      }
     }
-  }
-  if (!badX.isEmpty()) {
+    if (badX.isEmpty()) return;
     QCPGraph* g = curves_->addGraph();
-    g->setName(tr("NaN / Inf"));
+    g->setName(isB ? tr("NaN / Inf (B)") : (b ? tr("NaN / Inf (A)") : tr("NaN / Inf")));
     g->setLineStyle(QCPGraph::lsNone);
-    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, QColor(200, 0, 0), QColor(255, 60, 60), 10));
+    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, QColor(200, 0, 0),
+                                       isB ? QColor(Qt::white) : QColor(255, 60, 60), 10));
     g->setData(badX, badY, true);
-    notes << tr("%1 NaN and %2 Inf values at %3 positions (red markers)").arg(nan).arg(inf).arg(badX.size());
-  }
+    notes << tr("%1%2 NaN and %3 Inf values at %n position(s) (red markers)", nullptr, static_cast<int>(badX.size()))
+                 .arg(isB ? tr("B: ") : (b ? tr("A: ") : QString()))
+                 .arg(nan)
+                 .arg(inf);
+  };
+  markNonFinite(*a, false);
+  if (b) markNonFinite(*b, true);
   curves_->rescaleAxes();
-  if (top > 0) curves_->yAxis->setRangeUpper(std::max(curves_->yAxis->range().upper, top * 1.15));
+  {
+    const QCPRange r = curves_->yAxis->range();
+    const double pad = std::max(r.size(), 1e-6) * 0.05;
+    curves_->yAxis->setRange(r.lower - pad, std::max(r.upper + pad, top > 0 ? top * 1.15 : r.upper + pad));
+  }
   curves_->xAxis->setRange(curves_->xAxis->range().lower - 0.5, curves_->xAxis->range().upper + 0.5);
   curves_->legend->setVisible(true);
   if (b) {
