@@ -106,6 +106,11 @@ void HeatmapPlot::setColumnLabels(std::function<QString(std::int64_t)> label) {
   replot(rpQueuedReplot);
 }
 
+void HeatmapPlot::setRowLabels(std::function<QString(std::int64_t)> label) {
+  static_cast<CellTicker*>(yAxis->ticker().data())->label = std::move(label);
+  replot(rpQueuedReplot);
+}
+
 // Keeps the view inside the picture: no panning into emptiness, no zooming out past it,
 // and no zooming in below one cell.
 void HeatmapPlot::clampRanges() {

@@ -31,6 +31,8 @@ class HeatmapPlot : public QCustomPlot {
   void showAll();
   // Tick labels of the column axis (default: the column number); ticks are always on cells.
   void setColumnLabels(std::function<QString(std::int64_t column)> label);
+  // Tick labels of the row axis (default: the row number).
+  void setRowLabels(std::function<QString(std::int64_t row)> label);
 
   std::int64_t rows() const { return rows_; }
   std::int64_t columns() const { return columns_; }

@@ -264,6 +264,8 @@ void AttentionView::showMap() {
                   },
                   true);
   plot_->setColumnLabels([this](std::int64_t column) { return keyLabel(column); });
+  // Query rows: the block slot and the token it drafted (slot 0: the anchor).
+  plot_->setRowLabels([this, context = l->keys - l->queries](std::int64_t row) { return keyLabel(context + row); });
   const double boundary = static_cast<double>(l->keys - l->queries) - 0.5;
   boundary_->point1->setCoords(boundary, 0);
   boundary_->point2->setCoords(boundary, 1);
@@ -323,7 +325,7 @@ CsvTable AttentionView::exportData() {
   table.header << tr("query slot \\ key");
   for (std::int64_t k = 0; k < l->keys; ++k) table.header << keyLabel(k);
   for (std::int64_t q = 0; q < l->queries; ++q) {
-    QStringList row{QStringLiteral("s%1").arg(q)};
+    QStringList row{keyLabel(l->keys - l->queries + q)};
     for (std::int64_t k = 0; k < l->keys; ++k)
       row << QString::number(static_cast<double>(map[static_cast<std::size_t>(q * l->keys + k)]), 'g', 6);
     table.rows.push_back(std::move(row));
