@@ -17,6 +17,7 @@
 #include "context/session_context.h"
 #include "dfi/session/reader.h"
 #include "gui_test_support.h"
+#include "models/block_probes.h"
 #include "widgets/heatmap_plot.h"
 #include "windows/attention_view.h"
 #include "windows/stats_view.h"
@@ -36,6 +37,31 @@ std::unique_ptr<SessionContext> openContext(const QString& path) {
   return context;
 }
 
+// Records `modes` of the oracle's live models on one prompt into `session` through the engine.
+bool recordSession(const QTemporaryDir& dir, const QString& session, const std::vector<std::string>& modes,
+                   bool hiddenStatistics) {
+  const QString prompts = dir.filePath(QStringLiteral("prompts.jsonl"));
+  {
+    std::ofstream out(prompts.toStdString());
+    out << "{\"ids\": [1, 4, 2, 7, 3, 8, 5]}\n";
+  }
+  EngineClient runner;
+  QSignalSpy finished(&runner, &EngineClient::finished);
+  QSignalSpy failed(&runner, &EngineClient::failed);
+  nlohmann::json request{{"target", (kLive + "/target").toStdString()},
+                         {"drafters", {(kLive + "/drafter").toStdString()}},
+                         {"prompts", prompts.toStdString()},
+                         {"modes", modes},
+                         {"mask_variants", {"reference"}},
+                         {"device", "cpu"},
+                         {"dtype", "fp32"},
+                         {"max_new_tokens", 24},
+                         {"hidden_statistics", hiddenStatistics}};
+  runner.start({{}, QStringLiteral(DFLASH_EVAL)}, request, session);
+  if (!QTest::qWaitFor([&] { return finished.count() + failed.count() > 0; }, 240000)) return false;
+  return failed.isEmpty();
+}
+
 }  // namespace
 
 class TestInspectEngine : public QObject {
@@ -43,28 +69,64 @@ class TestInspectEngine : public QObject {
  private slots:
   void initTestCase() { test::isolateSettings(); }
 
+  // `run --hidden-stats`: the statistics view shows a teacher-forced block's recorded statistics
+  // and parity with no engine; an inspect of the same block agrees with them where their
+  // positions overlap (recorded: [previous anchor, anchor); inspected: [0, anchor)).
+  void recordedStatisticsAgreeWithAnInspect() {
+    QTemporaryDir dir;
+    const QString session = dir.filePath(QStringLiteral("tf.dfi"));
+    QVERIFY(recordSession(dir, session, {"teacher-forced"}, true));
+    auto context = openContext(session);
+    QVERIFY(context);
+    const auto runs = context->runs();
+    QVERIFY(!runs.empty());
+    const auto steps = context->steps(runs[0].runId, 0);
+    QVERIFY(steps.size() >= 2);
+    const session::StepRecord& step = steps[1];
+    QCOMPARE(step.mode, session::StepMode::TeacherForced);
+    auto view = std::make_unique<StatsView>(context.get());
+    view->resize(1200, 800);
+    view->show();
+    context->select({step.runId, step.promptId, step.stepId});
+    const BlockProbes recorded = view->probes();
+    QVERIFY(recorded.statistics.size() >= 4);
+    QVERIFY2(view->status().contains(QStringLiteral("parity")), qPrintable(view->status()));
+    test::saveScreenshot(view.get(), QStringLiteral("engine-recorded-statistics"));
+    view.reset();
+
+    QString why;
+    const auto request = inspectRequestFor(*context, step.stepId, &why);
+    QVERIFY2(request.has_value(), qPrintable(why));
+    InspectClient engine;
+    engine.setLaunch({{}, QStringLiteral(DFLASH_EVAL)});
+    QSignalSpy answered(&engine, &InspectClient::answered);
+    QSignalSpy failed(&engine, &InspectClient::failed);
+    engine.inspect(*request, session);
+    QTRY_VERIFY_WITH_TIMEOUT(answered.count() + failed.count() > 0, 240000);
+    QVERIFY(failed.isEmpty());
+    const BlockProbes inspected = groupStatistics(answered.front().front().value<InspectAnswer>().statistics);
+    int compared = 0;
+    for (const StatisticSeries& r : recorded.statistics) {
+      if (r.tensor != "target.tap") continue;
+      for (const StatisticSeries& i : inspected.statistics) {
+        if (i.tensor != r.tensor || i.layer != r.layer) continue;
+        const auto& a = *r.stat("rms");
+        const auto& b = *i.stat("rms");
+        QVERIFY(b.size() >= a.size());
+        const std::size_t offset = b.size() - a.size();
+        for (std::size_t p = 0; p < a.size(); ++p)
+          QVERIFY2(std::abs(a[p] - b[offset + p]) <= 1e-4f * std::max(1.0f, std::abs(a[p])),
+                   qPrintable(QStringLiteral("tap %1 position %2: %3 vs %4").arg(r.layer).arg(p).arg(a[p]).arg(b[offset + p])));
+        ++compared;
+      }
+    }
+    QVERIFY(compared > 0);
+  }
+
   void fetchesStoresAndReopensWithoutTheEngine() {
     QTemporaryDir dir;
-    const QString prompts = dir.filePath(QStringLiteral("prompts.jsonl"));
-    {
-      std::ofstream out(prompts.toStdString());
-      out << "{\"ids\": [1, 4, 2, 7, 3, 8, 5]}\n";
-    }
     const QString session = dir.filePath(QStringLiteral("live.dfi"));
-    EngineClient runner;
-    QSignalSpy finished(&runner, &EngineClient::finished);
-    QSignalSpy runFailed(&runner, &EngineClient::failed);
-    nlohmann::json request{{"target", (kLive + "/target").toStdString()},
-                           {"drafters", {(kLive + "/drafter").toStdString()}},
-                           {"prompts", prompts.toStdString()},
-                           {"modes", {"live"}},
-                           {"mask_variants", {"reference"}},
-                           {"device", "cpu"},
-                           {"dtype", "fp32"},
-                           {"max_new_tokens", 24}};
-    runner.start({{}, QStringLiteral(DFLASH_EVAL)}, request, session);
-    QTRY_VERIFY_WITH_TIMEOUT(finished.count() + runFailed.count() > 0, 240000);
-    QCOMPARE(runFailed.count(), 0);
+    QVERIFY(recordSession(dir, session, {"live"}, false));
 
     auto context = openContext(session);
     QVERIFY(context);

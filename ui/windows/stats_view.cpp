@@ -257,12 +257,15 @@ const StatisticSeries* StatsView::current() const {
 
 std::int64_t StatsView::firstPosition(const StatisticSeries& s) const {
   if (isBlockTensor(s) || !step_) return 0;
-  // Context rows end where the block's context ends (teacher-forced records: [previous anchor,
-  // anchor); inspect answers: [0, context)).
+  // Inspect answers hold the block's whole context, [0, context) (context = anchor + 1 with the
+  // anchor-visible variant); teacher-forced records the rows since the previous anchor,
+  // [previous anchor, anchor).
   const auto variant = analysis::parseMaskVariant(step_->maskVariant);
-  const std::int64_t end = analysis::inferenceContextLength(variant.value_or(analysis::MaskVariant::Reference),
-                                                            step_->anchorPosition);
-  return std::max<std::int64_t>(0, end - static_cast<std::int64_t>(s.positions()));
+  const std::int64_t context = analysis::inferenceContextLength(variant.value_or(analysis::MaskVariant::Reference),
+                                                                step_->anchorPosition);
+  const auto n = static_cast<std::int64_t>(s.positions());
+  if (n >= context) return 0;
+  return std::max<std::int64_t>(0, step_->anchorPosition - n);
 }
 
 std::optional<StatisticSeries> StatsView::other(QString* why) const {
