@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QImage>
 #include <QPushButton>
 #include <QTemporaryDir>
@@ -237,6 +238,58 @@ class TestProbeViews : public QObject {
     view.chooseSeries(2);
     QVERIFY(!view.difference()->isVisible());
     QVERIFY2(view.status().contains(QStringLiteral("no tensor")), qPrintable(view.status()));
+  }
+
+  // A long context: 4 layers x 32 heads x 16 slots x (2048 + 16) keys (68 MB of probabilities)
+  // load, reduce and thumbnail within a second or two; the map resamples to the viewport.
+  void longContextStaysResponsive() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("long.dfi"));
+    const int layers = 4, heads = 32, block = 16;
+    const std::int64_t contextLength = 2048, keys = contextLength + block;
+    session::StepId stepId = 0;
+    session::RunId runId = 0;
+    {
+      session::Writer writer(path.toStdString(), {.mode = session::OpenMode::Overwrite});
+      session::RunRecord run;
+      run.name = "long";
+      run.blockSize = block;
+      run.drafter.configJson = R"({"num_attention_heads": 32, "num_key_value_heads": 8})";
+      runId = writer.addRun(run);
+      session::StepRecord step;
+      step.runId = runId;
+      step.anchorPosition = contextLength;
+      step.draftTokens.assign(block - 1, 1);
+      step.targetTokens.assign(block - 1, 1);
+      step.maskVariant = "reference";
+      stepId = writer.addStep(step);
+      std::vector<float> probs(static_cast<std::size_t>(heads * block * keys));
+      for (std::size_t i = 0; i < probs.size(); ++i) probs[i] = static_cast<float>((i * 2654435761u) % 1000) / 1e6f;
+      for (int l = 0; l < layers; ++l) {
+        session::TensorRecord t;
+        t.info = {0, runId, stepId, "drafter.layers." + std::to_string(l) + ".attn.probs", l, -1,
+                  session::TensorDType::F32, {heads, block, keys}, "head,query,key", 0};
+        t.data.resize(probs.size() * sizeof(float));
+        std::memcpy(t.data.data(), probs.data(), t.data.size());
+        writer.addTensor(t);
+      }
+      writer.close();
+    }
+    SessionContext context([](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
+    QVERIFY(context.open(path));
+    AttentionView view(&context);
+    view.resize(1300, 900);
+    view.show();
+    QElapsedTimer timer;
+    timer.start();
+    context.select({runId, 0, stepId});
+    const qint64 loaded = timer.elapsed();
+    waitForResample(view.plot());
+    qInfo("long context: loaded and drawn the grid in %lld ms, map resampled by %lld ms", loaded, timer.elapsed());
+    QCOMPARE(view.probes().attention.size(), std::size_t{4});
+    QVERIFY(view.plot()->sampledSize().width() < keys);  // never more columns than pixels
+    QVERIFY2(loaded < 5000, qPrintable(QString::number(loaded)));
+    test::saveScreenshot(&view, QStringLiteral("attention-long-context"));
   }
 
   void rendersBothViews() {
