@@ -98,6 +98,11 @@ StatsView::StatsView(SessionContext* context, InspectClient* engine, QWidget* pa
     column->setMargins(QMargins(0, 2, 8, 0));  // room for the frame's right edge
     plot->legend->setVisible(true);
     if (plot != histogram_) {
+      // Positions and slots are whole numbers: ticks on integers only.
+      auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+      ticker->setTickStep(1.0);
+      ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+      plot->xAxis->setTicker(ticker);
       plot->axisRect()->setAutoMargins(QCP::msTop | QCP::msRight | QCP::msBottom);
       plot->axisRect()->setMargins(QMargins(kLeftMargin, 0, 0, 0));
     }
