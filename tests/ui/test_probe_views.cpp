@@ -233,6 +233,8 @@ class TestProbeViews : public QObject {
     const CsvTable csv = view.exportData();
     const int nanColumn = static_cast<int>(csv.header.indexOf(QStringLiteral("B nan")));
     QCOMPARE(csv.rows[4][nanColumn], QStringLiteral("1"));
+    QCOMPARE(view.histogram()->graphCount(), 1);  // the dump's histogram over its own range
+    QCOMPARE(view.histogram()->graph(0)->dataCount(), 64);
     test::saveScreenshot(&view, QStringLiteral("statistics-dump"));
     // fc has no counterpart in the dump: the reason is shown.
     view.chooseSeries(2);

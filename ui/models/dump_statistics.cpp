@@ -1,5 +1,6 @@
 #include "models/dump_statistics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -56,6 +57,19 @@ StatisticSeries statisticsOfRows(const std::vector<double>& values, std::int64_t
     s.stats["absmax"][at] = static_cast<float>(absmax);
     s.stats["nan"][at] = static_cast<float>(nan);
     s.stats["inf"][at] = static_cast<float>(inf);
+  }
+  // The histogram of every finite value, 64 bins over [min, max], as the engine records it.
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (double v : values)
+    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
+  if (lo <= hi) {
+    std::vector<float> counts(hs::kHistogramBins, 0.0f);
+    const double width = hi > lo ? (hi - lo) / hs::kHistogramBins : 1.0;
+    for (double v : values)
+      if (std::isfinite(v))
+        counts[static_cast<std::size_t>(std::clamp<double>(std::floor((v - lo) / width), 0, hs::kHistogramBins - 1))] += 1;
+    s.stats[std::string(hs::kHistogram)] = std::move(counts);
+    s.stats[std::string(hs::kHistogramRange)] = {static_cast<float>(lo), static_cast<float>(hi)};
   }
   return s;
 }

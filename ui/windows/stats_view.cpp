@@ -414,15 +414,21 @@ void StatsView::redraw() {
       const double wB = ((*rangeB)[1] - (*rangeB)[0]) / static_cast<double>(countsB->size());
       QVector<double> cB;
       for (std::size_t i = 0; i < countsB->size(); ++i) cB << (*rangeB)[0] + (static_cast<double>(i) + 0.5) * wB;
-      QCPGraph* g = histogram_->addGraph();
-      g->setName(tr("B (compared)"));
+      // B on its own count axis (right): a dump's few positions or another block's size
+      // would otherwise flatten one of the two.
+      QCPGraph* g = histogram_->addGraph(histogram_->xAxis, histogram_->yAxis2);
+      g->setName(tr("B (compared, right axis)"));
       g->setLineStyle(QCPGraph::lsStepCenter);
       g->setPen(QPen(QColor(214, 39, 40), 1.4, Qt::DashLine));
       g->setData(cB, toVector(*countsB), true);
     }
+    histogram_->yAxis2->setVisible(histogram_->graphCount() > 0);
+    histogram_->yAxis2->setLabel(tr("count (B)"));
     histogram_->rescaleAxes();
-    histogram_->yAxis->setRangeLower(0);
-    histogram_->yAxis->scaleRange(1.05, histogram_->yAxis->range().lower);
+    for (QCPAxis* axis : {histogram_->yAxis, histogram_->yAxis2}) {
+      axis->setRangeLower(0);
+      axis->scaleRange(1.05, axis->range().lower);
+    }
     histogram_->xAxis->setLabel(tr("value (%1, 64 bins of the finite values over [%2, %3])")
                                     .arg(a->label())
                                     .arg(lo, 0, 'g', 4)
