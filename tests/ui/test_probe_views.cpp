@@ -164,7 +164,7 @@ class TestProbeViews : public QObject {
     view.resize(1300, 900);
     view.show();
     context_->select({fixture_.gqaRun, 0, fixture_.gqaStep});
-    QCOMPARE(view.tensorBox()->count(), 6);
+    QCOMPARE(view.tensorBox()->count(), 7);  // six tensors and the overview
     QCOMPARE(view.curves()->graphCount(), 4);  // mean, std, rms, abs-max
     QVERIFY(!view.difference()->isVisible());
     QCOMPARE(view.histogram()->plottableCount(), 1);
@@ -199,6 +199,17 @@ class TestProbeViews : public QObject {
     QVERIFY(csv.header.contains(QStringLiteral("A-B absmax")));
     QCOMPARE(csv.rows.size(), static_cast<std::size_t>(fixture_.anchor));
     test::saveScreenshot(&view, QStringLiteral("statistics-overlay"));
+    // The overview: one point per tensor, A against B, and where NaNs are.
+    view.chooseSeries(6);
+    QCOMPARE(view.tensorBox()->count(), 7);
+    QCOMPARE(view.curves()->graphCount(), 7);  // three summaries of A and B, and the NaN marker
+    QCOMPARE(view.curves()->graph(0)->dataCount(), 6);
+    QCOMPARE(view.curves()->graph(6)->data()->at(0)->key, 5.0);
+    QVERIFY(view.difference()->isVisible());
+    QVERIFY2(view.status().contains(QStringLiteral("NaN or Inf in: drafter layer 1")), qPrintable(view.status()));
+    QCOMPARE(view.exportData().rows.size(), std::size_t{6});
+    test::saveScreenshot(&view, QStringLiteral("statistics-overview"));
+    view.chooseSeries(0);
     // drafter-b's block has none: said, no difference drawn.
     view.compareWithStep(fixture_.bareStep);
     QVERIFY(!view.difference()->isVisible());

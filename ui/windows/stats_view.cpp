@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <QComboBox>
 #include <QFileDialog>
@@ -48,6 +49,33 @@ QVector<double> toVector(const std::vector<float>& v) {
   for (float f : v) out << static_cast<double>(f);
   return out;
 }
+
+// Positions and slots are whole numbers: ticks on integers only.
+QSharedPointer<QCPAxisTicker> integerTicker() {
+  auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+  ticker->setTickStep(1.0);
+  ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+  return ticker;
+}
+
+// One number per tensor for the overview: the mean of a per-position statistic, or its maximum.
+double summaryOf(const StatisticSeries& s, const char* stat, bool max) {
+  const auto* v = s.stat(stat);
+  if (!v || v->empty()) return std::numeric_limits<double>::quiet_NaN();
+  double acc = max ? -std::numeric_limits<double>::infinity() : 0.0;
+  for (float x : *v) acc = max ? std::max(acc, static_cast<double>(x)) : acc + static_cast<double>(x);
+  return max ? acc : acc / static_cast<double>(v->size());
+}
+
+struct OverviewCurve {
+  const char* stat;
+  bool max;
+  const char* label;
+  QColor colour;
+};
+const OverviewCurve kOverview[] = {{"std", false, "std (mean)", QColor(255, 127, 14)},
+                                   {"rms", false, "rms (mean)", QColor(44, 160, 44)},
+                                   {"absmax", true, "abs-max (max)", QColor(214, 39, 40)}};
 
 constexpr int kLegendWidth = 190;
 constexpr int kLeftMargin = 78;
@@ -98,11 +126,7 @@ StatsView::StatsView(SessionContext* context, InspectClient* engine, QWidget* pa
     column->setMargins(QMargins(0, 2, 8, 0));  // room for the frame's right edge
     plot->legend->setVisible(true);
     if (plot != histogram_) {
-      // Positions and slots are whole numbers: ticks on integers only.
-      auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
-      ticker->setTickStep(1.0);
-      ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
-      plot->xAxis->setTicker(ticker);
+      plot->xAxis->setTicker(integerTicker());
       plot->axisRect()->setAutoMargins(QCP::msTop | QCP::msRight | QCP::msBottom);
       plot->axisRect()->setMargins(QMargins(kLeftMargin, 0, 0, 0));
     }
@@ -195,6 +219,7 @@ void StatsView::load() {
   updating_ = true;
   tensorBox_->clear();
   for (const StatisticSeries& s : probes_.statistics) tensorBox_->addItem(s.label());
+  if (probes_.statistics.size() > 1) tensorBox_->addItem(tr("overview: every tensor"));
   const int keep = tensorBox_->findText(previous);
   tensorBox_->setCurrentIndex(keep >= 0 ? keep : 0);
   updating_ = false;
@@ -295,6 +320,11 @@ void StatsView::redraw() {
     plot->clearGraphs();
     plot->clearPlottables();
   }
+  if (isOverview()) return drawOverview();
+  curves_->xAxis->setTicker(integerTicker());
+  difference_->xAxis->setTicker(integerTicker());
+  curves_->yAxis->setLabel(tr("value over the hidden dimension"));
+  histogram_->setVisible(true);
   const StatisticSeries* a = current();
   QString why;
   const std::optional<StatisticSeries> b = a ? other(&why) : std::nullopt;
@@ -446,6 +476,102 @@ void StatsView::redraw() {
   status_->setText(notes.join(QStringLiteral(" · ")));
 }
 
+bool StatsView::isOverview() const {
+  return probes_.statistics.size() > 1 && tensorBox_->currentIndex() == static_cast<int>(probes_.statistics.size());
+}
+
+std::vector<std::optional<StatisticSeries>> StatsView::othersForOverview() const {
+  std::vector<std::optional<StatisticSeries>> out;
+  const bool dump = compareBox_->currentData().toLongLong() < 0 && dump_;
+  for (const StatisticSeries& a : probes_.statistics) {
+    std::optional<StatisticSeries> b;
+    if (dump && !isBlockTensor(a)) {
+      b = dump_->seriesFor(a, firstPosition(a) + static_cast<std::int64_t>(a.positions()), nullptr);
+    } else if (!dump && compareStep_ != 0) {
+      for (const StatisticSeries& c : compareProbes_.statistics)
+        if (c.tensor == a.tensor && c.layer == a.layer) b = c;
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+// Every tensor side by side (taps, fc, hidden_norm, each drafter layer): where the hidden
+// state grows, or turns NaN, along the model.
+void StatsView::drawOverview() {
+  const std::vector<std::optional<StatisticSeries>> others = othersForOverview();
+  const bool compared = std::ranges::any_of(others, [](const auto& o) { return o.has_value(); });
+  difference_->setVisible(compared);
+  if (this->layout()) this->layout()->activate();
+  auto labels = QSharedPointer<QCPAxisTickerText>::create();
+  QVector<double> x;
+  for (std::size_t i = 0; i < probes_.statistics.size(); ++i) {
+    labels->addTick(static_cast<double>(i), probes_.statistics[i].label().replace(QStringLiteral(" ("), QStringLiteral("\n(")));
+    x << static_cast<double>(i);
+  }
+  for (QCustomPlot* plot : {curves_, difference_}) {
+    plot->xAxis->setTicker(labels);
+    plot->xAxis->setLabel(tr("tensor"));
+  }
+  curves_->yAxis->setLabel(tr("over positions: mean of std, rms; max of abs-max"));
+  histogram_->setVisible(false);  // one tensor's histogram; none for all of them
+  if (this->layout()) this->layout()->activate();
+  QStringList notes;
+  for (const OverviewCurve& c : kOverview) {
+    QVector<double> ya, yb, diff;
+    for (std::size_t i = 0; i < probes_.statistics.size(); ++i) {
+      ya << summaryOf(probes_.statistics[i], c.stat, c.max);
+      const double vb = others[i] ? summaryOf(*others[i], c.stat, c.max) : std::numeric_limits<double>::quiet_NaN();
+      yb << vb;
+      diff << ya.back() - vb;
+    }
+    QCPGraph* g = curves_->addGraph();
+    g->setName(compared ? QStringLiteral("%1 (A)").arg(c.label) : QString::fromLatin1(c.label));
+    g->setPen(QPen(c.colour, 1.6));
+    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+    g->setData(x, ya, true);
+    if (compared) {
+      QCPGraph* gb = curves_->addGraph();
+      gb->setName(QStringLiteral("%1 (B)").arg(c.label));
+      gb->setPen(QPen(c.colour, 1.4, Qt::DashLine));
+      gb->setData(x, yb, true);
+      QCPGraph* d = difference_->addGraph();
+      d->setName(QString::fromLatin1(c.label).section(' ', 0, 0));
+      d->setPen(QPen(c.colour, 1.4));
+      d->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+      d->setData(x, diff, true);
+    }
+  }
+  QStringList bad;
+  QVector<double> badX;
+  for (std::size_t i = 0; i < probes_.statistics.size(); ++i) {
+    const StatisticSeries& a = probes_.statistics[i];
+    if (summaryOf(a, "nan", true) > 0 || summaryOf(a, "inf", true) > 0) {
+      bad << a.label();
+      badX << static_cast<double>(i);
+    }
+  }
+  if (!bad.isEmpty()) notes << tr("NaN or Inf in: %1").arg(bad.join(QStringLiteral(", ")));
+  curves_->rescaleAxes();
+  if (!badX.isEmpty()) {
+    QCPGraph* g = curves_->addGraph();
+    g->setName(tr("NaN / Inf"));
+    g->setLineStyle(QCPGraph::lsNone);
+    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, QColor(200, 0, 0), QColor(255, 60, 60), 10));
+    g->setData(badX, QVector<double>(badX.size(), curves_->yAxis->range().upper * 1.04), true);
+  }
+  const QCPRange r = curves_->yAxis->range();
+  curves_->xAxis->setRange(-0.5, static_cast<double>(probes_.statistics.size()) - 0.5);
+  curves_->yAxis->setRange(r.lower - 0.05 * r.size(), r.upper + 0.1 * std::max(r.size(), std::abs(r.upper)));
+  if (compared) {
+    difference_->rescaleAxes();
+    difference_->xAxis->setRange(-0.5, static_cast<double>(probes_.statistics.size()) - 0.5);
+    difference_->yAxis->scaleRange(1.1);
+  }
+  for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot();
+  status_->setText(notes.join(QStringLiteral(" · ")));
+}
+
 void StatsView::fetchFromEngine() {
   if (!engine_ || !step_ || !context_) return;
   QString why;
@@ -473,6 +599,22 @@ void StatsView::showAnswer(const InspectAnswer& answer) {
 }
 
 CsvTable StatsView::exportData() {
+  if (isOverview()) {
+    const std::vector<std::optional<StatisticSeries>> others = othersForOverview();
+    CsvTable table;
+    table.header << tr("tensor") << tr("layer");
+    for (const OverviewCurve& c : kOverview) table.header << QString::fromLatin1(c.label);
+    for (const OverviewCurve& c : kOverview) table.header << QStringLiteral("B %1").arg(QString::fromLatin1(c.label));
+    for (std::size_t i = 0; i < probes_.statistics.size(); ++i) {
+      const StatisticSeries& a = probes_.statistics[i];
+      QStringList row{QString::fromStdString(a.tensor), QString::number(a.layer)};
+      for (const OverviewCurve& c : kOverview) row << QString::number(summaryOf(a, c.stat, c.max), 'g', 7);
+      for (const OverviewCurve& c : kOverview)
+        row << (others[i] ? QString::number(summaryOf(*others[i], c.stat, c.max), 'g', 7) : QString());
+      table.rows.push_back(std::move(row));
+    }
+    return table;
+  }
   const StatisticSeries* a = current();
   if (!a) return {};
   QString why;

@@ -65,6 +65,9 @@ class StatsView : public QWidget, public SessionViewer, public ExportableView {
   void redraw();
   void showAnswer(const InspectAnswer& answer);
   const StatisticSeries* current() const;
+  bool isOverview() const;  // the "every tensor" entry is chosen
+  void drawOverview();
+  std::vector<std::optional<StatisticSeries>> othersForOverview() const;
   std::optional<StatisticSeries> other(QString* why) const;
   std::int64_t firstPosition(const StatisticSeries& s) const;
 
