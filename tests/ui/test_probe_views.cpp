@@ -11,6 +11,7 @@
 #include <QElapsedTimer>
 #include <QImage>
 #include <QPushButton>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <nlohmann/json.hpp>
@@ -157,6 +158,22 @@ class TestProbeViews : public QObject {
     QCOMPARE((*laterRequest)["ids"].size(), static_cast<std::size_t>(later.anchorPosition + 1));
     for (std::int64_t p = 0; p <= later.anchorPosition; ++p)
       QCOMPARE((*laterRequest)["ids"][static_cast<std::size_t>(p)].get<int>(), test::trueToken(p));
+  }
+
+  // An engine that cannot be started is said so in the view, and the next try starts it anew.
+  void anEngineThatCannotStartIsReported() {
+    InspectClient engine;
+    engine.setLaunch({{}, QStringLiteral("/nonexistent/dflash-eval")});
+    AttentionView view(context_.get(), &engine);
+    context_->select({1, 0, fixture_.bareStep});
+    QSignalSpy failed(&engine, &InspectClient::failed);
+    view.fetchFromEngine();
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
+    QVERIFY2(view.status().contains(QStringLiteral("could not start the engine")), qPrintable(view.status()));
+    QVERIFY(!engine.busy());
+    QVERIFY(view.fetchButton()->isEnabled());
+    view.fetchFromEngine();
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 2, 10000);
   }
 
   void statisticsCurvesHistogramAndMarkers() {

@@ -71,6 +71,7 @@ void InspectClient::inspect(const nlohmann::json& request, const QString& sessio
   line["request_id"] = active_;
   const std::string text = line.dump() + "\n";
   process_.write(text.data(), static_cast<qint64>(text.size()));
+  emit requested(answer_.step);
 }
 
 void InspectClient::readOutput() {

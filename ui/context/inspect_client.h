@@ -52,6 +52,7 @@ class InspectClient : public QObject {
   void stop();
 
  signals:
+  void requested(qint64 step);  // an inspect of `step` was sent (any view may have asked)
   void answered(const dfi::ui::InspectAnswer& answer);
   void failed(const QString& message);
 

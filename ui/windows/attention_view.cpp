@@ -103,6 +103,11 @@ AttentionView::AttentionView(SessionContext* context, InspectClient* engine, QWi
                          .arg(static_cast<double>(map[static_cast<std::size_t>(row * l->keys + column)]), 0, 'g', 4));
   });
   if (engine_) {
+    connect(engine_, &InspectClient::requested, this, [this](qint64 step) {
+      fetch_->setEnabled(false);
+      if (step_ && step == step_->stepId)
+        status_->setText(tr("Asking the engine (%1) to inspect the block…").arg(engine_->launch().enginePath));
+    });
     connect(engine_, &InspectClient::answered, this, &AttentionView::showAnswer);
     connect(engine_, &InspectClient::failed, this, [this](const QString& message) {
       fetch_->setEnabled(step_.has_value());
@@ -289,13 +294,14 @@ void AttentionView::fetchFromEngine() {
     status_->setText(tr("Cannot ask the engine about this block: %1").arg(why));
     return;
   }
-  fetch_->setEnabled(false);
-  status_->setText(tr("Asking the engine (%1) to inspect the block…").arg(engine_->launch().enginePath));
   engine_->inspect(*request, context_->path());
 }
 
 void AttentionView::showAnswer(const InspectAnswer& answer) {
-  if (!step_ || answer.step != step_->stepId) return;
+  if (!step_ || answer.step != step_->stepId) {  // another block's answer: this one may ask now
+    fetch_->setEnabled(step_.has_value());
+    return;
+  }
   if (answer.stored) {
     probes_ = loadBlockProbes(*context_, step_->runId, step_->stepId);
   } else {

@@ -172,6 +172,11 @@ StatsView::StatsView(SessionContext* context, InspectClient* engine, QWidget* pa
   });
   connect(fetch_, &QPushButton::clicked, this, &StatsView::fetchFromEngine);
   if (engine_) {
+    connect(engine_, &InspectClient::requested, this, [this](qint64 step) {
+      fetch_->setEnabled(false);
+      if (step_ && step == step_->stepId)
+        status_->setText(tr("Asking the engine (%1) to inspect the block…").arg(engine_->launch().enginePath));
+    });
     connect(engine_, &InspectClient::answered, this, &StatsView::showAnswer);
     connect(engine_, &InspectClient::failed, this, [this](const QString& message) {
       fetch_->setEnabled(step_.has_value());
@@ -580,8 +585,6 @@ void StatsView::fetchFromEngine() {
     status_->setText(tr("Cannot ask the engine about this block: %1").arg(why));
     return;
   }
-  fetch_->setEnabled(false);
-  status_->setText(tr("Asking the engine (%1) to inspect the block…").arg(engine_->launch().enginePath));
   engine_->inspect(*request, context_->path());
 }
 
@@ -593,6 +596,7 @@ void StatsView::showAnswer(const InspectAnswer& answer) {
     compareWithStep(compareStep_);
     return;
   } else {
+    fetch_->setEnabled(true);  // another block's answer: this one may ask now
     return;
   }
   load();
