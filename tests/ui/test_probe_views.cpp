@@ -27,7 +27,9 @@
 #include "widgets/attention_grid.h"
 #include "widgets/heatmap_plot.h"
 #include "windows/attention_view.h"
+#include "windows/main_window.h"
 #include "windows/render.h"
+#include "windows/run_dialog.h"
 #include "windows/stats_view.h"
 
 using namespace dfi;
@@ -174,6 +176,16 @@ class TestProbeViews : public QObject {
     QVERIFY(view.fetchButton()->isEnabled());
     view.fetchFromEngine();
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 2, 10000);
+  }
+
+  // The main window inspects blocks with the engine its Run dialog names (e.g. behind ssh).
+  void theWindowInspectsWithTheRunDialogsEngine() {
+    MainWindow window;
+    window.runDialog()->setEngine(QStringLiteral("ssh gpu-host"), QStringLiteral("/opt/dfi/dflash-eval"));
+    emit window.runDialog()->sessionStarted(path_);
+    QCOMPARE(window.inspectClient()->launch().enginePath, QStringLiteral("/opt/dfi/dflash-eval"));
+    QCOMPARE(window.inspectClient()->launch().commandPrefix, (QStringList{"ssh", "gpu-host"}));
+    QCOMPARE(window.context()->path(), path_);
   }
 
   void statisticsCurvesHistogramAndMarkers() {

@@ -151,6 +151,7 @@ RunDialog* MainWindow::runDialog() {
     runDialog_ = new RunDialog(this);
     // The engine's records land in a local session: open it and follow it as it grows.
     connect(runDialog_, &RunDialog::sessionStarted, this, [this](const QString& path) {
+      inspectClient_->setLaunch(runDialog_->launch());  // blocks are inspected by the engine that ran
       context_->setFollowing(true);
       openFile(path);
     });

@@ -145,6 +145,13 @@ void RunDialog::setEngine(const QString& commandPrefix, const QString& enginePat
   engine_->setText(enginePath);
 }
 
+EngineLaunch RunDialog::launch() const {
+  EngineLaunch launch;
+  launch.commandPrefix = QProcess::splitCommand(prefix_->text());
+  launch.enginePath = engine_->text().trimmed();
+  return launch;
+}
+
 QString RunDialog::validationError() const {
   if (target_->text().trimmed().isEmpty()) return tr("Choose a target model directory.");
   if (drafters_->text().trimmed().isEmpty()) return tr("Choose at least one drafter directory.");
@@ -178,14 +185,12 @@ void RunDialog::startRun() {
   request["dtype"] = dtype_->currentText().toStdString();
   request["ddtree_budget"] = budget_->value();
   request["max_new_tokens"] = maxNewTokens_->value();
-  EngineLaunch launch;
-  launch.commandPrefix = QProcess::splitCommand(prefix_->text());
-  launch.enginePath = engine_->text().trimmed();
+  const EngineLaunch engine = launch();
   summary_->clear();
   progress_->setRange(0, 0);  // busy until the first progress frame
   status_->setText(tr("Starting the engine…"));
   setRunning(true);
-  client_->start(launch, request, session_->text().trimmed());
+  client_->start(engine, request, session_->text().trimmed());
 }
 
 void RunDialog::setRunning(bool running) {

@@ -6,6 +6,8 @@
 
 #include <QDialog>
 
+#include "context/engine_client.h"
+
 class QCheckBox;
 class QComboBox;
 class QLabel;
@@ -27,6 +29,7 @@ class RunDialog : public QDialog {
   // Fills the form (tests, and "run again" from a session's settings).
   void setPaths(const QString& target, const QStringList& drafters, const QString& prompts, const QString& session);
   void setEngine(const QString& commandPrefix, const QString& enginePath);
+  EngineLaunch launch() const;  // the engine as the fields name it
   EngineClient* client() const { return client_; }
 
  signals:
