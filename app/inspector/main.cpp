@@ -20,8 +20,7 @@ constexpr const char* kUsage =
     "  --render VIEWS --out DIR [--step ID] [--format png|svg|pdf]\n"
     "                write views of one block (window, navigator, tokens, mask, mask-diff,\n"
     "                mask-training-diff, tree, compare, attention, statistics; comma list) to DIR\n"
-    "                without a display,\n"
-    "                and exit\n"
+    "                without a display, and exit\n"
     "  --version     print the versions and exit\n"
     "  -h, --help    print this and exit\n";
 
