@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include <QShowEvent>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -138,8 +139,25 @@ void AttentionView::onSessionClosed() {
 }
 
 void AttentionView::onSelectionChanged(const Selection& selection) {
-  if (selection.step == selection_.step && selection.run == selection_.run && step_) return;
+  if (selection.step == selection_.step && selection.run == selection_.run && (step_ || stale_)) return;
   selection_ = selection;
+  // Behind another tab the block is read when the view is shown: every read here (probes of
+  // every layer and head) would otherwise slow down each selection in the other panels.
+  if (behindAnotherTab()) {
+    stale_ = true;
+    return;
+  }
+  loadSelection();
+}
+
+void AttentionView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (stale_) loadSelection();
+}
+
+void AttentionView::loadSelection() {
+  stale_ = false;
+  const Selection selection = selection_;
   step_.reset();
   probes_ = {};
   sequence_.clear();

@@ -58,7 +58,14 @@ class AttentionView : public QWidget, public SessionViewer, public ExportableVie
  public slots:
   void fetchFromEngine();
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+
  private:
+  void loadSelection();  // reads selection_'s block
+  // In a shown window but not shown itself (a tab behind another): loading can wait. A view
+  // never shown (headless render, tests) loads at once.
+  bool behindAnotherTab() const { return window()->isVisible() && !isVisible(); }
   void reload();
   void showAnswer(const InspectAnswer& answer);
   void showMap();
@@ -85,6 +92,7 @@ class AttentionView : public QWidget, public SessionViewer, public ExportableVie
   int layer_ = 0;
   int head_ = -1;
   bool updatingBoxes_ = false;
+  bool stale_ = false;  // selection_ changed while hidden: read it when shown
 };
 
 }  // namespace dfi::ui

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include <QShowEvent>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
@@ -208,8 +209,25 @@ void StatsView::onSessionClosed() {
 }
 
 void StatsView::onSelectionChanged(const Selection& selection) {
-  if (selection.step == selection_.step && selection.run == selection_.run && step_) return;
+  if (selection.step == selection_.step && selection.run == selection_.run && (step_ || stale_)) return;
   selection_ = selection;
+  // Behind another tab the block is read when the view is shown, so hidden, it costs the
+  // other panels' selections nothing.
+  if (behindAnotherTab()) {
+    stale_ = true;
+    return;
+  }
+  loadSelection();
+}
+
+void StatsView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (stale_) loadSelection();
+}
+
+void StatsView::loadSelection() {
+  stale_ = false;
+  const Selection selection = selection_;
   step_.reset();
   probes_ = {};
   if (context_ && selection.step != 0) step_ = context_->step(selection.step);

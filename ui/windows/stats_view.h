@@ -59,7 +59,14 @@ class StatsView : public QWidget, public SessionViewer, public ExportableView {
  public slots:
   void fetchFromEngine();
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+
  private:
+  void loadSelection();  // reads selection_'s block
+  // In a shown window but not shown itself (a tab behind another): loading can wait. A view
+  // never shown (headless render, tests) loads at once.
+  bool behindAnotherTab() const { return window()->isVisible() && !isVisible(); }
   void load();
   void fillCompareBox();
   void redraw();
@@ -89,6 +96,7 @@ class StatsView : public QWidget, public SessionViewer, public ExportableView {
   BlockProbes compareProbes_;
   std::unique_ptr<ImportedDump> dump_;
   bool updating_ = false;
+  bool stale_ = false;  // selection_ changed while hidden: read it when shown
 };
 
 }  // namespace dfi::ui
