@@ -25,7 +25,12 @@ engine::EvaluationSettings demoSettings(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir))
     if (entry.is_directory() && entry.path().filename().string().starts_with("drafter"))
       s.drafters.push_back(entry.path());
-  std::sort(s.drafters.begin(), s.drafters.end());
+  // The summary compares every drafter with the first: the good one, so the table reads as
+  // "the early checkpoint / the bugged drafter against the good one".
+  std::sort(s.drafters.begin(), s.drafters.end(), [](const fs::path& a, const fs::path& b) {
+    const bool aGood = a.filename() == "drafter-good", bGood = b.filename() == "drafter-good";
+    return aGood != bGood ? aGood : a < b;
+  });
   if (s.drafters.empty()) throw IoError("no drafter-* directories", {.file = dir.string()});
   s.maskVariants = {analysis::MaskVariant::Reference, analysis::MaskVariant::AnchorVisible};
   s.ddtreeBudget = 8;
