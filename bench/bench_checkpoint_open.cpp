@@ -19,6 +19,7 @@
 
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/safetensors_header.h"
+#include "reference_script.h"
 
 namespace fs = std::filesystem;
 using dfi::tensorfile::Checkpoint;
@@ -116,13 +117,7 @@ std::uint64_t streamShard(const Checkpoint& checkpoint, const dfi::tensorfile::S
 json pythonReference(const fs::path& dir) {
   const std::string command = std::string(DFI_PYTHON) + " " + DFI_SOURCE_DIR "/bench/bench_checkpoint_open_ref.py '" +
                               dir.string() + "' " + std::to_string(kRepeats);
-  std::string output;
-  if (FILE* pipe = ::popen(command.c_str(), "r")) {
-    char buffer[4096];
-    while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
-    if (::pclose(pipe) != 0) throw std::runtime_error("reference failed: " + command);
-  }
-  return json::parse(output);
+  return dfi::bench::referenceOutput(command);
 }
 
 double medianOpenMs(const fs::path& dir) {

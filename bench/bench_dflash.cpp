@@ -28,6 +28,7 @@
 #include "dflash_decode.h"
 #include "dflash_teacher_forced.h"
 #include "evaluation_models.h"
+#include "reference_script.h"
 #include "target_model.h"
 
 namespace {
@@ -47,13 +48,7 @@ nlohmann::json runReference(const fs::path& demo, int threads, int limit) {
                               (demo / "prompts.jsonl").string() + "' --threads " + std::to_string(threads) +
                               " --max-new-tokens " + std::to_string(kMaxNewTokens) + " --repeat " +
                               std::to_string(kRepeat) + " --limit " + std::to_string(limit) + " 2>/dev/null";
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) throw std::runtime_error("cannot run " + command);
-  std::string output;
-  char buffer[4096];
-  while (const std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  if (pclose(pipe) != 0) throw std::runtime_error("reference script failed: " + command);
-  return nlohmann::json::parse(output);
+  return dfi::bench::referenceOutput(command);
 }
 
 // Where a live step's time goes in the engine: speculativeDecode's loop on one prompt with a

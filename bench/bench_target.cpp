@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model_cache.h"
+#include "reference_script.h"
 #include "target_model.h"
 
 namespace {
@@ -41,13 +42,7 @@ nlohmann::json runReference(const fs::path& dataDir, int threads) {
                               dataDir.string() + "' --threads " + std::to_string(threads) + " --prefill " +
                               std::to_string(kPrefill) + " --decode " + std::to_string(kDecode) + " --repeat " +
                               std::to_string(kRepeat);
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) throw std::runtime_error("cannot run " + command);
-  std::string output;
-  char buffer[4096];
-  while (const std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  if (pclose(pipe) != 0) throw std::runtime_error("reference script failed: " + command);
-  return nlohmann::json::parse(output);
+  return dfi::bench::referenceOutput(command);
 }
 
 // The same ids as bench_target_ref.py.

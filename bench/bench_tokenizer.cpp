@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dfi/tokenizer/tokenizer.h"
+#include "reference_script.h"
 
 namespace {
 
@@ -28,13 +29,7 @@ nlohmann::json runReference(const std::filesystem::path& tokenizerJson, const st
   const std::string command = std::string("'") + DFI_PYTHON + "' '" + DFI_SOURCE_DIR + "/bench/bench_tokenizer_ref.py' --tokenizer '" +
                               tokenizerJson.string() + "' --corpus-out '" + corpus.string() +
                               "' --repeat " + std::to_string(repeat);
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) throw std::runtime_error("cannot run " + command);
-  std::string output;
-  char buffer[4096];
-  while (const std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  if (pclose(pipe) != 0) throw std::runtime_error("reference script failed: " + command);
-  return nlohmann::json::parse(output);
+  return dfi::bench::referenceOutput(command);
 }
 
 void printFigure(const char* name, double dfiSeconds, double hfSeconds, const nlohmann::json& extra) {
