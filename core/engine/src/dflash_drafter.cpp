@@ -77,6 +77,17 @@ DFlashDrafter::DFlashDrafter(tensorfile::DrafterConfig config, DrafterWeights we
               " is outside the target's embedding (" + std::to_string(vocab) + " rows)");
 }
 
+std::vector<at::Tensor> concatenatePerLayer(const std::vector<std::vector<at::Tensor>>& parts) {
+  std::vector<at::Tensor> joined;
+  if (parts.empty()) return joined;
+  for (std::size_t layer = 0; layer < parts.front().size(); ++layer) {
+    std::vector<at::Tensor> rows;
+    for (const auto& part : parts) rows.push_back(part[layer]);
+    joined.push_back(at::cat(rows, 0));
+  }
+  return joined;
+}
+
 at::Tensor DFlashDrafter::contextStates(const at::Tensor& targetFeatures, DrafterProbes* probes) const {
   const at::Tensor projected = project(targetFeatures.to(device_, dtype_), weights_.fc);
   at::Tensor normed = rmsNormQwen3(projected, weights_.hiddenNorm, config_.rmsNormEps);
@@ -153,13 +164,7 @@ at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Te
     chunks.push_back(teacherForcedChunk(cache, ctx, tokensCpu, part, variant, length, probes));
     if (probes && probes->wantLayerOutputs) layerOutputs.push_back(std::exchange(probes->layerOutputs, {}));
   }
-  if (probes && probes->wantLayerOutputs && !layerOutputs.empty()) {
-    for (std::size_t layer = 0; layer < layerOutputs.front().size(); ++layer) {
-      std::vector<at::Tensor> rows;
-      for (const auto& perChunk : layerOutputs) rows.push_back(perChunk[layer]);
-      probes->layerOutputs.push_back(at::cat(rows, 0));
-    }
-  }
+  if (probes && probes->wantLayerOutputs) probes->layerOutputs = concatenatePerLayer(layerOutputs);
   return chunks.empty() ? logits(at::zeros({0, blockSize() - 1, config_.hiddenSize},
                                            at::TensorOptions().dtype(dtype_).device(device_)))
                         : at::cat(chunks, 0);

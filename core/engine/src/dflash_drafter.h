@@ -42,6 +42,10 @@ struct DrafterProbes {
   at::Tensor fcOutput, hiddenNormOutput;
 };
 
+// Layer outputs of several forwards (each [rows, H] per layer) joined per layer along the rows,
+// in the order given: how chunked or per-block forwards report one probe set.
+std::vector<at::Tensor> concatenatePerLayer(const std::vector<std::vector<at::Tensor>>& parts);
+
 // The target's token embedding and LM head. at::Tensor is a shared handle, so the target
 // model hands over its own tensors and nothing is copied (tied models pass one tensor twice).
 struct TargetHead {

@@ -36,14 +36,7 @@ at::Tensor inferencePathLogits(const DFlashDrafter& drafter, const at::Tensor& f
                               token[anchor], anchor, variant, &blockProbes);
     layerOutputs[j] = std::move(blockProbes.layerOutputs);
   }
-  if (probes && probes->wantLayerOutputs) {
-    probes->layerOutputs.clear();
-    for (std::size_t layer = 0; layer < layerOutputs.front().size(); ++layer) {
-      std::vector<at::Tensor> rows;
-      for (const auto& block : layerOutputs) rows.push_back(block[layer]);
-      probes->layerOutputs.push_back(at::cat(rows, 0));
-    }
-  }
+  if (probes && probes->wantLayerOutputs) probes->layerOutputs = concatenatePerLayer(layerOutputs);
   return at::stack(logits, 0);
 }
 

@@ -15,15 +15,6 @@
 namespace dfi::engine {
 namespace {
 
-void checkIds(const std::vector<std::int64_t>& ids, std::int64_t vocab) {
-  if (ids.empty()) throw UsageError("no token ids to draft over", {.item = "ids"});
-  for (std::size_t i = 0; i < ids.size(); ++i)
-    if (ids[i] < 0 || ids[i] >= vocab)
-      throw UsageError("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
-                           " is outside the vocabulary (0.." + std::to_string(vocab - 1) + ")",
-                       {.item = "ids"});
-}
-
 void checkAnchors(const std::vector<std::int64_t>& anchors, std::int64_t length) {
   if (anchors.empty()) throw UsageError("give at least one anchor", {.item = "anchors"});
   for (std::int64_t anchor : anchors)
@@ -60,7 +51,8 @@ DraftPassSummary runDraftPass(const DraftPassRequest& request) {
   settings.blockSize = request.blockSize;
   const LoadedModels models = loadModels(settings);
   const DFlashDrafter& drafter = *models.drafters.front().model;
-  checkIds(request.ids, models.target->config().vocabSize);
+  if (request.ids.empty()) throw UsageError("no token ids to draft over", {.item = "ids"});
+  models.target->checkTokenIds(request.ids);
   const auto length = static_cast<std::int64_t>(request.ids.size());
   checkAnchors(request.anchors, length);
 

@@ -33,12 +33,7 @@ ForwardPassSummary runForwardPass(const ForwardPassRequest& request) {
   const auto model = TargetModel::load(request.modelDir, request.model);
   ForwardPassSummary summary{.tokens = static_cast<int64_t>(request.ids.size()), .layers = model->numLayers()};
   summary.loadSeconds = secondsSince(loadStart);
-  const int64_t vocab = model->config().vocabSize;
-  for (size_t i = 0; i < request.ids.size(); ++i)
-    if (request.ids[i] < 0 || request.ids[i] >= vocab)
-      throw UsageError("token id " + std::to_string(request.ids[i]) + " at position " + std::to_string(i) +
-                           " is outside the vocabulary (0.." + std::to_string(vocab - 1) + ")",
-                       {.item = "ids"});
+  model->checkTokenIds(request.ids);
 
   const at::Tensor ids = at::tensor(request.ids, at::kLong).unsqueeze(0);
   const auto forwardStart = std::chrono::steady_clock::now();

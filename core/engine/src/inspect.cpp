@@ -33,17 +33,12 @@ session::TensorRecord tensorRecord(const InspectRequest& request, std::string na
   return record;
 }
 
-void validate(const InspectRequest& request, std::int64_t vocab) {
+void checkAnchor(const InspectRequest& request) {
   const auto length = static_cast<std::int64_t>(request.ids.size());
   if (request.anchor < 0 || request.anchor >= length)
     throw UsageError("anchor " + std::to_string(request.anchor) + " is outside the sequence (0.." +
                          std::to_string(length - 1) + ")",
                      {.item = "anchor"});
-  for (std::size_t i = 0; i < request.ids.size(); ++i)
-    if (request.ids[i] < 0 || request.ids[i] >= vocab)
-      throw UsageError("token id " + std::to_string(request.ids[i]) + " at position " + std::to_string(i) +
-                           " is outside the vocabulary (0.." + std::to_string(vocab - 1) + ")",
-                       {.item = "ids"});
 }
 
 void addStatistics(std::vector<session::StatisticRecord>& out, std::vector<session::StatisticRecord> records,
@@ -61,7 +56,8 @@ InspectResult inspectBlock(ModelRegistry& models, const InspectRequest& request)
   c10::InferenceMode inference;
   const TargetModel& target = models.impl().target(request.target, request.model);
   const DFlashDrafter& drafter = models.impl().drafter(request.drafter, request.blockSize);
-  validate(request, target.config().vocabSize);
+  checkAnchor(request);
+  target.checkTokenIds(request.ids);
 
   const SequenceFeatures sequence = sequenceFeatures(target, drafter, request.ids);
   const std::int64_t anchors[] = {request.anchor};

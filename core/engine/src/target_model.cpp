@@ -47,6 +47,15 @@ at::Tensor TargetModel::embed(const at::Tensor& ids) const {
   return at::embedding(embedTokens_, ids.to(placement_.first, at::kLong));
 }
 
+void TargetModel::checkTokenIds(std::span<const std::int64_t> ids) const {
+  const std::int64_t vocab = config_.vocabSize;
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] < 0 || ids[i] >= vocab)
+      throw UsageError("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                           " is outside the vocabulary (0.." + std::to_string(vocab - 1) + ")",
+                       {.item = "ids"});
+}
+
 at::Tensor TargetModel::lmHead(const at::Tensor& hidden) const {
   return at::linear(hidden.to(placement_.last), lmHead_);
 }

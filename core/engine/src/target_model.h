@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -59,6 +60,8 @@ class TargetModel {
   // The pieces a drafter reuses: embedding lookup and the lm head (on the last device).
   at::Tensor embed(const at::Tensor& ids) const;
   at::Tensor lmHead(const at::Tensor& hidden) const;
+  // Throws dfi::UsageError (item "ids") naming the first id outside the vocabulary and its position.
+  void checkTokenIds(std::span<const std::int64_t> ids) const;
   // The weights themselves, for a drafter that shares them (no copy: tensors are handles).
   const at::Tensor& embeddingWeight() const { return embedTokens_; }
   const at::Tensor& lmHeadWeight() const { return lmHead_; }
