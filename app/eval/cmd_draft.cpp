@@ -16,18 +16,17 @@
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
 #include "dfi/engine/draft_pass.h"
-#include "text_input.h"
+#include "command_inputs.h"
 
 namespace dfi::eval {
 namespace {
 
 struct DraftOptions {
-  std::string target, drafter, text, variant = "reference", trainingVariant, path = "inference", out;
-  std::vector<std::int64_t> ids, anchors;
-  bool chat = false, noThinking = false;
+  std::string target, drafter, variant = "reference", trainingVariant, path = "inference", out;
+  TokenInput input;
+  std::vector<std::int64_t> anchors;
   int blockSize = 0;
-  std::string device = "cpu", dtype = "fp32";
-  std::vector<std::string> devices;
+  PlacementOptions placement;
 };
 
 void printParity(const std::vector<engine::AnchorParity>& parity) {
@@ -54,14 +53,13 @@ int runDraft(const DraftOptions& opt) {
   engine::DraftPassRequest request;
   request.target = opt.target;
   request.drafter = opt.drafter;
-  request.ids = opt.text.empty() ? opt.ids : tokenizeInput(opt.target, opt.text, opt.chat, !opt.noThinking);
+  request.ids = opt.input.tokenIds(opt.target, "draft");
   request.anchors = opt.anchors;
   request.variant = maskVariant(opt.variant, "--mask-variant");
   if (!opt.trainingVariant.empty()) request.trainingVariant = maskVariant(opt.trainingVariant, "--training-mask-variant");
   request.path = engine::parseDraftPath(opt.path);
   if (opt.blockSize > 0) request.blockSize = opt.blockSize;
-  request.model.devices = opt.devices.empty() ? std::vector<std::string>{opt.device} : opt.devices;
-  request.model.dtype = opt.dtype;
+  request.model = opt.placement.modelOptions();
   request.out = opt.out;
   const engine::DraftPassSummary summary = engine::runDraftPass(request);
   logger("engine")->info("draft: {} anchors, block {}, {} layers -> {}", opt.anchors.size(), summary.blockSize,
@@ -78,11 +76,7 @@ void registerDraftCommand(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("draft", "Drafter blocks at given anchors (logits, layer outputs, parity) to .safetensors");
   sub->add_option("--target", opt->target, "Target model directory")->required();
   sub->add_option("--drafter", opt->drafter, "DFlash drafter directory")->required();
-  auto* text = sub->add_option("--text", opt->text, "Input text (tokenized with the target's tokenizer)");
-  auto* ids = sub->add_option("--ids", opt->ids, "Input token ids, comma separated")->delimiter(',');
-  text->excludes(ids);
-  sub->add_flag("--chat", opt->chat, "Wrap --text as one user turn in the target's chat template")->needs(text);
-  sub->add_flag("--no-thinking", opt->noThinking, "With --chat: enable_thinking=false");
+  addTokenInputOptions(*sub, opt->input, "the target's");
   sub->add_option("--anchors", opt->anchors, "Anchor positions (0-based), comma separated")->delimiter(',')->required();
   sub->add_option("--mask-variant", opt->variant,
                   "reference, anchor-visible, block-causal, positions+1 or no-context")
@@ -92,16 +86,9 @@ void registerDraftCommand(CLI::App& app) {
   sub->add_option("--path", opt->path, "inference (incremental, as live), training (batched), or both + parity")
       ->capture_default_str();
   sub->add_option("--block-size", opt->blockSize, "Draft blocks of N (2 .. the trained size)");
-  auto* device = sub->add_option("--device", opt->device, "cpu, cuda or cuda:N")->capture_default_str();
-  sub->add_option("--devices", opt->devices, "Several devices, target layers split across them")
-      ->delimiter(',')
-      ->excludes(device);
-  sub->add_option("--dtype", opt->dtype, "fp32, bf16 or fp16")->capture_default_str();
+  addPlacementOptions(*sub, opt->placement);
   sub->add_option("--out", opt->out, "Output .safetensors file")->required();
-  setAction(*sub, [opt, text, ids] {
-    if (!*text && !*ids) throw UsageError("give --text or --ids", {.item = "draft"});
-    return runDraft(*opt);
-  });
+  setAction(*sub, [opt] { return runDraft(*opt); });
 }
 
 }  // namespace dfi::eval
