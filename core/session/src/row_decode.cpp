@@ -64,14 +64,24 @@ PromptRecord decodePrompt(const Statement& row, const std::string& file) {
   return prompt;
 }
 
-StepRecord decodeStep(const Statement& row, const std::string& file) {
-  StepRecord step;
+namespace {
+
+// The block's key and position, the first six columns of both step queries.
+template <typename Step>
+void decodeStepKey(const Statement& row, const std::string& file, Step& step) {
   step.stepId = row.integer(0);
   step.runId = row.integer(1);
   step.promptId = row.integer(2);
   step.stepIndex = int32Column(row, 3, file, "steps", "step_index");
   step.mode = static_cast<StepMode>(int32Column(row, 4, file, "steps", "mode"));
   step.anchorPosition = row.integer(5);
+}
+
+}  // namespace
+
+StepRecord decodeStep(const Statement& row, const std::string& file) {
+  StepRecord step;
+  decodeStepKey(row, file, step);
   step.anchorToken = int32Column(row, 6, file, "steps", "anchor_token");
   step.draftTokens = decodeBlob<TokenId>(row.blob(7), at(file, "steps", "draft_tokens"));
   step.targetTokens = decodeBlob<TokenId>(row.blob(8), at(file, "steps", "target_tokens"));
@@ -88,12 +98,7 @@ StepRecord decodeStep(const Statement& row, const std::string& file) {
 
 StepSummary decodeStepSummary(const Statement& row, const std::string& file) {
   StepSummary step;
-  step.stepId = row.integer(0);
-  step.runId = row.integer(1);
-  step.promptId = row.integer(2);
-  step.stepIndex = int32Column(row, 3, file, "steps", "step_index");
-  step.mode = static_cast<StepMode>(int32Column(row, 4, file, "steps", "mode"));
-  step.anchorPosition = row.integer(5);
+  decodeStepKey(row, file, step);
   const std::int64_t draftBytes = row.integer(6);
   step.acceptedCount = int32Column(row, 7, file, "steps", "accepted_count");
   const auto flags = row.blob(8);
