@@ -23,7 +23,7 @@ void registerSummaryCommand(CLI::App& app) {
   setAction(*sub, [session, json] {
     const auto runs = recordedSummaryRuns(*session);
     const auto rows = summarize(runs);
-    const auto comparisons = compareDrafters(runs);
+    const auto comparisons = pairedComparisons(runs);
     if (*json)
       std::printf("%s\n", nlohmann::json{{"rows", summaryJson(rows)}, {"comparisons", comparisonsJson(comparisons)}}
                               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)

@@ -56,7 +56,7 @@ std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
 void printSummary(const std::vector<SummaryRun>& runs, ProgressReporter& progress, const std::string& sessionPath,
                   bool partial) {
   const auto rows = summarize(runs);
-  const auto comparisons = compareDrafters(runs);
+  const auto comparisons = pairedComparisons(runs);
   const std::string table = (partial ? "cancelled: the summary covers the prompts finished so far\n" : std::string()) +
                             formatSummaryTable(rows) + formatComparisons(comparisons);
   if (progress.style() == ProgressStyle::Json) {

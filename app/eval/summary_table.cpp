@@ -54,6 +54,15 @@ std::string alignColumns(const std::vector<std::vector<std::string>>& cells, std
   return out;
 }
 
+// Responses in prompt order, whatever order they were recorded in: the bootstrap resamples by
+// index, so merged shards (another order of the same responses) must print the same intervals
+// as the unsharded run.
+std::vector<SummaryResponse> inPromptOrder(const SummaryRun& run) {
+  std::vector<SummaryResponse> sorted = run.responses;
+  std::ranges::stable_sort(sorted, {}, &SummaryResponse::promptId);
+  return sorted;
+}
+
 std::string fixed3(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3f", value);
@@ -92,66 +101,88 @@ std::vector<std::string> drafterLabels(const std::vector<std::string>& paths) {
 std::vector<SummaryRow> summarize(std::span<const SummaryRun> runs, double confidence, int resamples) {
   std::vector<SummaryRow> rows;
   for (const SummaryRun& run : runs) {
+    const std::vector<SummaryResponse> sorted = inPromptOrder(run);
     std::vector<std::string> datasets;  // in order of first appearance
-    for (const auto& r : run.responses)
+    for (const auto& r : sorted)
       if (std::ranges::find(datasets, r.dataset) == datasets.end()) datasets.push_back(r.dataset);
     for (const std::string& dataset : datasets) {
       std::vector<analysis::ResponseAcceptance> responses;
-      for (const auto& r : run.responses)
+      for (const auto& r : sorted)
         if (r.dataset == dataset) responses.push_back(r.acceptance);
       rows.push_back(rowOf(run, dataset, responses, confidence, resamples));
     }
     if (datasets.size() != 1) {  // several prompt sets, or none (a run cancelled before any prompt)
       std::vector<analysis::ResponseAcceptance> all;
-      for (const auto& r : run.responses) all.push_back(r.acceptance);
+      for (const auto& r : sorted) all.push_back(r.acceptance);
       rows.push_back(rowOf(run, "all", all, confidence, resamples));
     }
   }
   return rows;
 }
 
-std::vector<DrafterComparison> compareDrafters(std::span<const SummaryRun> runs, double confidence, int resamples) {
-  std::vector<DrafterComparison> out;
-  for (const SummaryRun& run : runs) {
-    // The baseline is the first drafter evaluated with this mode and variant.
-    const auto baseline = std::ranges::find_if(
-        runs, [&](const SummaryRun& b) { return b.mode == run.mode && b.variant == run.variant; });
-    if (baseline->drafter == run.drafter) continue;
+std::vector<TauComparison> pairedComparisons(std::span<const SummaryRun> runs, double confidence, int resamples) {
+  auto compare = [&](const SummaryRun& run, const SummaryRun& baseline) {
     std::map<std::int64_t, double> base;
-    for (const auto& r : baseline->responses)
+    for (const auto& r : baseline.responses)
       if (const auto tau = responseTau(r.acceptance)) base[r.promptId] = *tau;
     std::vector<double> a, b;
-    for (const auto& r : run.responses) {
+    for (const auto& r : inPromptOrder(run)) {
       const auto tau = responseTau(r.acceptance);
       const auto it = base.find(r.promptId);
       if (!tau || it == base.end()) continue;
       a.push_back(it->second);
       b.push_back(*tau);
     }
-    out.push_back({run.drafter, baseline->drafter, run.mode, run.variant, static_cast<std::int64_t>(a.size()),
-                   analysis::bootstrapPairedDifference(a, b, confidence, resamples)});
+    return TauComparison{run.mode, run.drafter, run.variant, baseline.drafter, baseline.variant,
+                         static_cast<std::int64_t>(a.size()),
+                         analysis::bootstrapPairedDifference(a, b, confidence, resamples)};
+  };
+  std::vector<TauComparison> out;
+  for (const SummaryRun& run : runs) {  // against the first drafter with this mode and variant
+    const auto baseline = std::ranges::find_if(
+        runs, [&](const SummaryRun& b) { return b.mode == run.mode && b.variant == run.variant; });
+    if (baseline->drafter != run.drafter) out.push_back(compare(run, *baseline));
+  }
+  for (const SummaryRun& run : runs) {  // against the same drafter under the reference mask
+    if (run.variant == "reference") continue;
+    const auto baseline = std::ranges::find_if(runs, [&](const SummaryRun& b) {
+      return b.drafter == run.drafter && b.mode == run.mode && b.variant == "reference";
+    });
+    if (baseline != runs.end()) out.push_back(compare(run, *baseline));
   }
   return out;
 }
 
-std::string formatComparisons(std::span<const DrafterComparison> comparisons) {
-  if (comparisons.empty()) return "";
-  std::vector<std::vector<std::string>> cells;
-  for (const DrafterComparison& c : comparisons)
-    cells.push_back({c.drafter + " - " + c.baseline, c.mode, c.variant, "n " + std::to_string(c.prompts),
-                     (c.difference.estimate >= 0 ? "+" : "") + fixed3(c.difference.estimate) + " [" +
-                         fixed3(c.difference.low) + ", " + fixed3(c.difference.high) + "]"});
-  return "paired difference in tau(ref) against the first drafter, same prompts [95% CI]:\n" +
-         alignColumns(cells, 3, "  ");
+std::string formatComparisons(std::span<const TauComparison> comparisons) {
+  auto interval = [](const analysis::Interval& d) {
+    return (d.estimate >= 0 ? "+" : "") + fixed3(d.estimate) + " [" + fixed3(d.low) + ", " + fixed3(d.high) + "]";
+  };
+  std::vector<std::vector<std::string>> drafters, variants;
+  for (const TauComparison& c : comparisons) {
+    const std::string n = "n " + std::to_string(c.prompts);
+    if (c.acrossVariants())
+      variants.push_back({c.drafter, c.mode, c.variant + " - " + c.baselineVariant, n, interval(c.difference)});
+    else
+      drafters.push_back({c.drafter + " - " + c.baselineDrafter, c.mode, c.variant, n, interval(c.difference)});
+  }
+  std::string out;
+  if (!drafters.empty())
+    out += "paired difference in tau(ref) against the first drafter, same prompts [95% CI]:\n" +
+           alignColumns(drafters, 3, "  ");
+  if (!variants.empty())
+    out += "paired difference in tau(ref) against the reference mask, same drafter and prompts [95% CI]:\n" +
+           alignColumns(variants, 3, "  ");
+  return out;
 }
 
-nlohmann::json comparisonsJson(std::span<const DrafterComparison> comparisons) {
+nlohmann::json comparisonsJson(std::span<const TauComparison> comparisons) {
   nlohmann::json out = nlohmann::json::array();
-  for (const DrafterComparison& c : comparisons)
-    out.push_back({{"drafter", c.drafter},
-                   {"baseline", c.baseline},
-                   {"mode", c.mode},
+  for (const TauComparison& c : comparisons)
+    out.push_back({{"mode", c.mode},
+                   {"drafter", c.drafter},
                    {"mask_variant", c.variant},
+                   {"baseline", c.baselineDrafter},
+                   {"baseline_mask_variant", c.baselineVariant},
                    {"prompts", c.prompts},
                    {"tau_reference_difference", c.difference.estimate},
                    {"tau_reference_difference_ci95", {c.difference.low, c.difference.high}}});

@@ -51,19 +51,25 @@ std::vector<std::string> drafterLabels(const std::vector<std::string>& paths);
 std::vector<SummaryRow> summarize(std::span<const SummaryRun> runs, double confidence = 0.95,
                                   int resamples = 2000);
 
-// Another drafter against the first one on the same prompts, same mode and mask variant: the
-// paired bootstrap of the per-response tau difference says whether it is better beyond noise.
-struct DrafterComparison {
-  std::string drafter, baseline, mode, variant;
-  std::int64_t prompts = 0;  // responses with steps under both drafters
-  analysis::Interval difference;  // tau(drafter) - tau(baseline)
+// Paired comparisons of per-response tau on the same prompts (the paired bootstrap of the
+// difference says whether it is beyond noise), of two kinds:
+// - each other drafter against the first one, same mode and mask variant;
+// - each drafter under every other mask variant against itself under `reference`, same mode:
+//   what a train/eval mask mismatch costs (or fakes).
+struct TauComparison {
+  std::string mode;
+  std::string drafter, variant;                  // compared ...
+  std::string baselineDrafter, baselineVariant;  // ... against
+  std::int64_t prompts = 0;        // responses with steps under both
+  analysis::Interval difference;   // tau(compared) - tau(baseline)
+  bool acrossVariants() const { return variant != baselineVariant; }
 };
-std::vector<DrafterComparison> compareDrafters(std::span<const SummaryRun> runs, double confidence = 0.95,
-                                               int resamples = 2000);
+std::vector<TauComparison> pairedComparisons(std::span<const SummaryRun> runs, double confidence = 0.95,
+                                             int resamples = 2000);
 
 std::string formatSummaryTable(std::span<const SummaryRow> rows);
-std::string formatComparisons(std::span<const DrafterComparison> comparisons);  // "" when none
+std::string formatComparisons(std::span<const TauComparison> comparisons);  // "" when none
 nlohmann::json summaryJson(std::span<const SummaryRow> rows);
-nlohmann::json comparisonsJson(std::span<const DrafterComparison> comparisons);
+nlohmann::json comparisonsJson(std::span<const TauComparison> comparisons);
 
 }  // namespace dfi::eval

@@ -56,6 +56,20 @@ TEST(SummaryTable, IntervalsContainThePointEstimate) {
   EXPECT_EQ(rows[3].responses, 5) << "the response with no step is not counted";
 }
 
+// Merged shards hold the same responses in another order; their table must be the whole
+// run's table, intervals included (the bootstrap resamples by index).
+TEST(SummaryTable, ResponseOrderDoesNotMoveTheIntervals) {
+  SummaryRun whole{"good", "live", "reference", {}}, sharded{"good", "live", "reference", {}};
+  for (int p = 0; p < 9; ++p) whole.responses.push_back(response("code", {1 + p % 4, 2 + p % 3}, p));
+  for (int shard = 0; shard < 2; ++shard)  // shard i of 2 takes prompts i, i + 2, ...
+    for (int p = shard; p < 9; p += 2) sharded.responses.push_back(whole.responses[static_cast<std::size_t>(p)]);
+  const std::vector<SummaryRun> a{whole}, b{sharded};
+  const auto rowA = summarize(a).at(0), rowB = summarize(b).at(0);
+  EXPECT_DOUBLE_EQ(rowA.tau.estimate, rowB.tau.estimate);
+  EXPECT_DOUBLE_EQ(rowA.tau.low, rowB.tau.low);
+  EXPECT_DOUBLE_EQ(rowA.tau.high, rowB.tau.high);
+}
+
 TEST(SummaryTable, SameRunSameTable) {
   const auto runs = twoRuns();
   EXPECT_EQ(formatSummaryTable(summarize(runs)), formatSummaryTable(summarize(runs)));
@@ -105,11 +119,12 @@ TEST(SummaryTable, PairedComparisonAgainstTheFirstDrafter) {
   late.responses.push_back(response("gsm8k", {9}, 99));  // no counterpart: left out
   otherMode.responses.push_back(response("gsm8k", {4}, 0));
   const std::vector<SummaryRun> runs{early, late, otherMode};
-  const auto comparisons = compareDrafters(runs);
+  const auto comparisons = pairedComparisons(runs);
   ASSERT_EQ(comparisons.size(), 1u) << "ddtree-8 has no other drafter to compare with";
   const auto& c = comparisons[0];
   EXPECT_EQ(c.drafter, "step40k");
-  EXPECT_EQ(c.baseline, "step20k");
+  EXPECT_EQ(c.baselineDrafter, "step20k");
+  EXPECT_FALSE(c.acrossVariants());
   EXPECT_EQ(c.prompts, 10);
   EXPECT_DOUBLE_EQ(c.difference.estimate, 1.0);
   EXPECT_DOUBLE_EQ(c.difference.low, 1.0);
@@ -117,4 +132,34 @@ TEST(SummaryTable, PairedComparisonAgainstTheFirstDrafter) {
   EXPECT_NE(formatComparisons(comparisons).find("step40k - step20k"), std::string::npos);
   EXPECT_EQ(formatComparisons({}), "");
   EXPECT_EQ(comparisonsJson(comparisons)[0]["prompts"], 10);
+}
+
+// A drafter under another mask against itself under `reference`, same mode and prompts: the
+// cost of a train/eval mask mismatch as a paired difference. Runs with no reference
+// counterpart (another mode) are not compared.
+TEST(SummaryTable, PairedComparisonAgainstTheReferenceMask) {
+  SummaryRun reference{"good", "teacher-forced", "reference", {}};
+  SummaryRun visible{"good", "teacher-forced", "anchor-visible", {}};
+  SummaryRun liveVisible{"good", "live", "anchor-visible", {}};
+  for (int p = 0; p < 8; ++p) {
+    reference.responses.push_back(response("code", {4, 4}, p));
+    visible.responses.push_back(response("code", {3, 2}, p));  // 1.5 lower on every prompt
+    liveVisible.responses.push_back(response("code", {1}, p));
+  }
+  const std::vector<SummaryRun> runs{reference, visible, liveVisible};
+  const auto comparisons = pairedComparisons(runs);
+  ASSERT_EQ(comparisons.size(), 1u);
+  const auto& c = comparisons[0];
+  EXPECT_TRUE(c.acrossVariants());
+  EXPECT_EQ(c.drafter, "good");
+  EXPECT_EQ(c.baselineDrafter, "good");
+  EXPECT_EQ(c.variant, "anchor-visible");
+  EXPECT_EQ(c.baselineVariant, "reference");
+  EXPECT_EQ(c.prompts, 8);
+  EXPECT_DOUBLE_EQ(c.difference.estimate, -1.5);
+  const std::string text = formatComparisons(comparisons);
+  EXPECT_NE(text.find("against the reference mask"), std::string::npos);
+  EXPECT_NE(text.find("anchor-visible - reference"), std::string::npos);
+  EXPECT_EQ(text.find("against the first drafter"), std::string::npos) << "one drafter: nothing to compare across drafters";
+  EXPECT_EQ(comparisonsJson(comparisons)[0]["baseline_mask_variant"], "reference");
 }
