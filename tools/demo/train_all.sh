@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Rebuilds resources/demo/ from nothing but the Python standard library sources on this
 # machine: tokenizer -> target -> the target's greedy answers -> three drafters. Seeds are
-# fixed in each script; every step logs its wall time. CPU only: on the 2-core build machine,
-# heavily loaded by other jobs, the steps took 2 + 472 + 99 + ~329 s (drafters in parallel).
+# fixed in each script; every step logs its wall time. CPU only: on the idle 2-core build
+# machine the steps took 2 + 394 + 40 + ~490 s (drafters in parallel), about 23 minutes.
 #   tools/demo/train_all.sh            (python: .venv/bin/python, or $PYTHON)
 set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-../../.venv/bin/python}
 export DEMO_WORK=${DEMO_WORK:-/tmp/dflash-demo-work}
+TARGET_STEPS=${TARGET_STEPS:-1000}
+DRAFTER_STEPS=${DRAFTER_STEPS:-2000}
 mkdir -p "$DEMO_WORK"
 run() {
   local name=$1; shift
@@ -19,11 +21,11 @@ run() {
 }
 : > "$DEMO_WORK/times.txt"
 run tokenizer train_tokenizer.py
-run target train_target.py 200
-run data gen_data.py 160
+run target train_target.py "$TARGET_STEPS"
+run data gen_data.py 640
 # The good drafter (its step-20 weights are the early checkpoint) and the one trained with the
 # anchor-visible mask bug run side by side.
-run drafter-good train_drafter.py drafter-good 200 --early 20:drafter-early &
-run drafter-anchor-visible train_drafter.py drafter-anchor-visible 200 --anchor-visible &
+run drafter-good train_drafter.py drafter-good "$DRAFTER_STEPS" --early 100:drafter-early &
+run drafter-anchor-visible train_drafter.py drafter-anchor-visible "$DRAFTER_STEPS" --anchor-visible &
 wait
 "$PY" write_provenance.py

@@ -104,8 +104,10 @@ def main():
     ap.add_argument("steps", type=int)
     ap.add_argument("--anchor-visible", action="store_true")
     ap.add_argument("--early", default=None, help="STEP:NAME also save the weights after STEP steps")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads (1: train_all.sh runs two drafters side by side on 2 cores)")
     args = ap.parse_args()
-    torch.set_num_threads(2)
+    torch.set_num_threads(args.threads)
     torch.manual_seed(SEED)
     gen = torch.Generator().manual_seed(SEED)
 
