@@ -4,11 +4,9 @@
 #include <cstring>
 #include <limits>
 
-#include <QShowEvent>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QPushButton>
 #include <QScrollArea>
 #include <QScrollBar>
 #include <QSplitter>
@@ -36,23 +34,14 @@ QCPColorGradient attentionGradient() {
 }  // namespace
 
 AttentionView::AttentionView(SessionContext* context, InspectClient* engine, QWidget* parent)
-    : QWidget(parent),
-      context_(context),
-      engine_(engine),
-      headline_(new QLabel(tr("Select a block to see the drafter's attention."))),
+    : BlockProbePanel(context, engine, tr("Select a block to see the drafter's attention."),
+                      tr("Re-draft this block in dflash-eval serve with every probe on; the attention and "
+                         "statistics it returns are stored in the session"),
+                      parent),
       layerBox_(new QComboBox),
       headBox_(new QComboBox),
-      fetch_(new QPushButton(tr("Fetch from engine"))),
-      status_(new QLabel),
       plot_(new HeatmapPlot),
       grid_(new AttentionGrid) {
-  headline_->setWordWrap(true);
-  headline_->setTextFormat(Qt::PlainText);
-  status_->setTextFormat(Qt::PlainText);
-  status_->setWordWrap(true);
-  fetch_->setToolTip(tr("Re-draft this block in dflash-eval serve with every probe on; the attention and "
-                        "statistics it returns are stored in the session"));
-  fetch_->setEnabled(false);
   plot_->setGradient(attentionGradient(), QCPRange(0, 1));
   plot_->xAxis->setLabel(tr("key: context positions | block slots"));
   plot_->yAxis->setLabel(tr("query slot"));
@@ -93,7 +82,6 @@ AttentionView::AttentionView(SessionContext* context, InspectClient* engine, QWi
     if (!updatingBoxes_) choose(layer_, headBox_->currentData().toInt());
   });
   connect(grid_, &AttentionGrid::chosen, this, &AttentionView::choose);
-  connect(fetch_, &QPushButton::clicked, this, &AttentionView::fetchFromEngine);
   connect(plot_, &HeatmapPlot::cellHovered, this, [this](qint64 row, qint64 column) {
     const std::vector<float> map = currentMap();
     const AttentionLayer* l = currentLayer();
@@ -103,81 +91,25 @@ AttentionView::AttentionView(SessionContext* context, InspectClient* engine, QWi
                          .arg(keyLabel(column))
                          .arg(static_cast<double>(map[static_cast<std::size_t>(row * l->keys + column)]), 0, 'g', 4));
   });
-  if (engine_) {
-    connect(engine_, &InspectClient::requested, this, [this](qint64 step) {
-      fetch_->setEnabled(false);
-      if (step_ && step == step_->stepId)
-        status_->setText(tr("Asking the engine (%1) to inspect the block…").arg(engine_->launch().enginePath));
-    });
-    connect(engine_, &InspectClient::answered, this, &AttentionView::showAnswer);
-    connect(engine_, &InspectClient::failed, this, [this](const QString& message) {
-      fetch_->setEnabled(step_.has_value());
-      status_->setText(tr("The engine could not inspect this block: %1").arg(message));
-    });
-  }
   addExportMenu(plot_, QStringLiteral("attention"), [this] { return exportData(); });
-  if (context_) context_->addViewer(this);
-  if (context_ && context_->isOpen()) onSelectionChanged(context_->selection());  // made while a block is selected
-}
-
-AttentionView::~AttentionView() {
-  if (context_) context_->removeViewer(this);
-}
-
-QString AttentionView::headline() const { return headline_->text(); }
-QString AttentionView::status() const { return status_->text(); }
-
-void AttentionView::onSessionOpened() { onSelectionChanged(context_->selection()); }
-
-void AttentionView::onSessionClosed() {
-  selection_ = {};
-  step_.reset();
-  probes_ = {};
-  sequence_.clear();
-  headline_->setText(tr("Select a block to see the drafter's attention."));
-  reload();
-}
-
-void AttentionView::onSelectionChanged(const Selection& selection) {
-  if (selection.step == selection_.step && selection.run == selection_.run && (step_ || stale_)) return;
-  selection_ = selection;
-  // Behind another tab the block is read when the view is shown: every read here (probes of
-  // every layer and head) would otherwise slow down each selection in the other panels.
-  if (behindAnotherTab()) {
-    stale_ = true;
-    return;
-  }
-  loadSelection();
-}
-
-void AttentionView::showEvent(QShowEvent* event) {
-  QWidget::showEvent(event);
-  if (stale_) loadSelection();
+  attach();
 }
 
 void AttentionView::loadSelection() {
-  stale_ = false;
-  const Selection selection = selection_;
-  step_.reset();
-  probes_ = {};
   sequence_.clear();
   headsPerKv_ = 1;
-  if (context_ && selection.step != 0) step_ = context_->step(selection.step);
-  if (step_) {
+  if (readSelectedStep()) {
     if (const auto run = context_->run(step_->runId)) headsPerKv_ = headsPerKvHead(run->drafter.configJson);
     if (const auto prompt = context_->prompt(step_->runId, step_->promptId))
       if (const auto ids = sequenceThroughAnchor(prompt->promptTokens, context_->steps(step_->runId, step_->promptId),
                                                  step_->anchorPosition))
         sequence_ = *ids;
-    probes_ = loadBlockProbes(*context_, step_->runId, step_->stepId);
     headline_->setText(tr("Run %1, prompt %2, step %3: block at anchor position %4, mask variant %5")
                            .arg(step_->runId)
                            .arg(step_->promptId)
                            .arg(step_->stepIndex)
                            .arg(step_->anchorPosition)
                            .arg(QString::fromStdString(step_->maskVariant)));
-  } else {
-    headline_->setText(tr("Select a block to see the drafter's attention."));
   }
   reload();
 }
@@ -199,8 +131,7 @@ void AttentionView::reload() {
   // The grid takes the room its thumbnails need (up to about half the panel), the map the rest.
   gridScroll_->setMaximumHeight(grid_->sizeHint().height() + 2 * gridScroll_->frameWidth() +
                                 gridScroll_->horizontalScrollBar()->sizeHint().height());
-  const bool canFetch = step_ && engine_ && context_ && context_->isOpen() && !engine_->busy();
-  fetch_->setEnabled(canFetch);
+  fetch_->setEnabled(canFetch());
   if (!step_) {
     status_->setText({});
   } else if (probes_.attention.empty()) {
@@ -304,17 +235,6 @@ void AttentionView::showMap() {
   plot_->replot();
 }
 
-void AttentionView::fetchFromEngine() {
-  if (!engine_ || !step_ || !context_) return;
-  QString why;
-  const auto request = inspectRequestFor(*context_, step_->stepId, &why);
-  if (!request) {
-    status_->setText(tr("Cannot ask the engine about this block: %1").arg(why));
-    return;
-  }
-  engine_->inspect(*request, context_->path());
-}
-
 void AttentionView::showAnswer(const InspectAnswer& answer) {
   if (!step_ || answer.step != step_->stepId) {  // another block's answer: this one may ask now
     fetch_->setEnabled(step_.has_value());
@@ -336,8 +256,6 @@ void AttentionView::showAnswer(const InspectAnswer& answer) {
   reload();
   if (!answer.stored) status_->setText(status_->text() + tr(" — not stored (%1)").arg(answer.storeError));
 }
-
-QWidget* AttentionView::exportTarget() { return this; }
 
 QColor AttentionView::maskedColour() { return AttentionGrid::maskedColour(); }
 

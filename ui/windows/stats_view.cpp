@@ -86,29 +86,20 @@ bool isBlockTensor(const StatisticSeries& s) { return s.tensor == hs::kDrafterLa
 }  // namespace
 
 StatsView::StatsView(SessionContext* context, InspectClient* engine, QWidget* parent)
-    : QWidget(parent),
-      context_(context),
-      engine_(engine),
-      headline_(new QLabel(tr("Select a block to see its hidden-state statistics."))),
+    : BlockProbePanel(context, engine, tr("Select a block to see its hidden-state statistics."),
+                      tr("Re-draft this block in dflash-eval serve with every probe on and store its statistics"),
+                      parent),
       tensorBox_(new QComboBox),
       compareBox_(new QComboBox),
       import_(new QPushButton(tr("Import dump…"))),
-      fetch_(new QPushButton(tr("Fetch from engine"))),
-      status_(new QLabel),
       curves_(newPlot(tr("position"), tr("value over the hidden dimension"))),
       histogram_(newPlot(tr("value"), tr("count"))),
       difference_(newPlot(tr("position"), tr("A - B"))) {
-  headline_->setWordWrap(true);
-  headline_->setTextFormat(Qt::PlainText);
-  status_->setWordWrap(true);
-  status_->setTextFormat(Qt::PlainText);
   tensorBox_->setMinimumContentsLength(22);
   compareBox_->setMinimumContentsLength(26);
   compareBox_->setToolTip(tr("Overlay another run's block at the same prompt and anchor, or an imported dump"));
   import_->setToolTip(tr("Overlay an external dump of the same hidden states (safetensors; transformers' "
                          "hidden_states.<k> pairs with the target tap of layer k-1, as in dflash-eval diff-dump)"));
-  fetch_->setToolTip(tr("Re-draft this block in dflash-eval serve with every probe on and store its statistics"));
-  fetch_->setEnabled(false);
   // Legends in a column of their own, right of the plot, never over the curves.
   // Legends in a column of their own, right of the plot, never over the curves; the curves and
   // the difference get the same left margin and legend width, so their positions line up.
@@ -171,67 +162,15 @@ StatsView::StatsView(SessionContext* context, InspectClient* engine, QWidget* pa
       status_->setText(tr("Cannot import %1: %2").arg(path, QString::fromStdString(e.what())));
     }
   });
-  connect(fetch_, &QPushButton::clicked, this, &StatsView::fetchFromEngine);
-  if (engine_) {
-    connect(engine_, &InspectClient::requested, this, [this](qint64 step) {
-      fetch_->setEnabled(false);
-      if (step_ && step == step_->stepId)
-        status_->setText(tr("Asking the engine (%1) to inspect the block…").arg(engine_->launch().enginePath));
-    });
-    connect(engine_, &InspectClient::answered, this, &StatsView::showAnswer);
-    connect(engine_, &InspectClient::failed, this, [this](const QString& message) {
-      fetch_->setEnabled(step_.has_value());
-      status_->setText(tr("The engine could not inspect this block: %1").arg(message));
-    });
-  }
   for (QCustomPlot* plot : {curves_, histogram_, difference_})
     addExportMenu(plot, QStringLiteral("statistics"), [this] { return exportData(); });
-  if (context_) context_->addViewer(this);
-  if (context_ && context_->isOpen()) onSelectionChanged(context_->selection());  // made while a block is selected
+  attach();
 }
 
-StatsView::~StatsView() {
-  if (context_) context_->removeViewer(this);
-}
-
-QString StatsView::headline() const { return headline_->text(); }
-QString StatsView::status() const { return status_->text(); }
-
-void StatsView::onSessionOpened() { onSelectionChanged(context_->selection()); }
-
-void StatsView::onSessionClosed() {
-  selection_ = {};
-  step_.reset();
-  probes_ = {};
-  compareStep_ = 0;
-  compareProbes_ = {};
-  load();
-}
-
-void StatsView::onSelectionChanged(const Selection& selection) {
-  if (selection.step == selection_.step && selection.run == selection_.run && (step_ || stale_)) return;
-  selection_ = selection;
-  // Behind another tab the block is read when the view is shown, so hidden, it costs the
-  // other panels' selections nothing.
-  if (behindAnotherTab()) {
-    stale_ = true;
-    return;
-  }
-  loadSelection();
-}
-
-void StatsView::showEvent(QShowEvent* event) {
-  QWidget::showEvent(event);
-  if (stale_) loadSelection();
-}
+StatsView::~StatsView() = default;  // ImportedDump is complete here
 
 void StatsView::loadSelection() {
-  stale_ = false;
-  const Selection selection = selection_;
-  step_.reset();
-  probes_ = {};
-  if (context_ && selection.step != 0) step_ = context_->step(selection.step);
-  if (step_) probes_ = loadBlockProbes(*context_, step_->runId, step_->stepId);
+  readSelectedStep();
   compareStep_ = 0;
   compareProbes_ = {};
   load();
@@ -254,10 +193,8 @@ void StatsView::load() {
                            .arg(step_->stepIndex)
                            .arg(step_->anchorPosition)
                            .arg(probes_.statistics.size()));
-  } else {
-    headline_->setText(tr("Select a block to see its hidden-state statistics."));
   }
-  fetch_->setEnabled(step_ && engine_ && context_ && context_->isOpen() && !engine_->busy());
+  fetch_->setEnabled(canFetch());
   redraw();
 }
 
@@ -593,17 +530,6 @@ void StatsView::drawOverview() {
   }
   for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot();
   status_->setText(notes.join(QStringLiteral(" · ")));
-}
-
-void StatsView::fetchFromEngine() {
-  if (!engine_ || !step_ || !context_) return;
-  QString why;
-  const auto request = inspectRequestFor(*context_, step_->stepId, &why);
-  if (!request) {
-    status_->setText(tr("Cannot ask the engine about this block: %1").arg(why));
-    return;
-  }
-  engine_->inspect(*request, context_->path());
 }
 
 void StatsView::showAnswer(const InspectAnswer& answer) {
