@@ -36,6 +36,9 @@ engine::EvaluationSettings demoSettings(const fs::path& dir) {
   s.ddtreeBudget = 8;
   s.topK = 8;
   s.maxNewTokens = 96;
+  // So that the statistics panel has something to show for every teacher-forced block of the
+  // demo without an engine (attention is fetched per block: it is large).
+  s.hiddenStatistics = true;
   return s;
 }
 

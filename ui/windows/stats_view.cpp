@@ -276,9 +276,11 @@ std::optional<StatisticSeries> StatsView::other(QString* why) const {
 }
 
 void StatsView::redraw() {
+  const bool empty = !isOverview() && !current();
   for (QCustomPlot* plot : {curves_, histogram_, difference_}) {
     plot->clearGraphs();
     plot->clearPlottables();
+    plot->legend->setVisible(!empty);  // an empty legend is a stray box
   }
   if (isOverview()) return drawOverview();
   curves_->xAxis->setTicker(integerTicker());
@@ -292,10 +294,13 @@ void StatsView::redraw() {
   if (this->layout()) this->layout()->activate();
   QStringList notes;
   if (!a) {
-    if (step_)
-      notes << (engine_ ? tr("The session holds no hidden-state statistics for this block (record with --hidden-stats, "
-                             "or Fetch from engine).")
-                        : tr("The session holds no hidden-state statistics for this block (record with --hidden-stats)."));
+    if (step_ && step_->mode != session::StepMode::TeacherForced)
+      notes << tr("The session holds no hidden-state statistics for this block: `run --hidden-stats` records them "
+                  "for teacher-forced blocks (select the teacher-forced run's block at this anchor)%1.")
+                   .arg(engine_ ? tr(", or Fetch from engine") : QString());
+    else if (step_)
+      notes << tr("The session holds no hidden-state statistics for this block (record with --hidden-stats%1).")
+                   .arg(engine_ ? tr(", or Fetch from engine") : QString());
     for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot();
     status_->setText(notes.join(' '));
     return;
