@@ -10,10 +10,11 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/embedding.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
-#include <ATen/ops/zeros.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/matmul.h>
+#include <ATen/ops/mm.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <ATen/ops/silu.h>
 #include <ATen/ops/softmax.h>
@@ -151,7 +152,9 @@ at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Te
   // The first forward stores the whole sequence's context keys and values in the cache;
   // later chunks only add their blocks (blocks never see each other, so chunks are exact).
   DrafterKvCache cache = newCache();
-  std::vector<at::Tensor> chunks;
+  // One [N, B-1, V] result that every chunk writes its rows into: on a long sequence it is
+  // hundreds of MB, and chunk results concatenated at the end cost a second copy of it.
+  at::Tensor out = at::empty({n, blockSize() - 1, target_.lmHead.size(0)}, target_.lmHead.options());
   std::vector<std::vector<at::Tensor>> layerOutputs;  // per chunk, per layer
   if (probes) {
     probes->attention.clear();
@@ -161,20 +164,17 @@ at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Te
     const auto part = anchors.subspan(static_cast<std::size_t>(first),
                                       static_cast<std::size_t>(std::min(chunk, n - first)));
     const at::Tensor ctx = first == 0 ? contextStates(features, probes) : contextStates(features.narrow(0, 0, 0));
-    chunks.push_back(teacherForcedChunk(cache, ctx, tokensCpu, part, variant, length, probes));
+    teacherForcedChunk(cache, ctx, tokensCpu, part, variant, length, probes,
+                       out.narrow(0, first, static_cast<std::int64_t>(part.size())));
     if (probes && probes->wantLayerOutputs) layerOutputs.push_back(std::exchange(probes->layerOutputs, {}));
   }
   if (probes && probes->wantLayerOutputs) probes->layerOutputs = concatenatePerLayer(layerOutputs);
-  return chunks.empty() ? logits(at::zeros({0, blockSize() - 1, config_.hiddenSize},
-                                           at::TensorOptions().dtype(dtype_).device(device_)))
-                        : at::cat(chunks, 0);
+  return out;
 }
 
-at::Tensor DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx,
-                                             const at::Tensor& tokens,
-                                             std::span<const std::int64_t> anchors,
-                                             MaskVariant variant, std::int64_t length,
-                                             DrafterProbes* probes) const {
+void DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
+                                       std::span<const std::int64_t> anchors, MaskVariant variant,
+                                       std::int64_t length, DrafterProbes* probes, at::Tensor logitsOut) const {
   const int b = blockSize();
   const auto n = static_cast<std::int64_t>(anchors.size());
   std::vector<std::int64_t> positions;
@@ -191,7 +191,7 @@ at::Tensor DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Te
   }
   const at::Tensor anchorIndex = at::tensor(std::vector<std::int64_t>(anchors.begin(), anchors.end()), at::kLong);
   const at::Tensor states = decode(blockEmbeddings(tokens.index_select(0, anchorIndex)), ctx, layout, cache);
-  return logits(states.view({n, b, config_.hiddenSize}).narrow(1, 1, b - 1));
+  logitsInto(states.view({n, b, config_.hiddenSize}).narrow(1, 1, b - 1), std::move(logitsOut));
 }
 
 at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens) const {
@@ -317,6 +317,13 @@ at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
   const at::Tensor rows = states.reshape({-1, shape.back()}).contiguous();
   shape.back() = target_.lmHead.size(0);
   return project(rows.to(target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead).view(shape);
+}
+
+void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
+  // at::linear without a bias is this product (mm with the transposed weight): same values.
+  const at::Tensor rows = states.reshape({-1, states.size(-1)}).contiguous();
+  at::Tensor into = out.view({rows.size(0), target_.lmHead.size(0)});
+  at::mm_out(into, rows.to(target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead.t());
 }
 
 }  // namespace dfi::engine

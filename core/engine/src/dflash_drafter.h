@@ -99,10 +99,11 @@ class DFlashDrafter {
     bool collectAttention = false;  // draft() only
   };
 
-  // One forward of teacherForced(); `cache` holds the whole sequence's context after it.
-  at::Tensor teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
-                                std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
-                                std::int64_t length, DrafterProbes* probes) const;
+  // One forward of teacherForced(), writing its anchors' [n, B-1, V] logits into `logitsOut`;
+  // `cache` holds the whole sequence's context after it.
+  void teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
+                          std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
+                          std::int64_t length, DrafterProbes* probes, at::Tensor logitsOut) const;
   // [N*B, H]: target embeddings of [anchorToken_j, MASK x (B-1)] for each j.
   at::Tensor blockEmbeddings(const at::Tensor& anchorTokens) const;
   // Runs every layer: appends the context rows `ctx` (positions cache.length() ..) to `cache`,
@@ -119,6 +120,9 @@ class DFlashDrafter {
   RotaryAngles anglesAt(const std::vector<std::int64_t>& positions) const;
   bool isSliding(int layer) const;
   at::Tensor logits(const at::Tensor& states) const;
+  // The same product written into `out` (contiguous, the LM head's dtype and device, shape
+  // states' with the last dimension V): no temporary per chunk, no concatenation after.
+  void logitsInto(const at::Tensor& states, at::Tensor out) const;
 
   tensorfile::DrafterConfig config_;
   DrafterWeights weights_;
