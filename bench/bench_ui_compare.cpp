@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
       "{\"bench\":\"ui_compare\",\"figure\":\"compute_and_draw_10k_prompts_4_drafters_median_ms\",\"value\":%.3f,"
       "\"unit\":\"ms\",\"target_max\":500.0,\"prompts\":%d,\"drafters\":%d,\"steps\":%d,\"resamples\":%d,"
       "\"reference\":\"the statistics alone, no drawing\",\"reference_value\":%.3f,\"ratio\":%.3f}\n",
-      median(panel), kPrompts, kDrafters, kPrompts * kDrafters * kStepsPerPrompt, ui::kCompareResamples,
+      median(panel), kPrompts, kDrafters, kPrompts * kDrafters * kStepsPerPrompt, analysis::kBootstrapResamples,
       median(statistics), median(panel) / median(statistics));
   return 0;
 }

@@ -203,7 +203,8 @@ std::string formatSummaryTable(std::span<const SummaryRow> rows) {
   std::string out = alignColumns(cells, 4, "");
   out +=
       "tau(ref): mean over responses of each response's mean acceptance length (z-lab benchmark), with a\n"
-      "  95% percentile-bootstrap interval over responses; n: responses, steps: verify steps\n"
+      "  95% percentile-bootstrap interval over responses (" + std::to_string(analysis::kBootstrapResamples) +
+      " resamples, as the GUI); n: responses, steps: verify steps\n"
       "tau(sglang): completion tokens / verify steps per request, averaged (live runs only)\n"
       "tau(vllm): 1 + accepted drafts / drafts, pooled over all steps\n";
   return out;

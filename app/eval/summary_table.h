@@ -49,7 +49,7 @@ std::vector<std::string> drafterLabels(const std::vector<std::string>& paths);
 // interval resamples responses (`resamples` times, fixed seed: the same run prints the same
 // table).
 std::vector<SummaryRow> summarize(std::span<const SummaryRun> runs, double confidence = 0.95,
-                                  int resamples = 2000);
+                                  int resamples = analysis::kBootstrapResamples);
 
 // Paired comparisons of per-response tau on the same prompts (the paired bootstrap of the
 // difference says whether it is beyond noise), of two kinds:
@@ -65,7 +65,7 @@ struct TauComparison {
   bool acrossVariants() const { return variant != baselineVariant; }
 };
 std::vector<TauComparison> pairedComparisons(std::span<const SummaryRun> runs, double confidence = 0.95,
-                                             int resamples = 2000);
+                                             int resamples = analysis::kBootstrapResamples);
 
 std::string formatSummaryTable(std::span<const SummaryRow> rows);
 std::string formatComparisons(std::span<const TauComparison> comparisons);  // "" when none

@@ -68,6 +68,17 @@ TEST(SummaryTable, ResponseOrderDoesNotMoveTheIntervals) {
   EXPECT_DOUBLE_EQ(rowA.tau.estimate, rowB.tau.estimate);
   EXPECT_DOUBLE_EQ(rowA.tau.low, rowB.tau.low);
   EXPECT_DOUBLE_EQ(rowA.tau.high, rowB.tau.high);
+  // The GUI's compare view bootstraps per-prompt tau in prompt order with the same defaults
+  // (tests/ui/test_compare_view.cpp): the same run shows the same interval in both.
+  std::vector<double> perPrompt;
+  for (const auto& r : whole.responses) {
+    double sum = 0;
+    for (int length : r.acceptance.stepAcceptLengths) sum += length;
+    perPrompt.push_back(sum / static_cast<double>(r.acceptance.stepAcceptLengths.size()));
+  }
+  const analysis::Interval gui = analysis::bootstrapMean(perPrompt);
+  EXPECT_EQ(rowB.tau.low, gui.low);
+  EXPECT_EQ(rowB.tau.high, gui.high);
 }
 
 TEST(SummaryTable, SameRunSameTable) {

@@ -9,6 +9,7 @@
 #include <QTableView>
 #include <QtTest>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -69,6 +70,24 @@ class TestCompareView : public QObject {
       QCOMPARE(histogramSteps, s.steps);
       QCOMPARE(s.slotRates.size(), static_cast<std::size_t>(shape_.blockSize - 1));
     }
+  }
+
+  // The CLI's summary table bootstraps per-response tau in prompt order with the shared
+  // defaults (tests/eval/test_summary_table.cpp pins that side); so must this view, or the same
+  // run would show two different intervals.
+  void intervalsAreTheCliIntervals() {
+    const std::vector<ComparedSeries> series = load();
+    const std::vector<SeriesStatistics> stats = summarizeSeries(series);
+    for (const SeriesStatistics& s : stats) {
+      QVERIFY(std::is_sorted(s.prompts.begin(), s.prompts.end()));
+      const analysis::Interval cli = analysis::bootstrapMean(s.promptTau);
+      QCOMPARE(s.tau.low, cli.low);
+      QCOMPARE(s.tau.high, cli.high);
+    }
+    const PairComparison pair = comparePair(series[0], stats[0], series[1], stats[1]);
+    const analysis::Interval cli = analysis::bootstrapPairedDifference(pair.tauA, pair.tauB);
+    QCOMPARE(pair.difference.low, cli.low);
+    QCOMPARE(pair.difference.high, cli.high);
   }
 
   void pairJoinsBlocksOnPromptAndAnchor() {

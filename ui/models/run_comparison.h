@@ -62,18 +62,14 @@ struct PairComparison {
   std::vector<BlockRegression> regressions;  // B < A, the largest drop first
 };
 
-// Bootstrap resamples of the compare view: 1000 keeps 10k prompts x 4 runs within half a
-// second on two busy cores (2000 did not); the interval's ends move by about 1% of its width.
-inline constexpr int kCompareResamples = 1000;
-
 // Reads every run's step summaries (one pass per run). Throws dfi::Error on a bad file.
 std::vector<ComparedSeries> loadComparedSeries(SessionSource& source);
 
 // One per series, computed in parallel (each bootstrap is independent and deterministic).
 std::vector<SeriesStatistics> summarizeSeries(const std::vector<ComparedSeries>& series,
-                                              int resamples = kCompareResamples);
+                                              int resamples = analysis::kBootstrapResamples);
 
 PairComparison comparePair(const ComparedSeries& a, const SeriesStatistics& statsA, const ComparedSeries& b,
-                           const SeriesStatistics& statsB, int resamples = kCompareResamples);
+                           const SeriesStatistics& statsB, int resamples = analysis::kBootstrapResamples);
 
 }  // namespace dfi::ui

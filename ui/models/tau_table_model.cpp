@@ -85,7 +85,7 @@ QVariant TauTableModel::headerData(int section, Qt::Orientation orientation, int
   if (orientation != Qt::Horizontal) return {};
   if (role == Qt::ToolTipRole) {
     if (section == TauColumn) return tr("z-lab \u03c4: mean over prompts of each response's mean acceptance length");
-    if (section == IntervalColumn) return tr("95% percentile bootstrap over prompts (%1 resamples)").arg(kCompareResamples);
+    if (section == IntervalColumn) return tr("95% percentile bootstrap over prompts (%1 resamples)").arg(analysis::kBootstrapResamples);
     if (section == TauVllmColumn) return tr("vLLM's \u03c4: 1 + accepted drafts / drafts, pooled over every step");
     return {};
   }
