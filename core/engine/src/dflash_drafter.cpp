@@ -310,17 +310,17 @@ analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention k
 }
 
 at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
-  // The LM head may live on another device than the drafter (layers split across GPUs).
-  // Rows flattened into one contiguous matrix: a strided [N, B-1, H] input makes matmul
-  // fall back to a batched product over N, ~10x slower than one GEMM.
   std::vector<std::int64_t> shape = states.sizes().vec();
-  const at::Tensor rows = states.reshape({-1, shape.back()}).contiguous();
   shape.back() = target_.lmHead.size(0);
-  return project(rows.to(target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead).view(shape);
+  at::Tensor out = at::empty(shape, target_.lmHead.options());
+  logitsInto(states, out);
+  return out;
 }
 
 void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
-  // at::linear without a bias is this product (mm with the transposed weight): same values.
+  // The LM head may live on another device than the drafter (layers split across GPUs).
+  // Rows flattened into one contiguous matrix: a strided [N, B-1, H] input makes matmul
+  // fall back to a batched product over N, ~10x slower than one GEMM.
   const at::Tensor rows = states.reshape({-1, states.size(-1)}).contiguous();
   at::Tensor into = out.view({rows.size(0), target_.lmHead.size(0)});
   at::mm_out(into, rows.to(target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead.t());

@@ -119,9 +119,10 @@ class DFlashDrafter {
                                                const RotaryAngles& angles) const;
   RotaryAngles anglesAt(const std::vector<std::int64_t>& positions) const;
   bool isSliding(int layer) const;
+  // The LM head over `states` [..., H]: [..., V] in the LM head's dtype and on its device.
   at::Tensor logits(const at::Tensor& states) const;
-  // The same product written into `out` (contiguous, the LM head's dtype and device, shape
-  // states' with the last dimension V): no temporary per chunk, no concatenation after.
+  // The same product written into `out` (contiguous, shape states' with the last dimension V),
+  // so that teacherForced's chunks fill one result: no temporary per chunk, no concatenation.
   void logitsInto(const at::Tensor& states, at::Tensor out) const;
 
   tensorfile::DrafterConfig config_;
