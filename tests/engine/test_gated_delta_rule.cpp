@@ -1,5 +1,6 @@
 // The chunked (WY) and recurrent forms of the gated delta rule must agree, with and without an
-// initial state, across chunk boundaries, and when a sequence is split into pieces.
+// initial state, across chunk boundaries, with key heads shared by several value heads, and
+// when a sequence is split into pieces.
 
 #include <gtest/gtest.h>
 
@@ -50,6 +51,19 @@ TEST(GatedDeltaRule, SplitSequenceContinuesFromTheState) {
                                               part(in.g, 70, 30), part(in.beta, 70, 30), first.finalState);
   EXPECT_LE(test::maxAbsDiff(at::cat({first.output, second.output}, 1), whole.output), 1e-5);
   EXPECT_LE(test::maxAbsDiff(second.finalState, whole.finalState), 1e-5);
+}
+
+TEST(GatedDeltaRule, KeyHeadsAreSharedByTheirValueHeads) {
+  // 2 key heads for 6 value heads: value head j reads key head j / 3, as with q and k repeated.
+  Inputs in = randomInputs(2, 20, 6, 8, 4, 13);
+  const at::Tensor q = in.q.narrow(2, 0, 2), k = in.k.narrow(2, 0, 2);
+  const at::Tensor qRepeated = q.repeat_interleave(3, 2), kRepeated = k.repeat_interleave(3, 2);
+  const auto expanded = recurrentGatedDeltaRule(qRepeated, kRepeated, in.v, in.g, in.beta, in.state);
+  for (const auto& grouped : {recurrentGatedDeltaRule(q, k, in.v, in.g, in.beta, in.state),
+                              chunkedGatedDeltaRule(q, k, in.v, in.g, in.beta, in.state, 8)}) {
+    EXPECT_LE(test::maxAbsDiff(grouped.output, expanded.output), 1e-5);
+    EXPECT_LE(test::maxAbsDiff(grouped.finalState, expanded.finalState), 1e-5);
+  }
 }
 
 TEST(GatedDeltaRule, SingleStepMatchesTheClosedForm) {

@@ -1,6 +1,9 @@
 #include "gated_delta_net.h"
 
+#include <cmath>
+
 #include <ATen/ATen.h>
+#include <ATen/Dispatch.h>
 
 #include "gated_delta_rule.h"
 #include "norms.h"
@@ -9,17 +12,44 @@
 namespace dfi::engine {
 namespace {
 
-// Depthwise causal conv over `input` [B, C, window + T] with `weight` [C, 1, K]: the K taps as
-// K shifted multiply-adds in fp32, rounded once. at::conv1d computes the same, but its CPU
-// depthwise kernel for bf16 is ~25x slower than fp32 (40 ms per 2048-channel decode step on
-// 2 cores), which made bf16 decode slower than fp32.
-at::Tensor causalDepthwiseConv(const at::Tensor& input, const at::Tensor& weight) {
+// Depthwise causal conv over `input` [B, C, window + T] with `weight` [C, 1, K], then SiLU, as
+// [B, T, C]: the K taps as K shifted multiply-adds in fp32, rounded once, then SiLU. at::conv1d
+// computes the same, but its CPU depthwise kernel for bf16 is ~25x slower than fp32 (40 ms per
+// 2048-channel decode step on 2 cores), which made bf16 decode slower than fp32.
+at::Tensor causalConvSiluWithAten(const at::Tensor& input, const at::Tensor& weight) {
   const int64_t taps = weight.size(-1), steps = input.size(2) - taps + 1;
   const at::Tensor w = weight.squeeze(1).to(at::kFloat);  // [C, K]
   at::Tensor out = input.narrow(2, 0, steps).to(at::kFloat) * w.select(1, 0).unsqueeze(-1);
   for (int64_t j = 1; j < taps; ++j)
     out.addcmul_(input.narrow(2, j, steps).to(at::kFloat), w.select(1, j).unsqueeze(-1));
-  return out.to(input.scalar_type());
+  return at::silu(out.to(input.scalar_type())).transpose(1, 2);
+}
+
+// The same on the CPU as one pass (the ATen form is ~16 small ops per call).
+at::Tensor causalConvSilu(const at::Tensor& inputAnyLayout, const at::Tensor& weight) {
+  if (!inputAnyLayout.is_cpu()) return causalConvSiluWithAten(inputAnyLayout, weight);
+  const at::Tensor input = inputAnyLayout.contiguous();
+  const at::Tensor w = weight.to(at::kFloat).contiguous();
+  const int64_t batch = input.size(0), channels = input.size(1), width = input.size(2);
+  const int64_t taps = weight.size(-1), steps = width - taps + 1;
+  at::Tensor out = at::empty({batch, steps, channels}, input.options());
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, input.scalar_type(), "causalConvSilu", [&] {
+    const scalar_t* in = input.data_ptr<scalar_t>();
+    const float* ws = w.data_ptr<float>();
+    scalar_t* os = out.data_ptr<scalar_t>();
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t c = 0; c < channels; ++c) {
+        const scalar_t* row = in + (b * channels + c) * width;
+        const float* wc = ws + c * taps;
+        for (int64_t t = 0; t < steps; ++t) {
+          float sum = static_cast<float>(row[t]) * wc[0];
+          for (int64_t j = 1; j < taps; ++j) sum += static_cast<float>(row[t + j]) * wc[j];
+          const float rounded = static_cast<float>(static_cast<scalar_t>(sum));
+          os[(b * steps + t) * channels + c] = static_cast<scalar_t>(rounded / (1.0f + std::exp(-rounded)));
+        }
+      }
+  });
+  return out;
 }
 
 }  // namespace
@@ -31,7 +61,7 @@ void LinearAttentionState::rewind(int64_t tokens) {
   // Recompute the state over the kept tokens from the state before the forward (see
   // ModelCache for why this beats storing a state per token).
   recurrent = tokens == 0 ? startState
-                          : recurrentGatedDeltaRule(q.narrow(1, 0, tokens), k.narrow(1, 0, tokens),
+                          : gatedDeltaRule(q.narrow(1, 0, tokens), k.narrow(1, 0, tokens),
                                                     v.narrow(1, 0, tokens), g.narrow(1, 0, tokens),
                                                     beta.narrow(1, 0, tokens), startState)
                                 .finalState;
@@ -97,22 +127,17 @@ at::Tensor GatedDeltaNet::forward(const at::Tensor& x, LinearAttentionState* sta
   const bool cached = state && !state->empty();
   const at::Tensor previous = cached ? state->conv : at::zeros({batch, channels, window}, mixed.options());
   const at::Tensor convInput = at::cat({previous, mixed}, 2);
-  const at::Tensor conv = at::silu(causalDepthwiseConv(convInput, conv_)).transpose(1, 2);
+  const at::Tensor conv = causalConvSilu(convInput, conv_);
 
-  const int64_t r = dims_.numValueHeads / dims_.numKeyHeads;
-  at::Tensor q = conv.narrow(-1, 0, dims_.keyDim()).reshape({batch, steps, dims_.numKeyHeads, dk});
-  at::Tensor k = conv.narrow(-1, dims_.keyDim(), dims_.keyDim()).reshape({batch, steps, dims_.numKeyHeads, dk});
+  // Value head j reads key head j / (hv / hk): the rule takes q and k per key head.
+  const at::Tensor q = conv.narrow(-1, 0, dims_.keyDim()).reshape({batch, steps, dims_.numKeyHeads, dk});
+  const at::Tensor k = conv.narrow(-1, dims_.keyDim(), dims_.keyDim()).reshape({batch, steps, dims_.numKeyHeads, dk});
   const at::Tensor v = conv.narrow(-1, 2 * dims_.keyDim(), dims_.valueDim()).reshape({batch, steps, hv, dv});
-  if (r > 1) {  // value head j reads key head j / r
-    q = q.repeat_interleave(r, 2);
-    k = k.repeat_interleave(r, 2);
-  }
   const at::Tensor beta = at::sigmoid(b);
   const at::Tensor g = -aLog_.to(at::kFloat).exp() * at::softplus(a.to(at::kFloat) + dtBias_.to(at::kFloat));
 
   const at::Tensor initial = cached ? state->recurrent : at::Tensor();
-  const DeltaRuleResult rule = steps == 1 ? recurrentGatedDeltaRule(q, k, v, g, beta, initial)
-                                          : chunkedGatedDeltaRule(q, k, v, g, beta, initial);
+  const DeltaRuleResult rule = gatedDeltaRule(q, k, v, g, beta, initial);
   if (state) {
     state->commit();
     if (rewindable) {
