@@ -24,7 +24,7 @@ using dfi::engine::DeltaRuleResult;
 
 struct Shape {
   std::string name;
-  int64_t heads, dk, dv;
+  int64_t keyHeads, heads, dk, dv;
 };
 
 // Best per-call seconds of `calls` calls, best of 5 rounds.
@@ -42,12 +42,15 @@ double bestSeconds(F&& call, int calls) {
 }  // namespace
 
 int main() {
-  at::set_num_threads(1);
   c10::InferenceMode inference;
-  for (const Shape& shape : {Shape{"demo", 4, 32, 32}, Shape{"qwen3.5-layer", 32, 128, 128}}) {
-    for (const int64_t steps : {1, 4, 16, 64, 128, 512}) {
+  const int cores = at::get_num_threads();
+  for (const int threads : {1, cores}) {
+   at::set_num_threads(threads);
+   for (const Shape& shape : {Shape{"demo", 2, 4, 32, 32}, Shape{"bench_target-qwen35", 8, 16, 64, 64},
+                              Shape{"qwen3.5-9b-layer", 16, 32, 128, 128}}) {
+    for (const int64_t steps : {1, 4, 16, 64, 256, 1024}) {
       at::manual_seed(0);
-      const at::Tensor q = at::randn({1, steps, shape.heads, shape.dk}), k = at::randn({1, steps, shape.heads, shape.dk});
+      const at::Tensor q = at::randn({1, steps, shape.keyHeads, shape.dk}), k = at::randn({1, steps, shape.keyHeads, shape.dk});
       const at::Tensor v = at::randn({1, steps, shape.heads, shape.dv});
       const at::Tensor g = -at::rand({1, steps, shape.heads}), beta = at::rand({1, steps, shape.heads});
       const at::Tensor state = at::randn({1, shape.heads, shape.dk, shape.dv}, at::kDouble);
@@ -60,10 +63,12 @@ int main() {
                                   {"recurrent_us", recurrent * 1e6},
                                   {"chunked_us", chunked * 1e6},
                                   {"speedup_recurrent", chunked / recurrent},
-                                  {"threads", 1}}
+                                  {"threads", threads}}
                        .dump()
                 << std::endl;
     }
+   }
+   if (cores == 1) break;
   }
   return 0;
 }

@@ -55,3 +55,16 @@ message(STATUS "libtorch ${Torch_VERSION} from ${_dfi_torch_prefix}; CUDA paths:
 add_library(dfi_torch INTERFACE)
 target_link_options(dfi_torch INTERFACE "LINKER:--push-state,--no-as-needed,-lstdc++,--pop-state")
 target_link_libraries(dfi_torch INTERFACE ${TORCH_LIBRARIES})
+
+# at::parallel_for is a header template: it runs in parallel only where the calling code is
+# compiled with OpenMP, as the engine's CPU kernels are. They must use the OpenMP runtime torch
+# loads (the wheel bundles its own libgomp.so.1), so that one thread pool and one
+# at::set_num_threads govern both; a second runtime would add a second pool.
+find_library(DFI_TORCH_GOMP NAMES libgomp.so.1 gomp PATHS "${_dfi_torch_prefix}/../../lib" NO_DEFAULT_PATH)
+if(DFI_TORCH_GOMP)
+  target_compile_options(dfi_torch INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-fopenmp>)
+  target_link_libraries(dfi_torch INTERFACE "${DFI_TORCH_GOMP}")
+else()
+  find_package(OpenMP REQUIRED COMPONENTS CXX)
+  target_link_libraries(dfi_torch INTERFACE OpenMP::OpenMP_CXX)
+endif()

@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include "projection.h"
 #include "weight_loader.h"
 
 namespace dfi::engine {
@@ -49,7 +50,7 @@ Attention::Attention(const WeightLoader& weights, const std::string& prefix, con
 
 at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, KvCache* cache) const {
   const int64_t batch = x.size(0), steps = x.size(1), hd = dims_.headDim;
-  at::Tensor q = at::linear(x, qProj_, qBias_);
+  at::Tensor q = project(x, qProj_, qBias_);
   at::Tensor gate;
   if (dims_.outputGate) {
     // Per head the rows are [query (hd) | gate (hd)], not all queries then all gates.
@@ -58,10 +59,10 @@ at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, K
     gate = qg.narrow(-1, hd, hd).reshape({batch, steps, dims_.numHeads * hd});
   }
   q = rmsNorm(dims_.norm, q.reshape({batch, steps, dims_.numHeads, hd}), qNorm_, dims_.eps).transpose(1, 2);
-  at::Tensor k = rmsNorm(dims_.norm, at::linear(x, kProj_, kBias_).view({batch, steps, dims_.numKvHeads, hd}),
+  at::Tensor k = rmsNorm(dims_.norm, project(x, kProj_, kBias_).view({batch, steps, dims_.numKvHeads, hd}),
                          kNorm_, dims_.eps)
                      .transpose(1, 2);
-  at::Tensor v = at::linear(x, vProj_, vBias_).view({batch, steps, dims_.numKvHeads, hd}).transpose(1, 2);
+  at::Tensor v = project(x, vProj_, vBias_).view({batch, steps, dims_.numKvHeads, hd}).transpose(1, 2);
   q = Rotary::apply(q, angles);
   k = Rotary::apply(k, angles);
 
@@ -84,7 +85,7 @@ at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, K
                                                         1.0 / std::sqrt(static_cast<double>(hd)), grouped);
   at::Tensor merged = o.transpose(1, 2).reshape({batch, steps, dims_.numHeads * hd});
   if (dims_.outputGate) merged = merged * at::sigmoid(gate);
-  return at::linear(merged, oProj_, oBias_);
+  return project(merged, oProj_, oBias_);
 }
 
 }  // namespace dfi::engine

@@ -7,6 +7,7 @@
 
 #include "dfi/base/error.h"
 #include "model_cache.h"
+#include "projection.h"
 #include "weight_loader.h"
 
 namespace dfi::engine {
@@ -77,7 +78,7 @@ at::Tensor DecoderLayer::forward(const at::Tensor& x, const RotaryAngles& angles
                                    : attention_->forward(normed, angles, cache ? &cache->attention(index_) : nullptr);
   const at::Tensor h = x + mixed;
   const at::Tensor m = rmsNorm(norm_, h, postNorm_, eps_);
-  return h + at::linear(at::silu(at::linear(m, gateProj_)) * at::linear(m, upProj_), downProj_);
+  return h + project(at::silu(project(m, gateProj_)) * project(m, upProj_), downProj_);
 }
 
 }  // namespace dfi::engine

@@ -7,6 +7,7 @@
 
 #include "gated_delta_rule.h"
 #include "norms.h"
+#include "projection.h"
 #include "weight_loader.h"
 
 namespace dfi::engine {
@@ -117,10 +118,10 @@ at::Tensor GatedDeltaNet::forward(const at::Tensor& x, LinearAttentionState* sta
   const int64_t hv = dims_.numValueHeads, dk = dims_.keyHeadDim, dv = dims_.valueHeadDim;
   const int64_t window = dims_.convKernel - 1, channels = dims_.convDim();
 
-  const at::Tensor mixed = at::linear(x, inProjQkv_).transpose(1, 2);  // [B, convDim, T]
-  const at::Tensor z = at::linear(x, inProjZ_).view({batch, steps, hv, dv});
-  const at::Tensor b = at::linear(x, inProjB_);
-  const at::Tensor a = at::linear(x, inProjA_);
+  const at::Tensor mixed = project(x, inProjQkv_).transpose(1, 2);  // [B, convDim, T]
+  const at::Tensor z = project(x, inProjZ_).view({batch, steps, hv, dv});
+  const at::Tensor b = project(x, inProjB_);
+  const at::Tensor a = project(x, inProjA_);
 
   // Causal depthwise conv: prepend the cached window (zeros at the start of a sequence), so
   // prefill and decode are one code path and the result equals transformers' zero padding.
@@ -150,7 +151,7 @@ at::Tensor GatedDeltaNet::forward(const at::Tensor& x, LinearAttentionState* sta
   }
 
   const at::Tensor normed = rmsNormGated(rule.output, z, norm_, dims_.eps);
-  return at::linear(normed.reshape({batch, steps, dims_.valueDim()}), outProj_);
+  return project(normed.reshape({batch, steps, dims_.valueDim()}), outProj_);
 }
 
 }  // namespace dfi::engine

@@ -1,5 +1,7 @@
 #include "gated_delta_rule.h"
 
+#include "cpu_clones.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -57,7 +59,7 @@ namespace {
 // Per token: decay, read S^T k, delta write of beta (v - S^T k), then the output S^T q after the
 // write, exactly the order of the reference recurrence (spec-qwen 3.3).
 template <typename Acc>
-void recurHead(const Acc* q, const Acc* k, const Acc* v, const Acc* g, const Acc* beta, int64_t steps,
+[[gnu::always_inline]] inline void recurHead(const Acc* q, const Acc* k, const Acc* v, const Acc* g, const Acc* beta, int64_t steps,
                int64_t rowStrideK, int64_t rowStrideV, int64_t scalarStride, int64_t dk, int64_t dv,
                Acc scale, Acc* state, Acc* out) {
   std::vector<Acc> qn(dk), kn(dk), predicted(dv), delta(dv);
@@ -93,6 +95,18 @@ void recurHead(const Acc* q, const Acc* k, const Acc* v, const Acc* g, const Acc
   }
 }
 
+// One instruction-set clone per accumulation type; recurHead is inlined into each.
+#define DFI_RECUR_HEAD(Acc)                                                                                   \
+  DFI_CPU_CLONES void recurHeadCloned(const Acc* q, const Acc* k, const Acc* v, const Acc* g, const Acc* beta,  \
+                                      int64_t steps, int64_t rowStrideK, int64_t rowStrideV,                    \
+                                      int64_t scalarStride, int64_t dk, int64_t dv, Acc scale, Acc* state,       \
+                                      Acc* out) {                                                                \
+    recurHead<Acc>(q, k, v, g, beta, steps, rowStrideK, rowStrideV, scalarStride, dk, dv, scale, state, out);    \
+  }
+DFI_RECUR_HEAD(double)
+DFI_RECUR_HEAD(float)
+#undef DFI_RECUR_HEAD
+
 // The recurrence as a loop over raw memory: a step of the ATen formulation is ~17 small ops
 // per token, which dominated a CPU verification step of a small model.
 template <typename Acc>
@@ -107,12 +121,15 @@ DeltaRuleResult recurrentOnCpu(const at::Tensor& q, const at::Tensor& k, const a
   else state.zero_();
   at::Tensor out = at::empty({batch, steps, heads, dv}, V.options());
   const Acc scale = Acc{1} / std::sqrt(static_cast<Acc>(dk));
-  at::parallel_for(0, batch * heads, 1, [&](int64_t begin, int64_t end) {
+  // Heads in parallel, but a decode step of a small model stays on one thread (the work of
+  // a head is steps * dk * dv multiply-adds, times four).
+  const int64_t headsPerTask = std::max<int64_t>(1, 32768 / std::max<int64_t>(1, steps * dk * dv));
+  at::parallel_for(0, batch * heads, headsPerTask, [&](int64_t begin, int64_t end) {
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / heads, h = bh % heads;
       const int64_t rowK = (b * steps * keyHeads + h / group) * dk, rowV = (b * steps * heads + h) * dv;
       const int64_t scalar = b * steps * heads + h;
-      recurHead<Acc>(Q.data_ptr<Acc>() + rowK, K.data_ptr<Acc>() + rowK, V.data_ptr<Acc>() + rowV,
+      recurHeadCloned(Q.data_ptr<Acc>() + rowK, K.data_ptr<Acc>() + rowK, V.data_ptr<Acc>() + rowV,
                      G.data_ptr<Acc>() + scalar, Beta.data_ptr<Acc>() + scalar, steps, keyHeads * dk, heads * dv,
                      heads, dk, dv, scale, state.data_ptr<Acc>() + bh * dk * dv, out.data_ptr<Acc>() + rowV);
     }

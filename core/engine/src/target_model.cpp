@@ -8,6 +8,7 @@
 
 #include "dfi/base/error.h"
 #include "hidden_stats.h"
+#include "projection.h"
 #include "weight_loader.h"
 
 namespace dfi::engine {
@@ -57,7 +58,7 @@ void TargetModel::checkTokenIds(std::span<const std::int64_t> ids) const {
 }
 
 at::Tensor TargetModel::lmHead(const at::Tensor& hidden) const {
-  return at::linear(hidden.to(placement_.last), lmHead_);
+  return project(hidden.to(placement_.last), lmHead_);
 }
 
 ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, const ForwardRequest& request) const {
