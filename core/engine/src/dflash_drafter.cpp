@@ -12,7 +12,6 @@
 #include <ATen/ops/embedding.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
-#include <ATen/ops/linear.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
@@ -23,6 +22,7 @@
 
 #include "dfi/base/error.h"
 #include "norms.h"
+#include "projection.h"
 #include "weight_loader.h"
 
 namespace dfi::engine {
@@ -31,14 +31,28 @@ namespace {
 using analysis::LayerAttention;
 using analysis::MaskVariant;
 
-at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {}) {
-  return at::linear(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt);
-}
-
 // A dense analysis mask (1 = allowed) as a bool tensor on `device`.
 at::Tensor maskTensor(const std::vector<std::uint8_t>& mask, std::int64_t rows, std::int64_t columns,
                       at::Device device) {
   return at::tensor(mask, at::kByte).view({rows, columns}).to(device, at::kBool);
+}
+
+// The training layout's dense mask [N*B, T + N*B] cut to each block's own keys,
+// [N, 1, B, T + B] bool: context columns, then the block's own B columns. Another block's keys
+// are never allowed (MaskReason::OtherBlock), so attending block by block over
+// [context | own block] is the same attention with (T + B) / (T + N*B) of the work.
+at::Tensor perBlockTrainingMask(const std::vector<std::uint8_t>& dense, std::int64_t blocks, int b,
+                                std::int64_t contextLength, at::Device device) {
+  const std::int64_t columns = contextLength + blocks * b, keys = contextLength + b;
+  std::vector<std::uint8_t> perBlock(static_cast<std::size_t>(blocks * b * keys));
+  for (std::int64_t row = 0; row < blocks * b; ++row) {
+    const std::uint8_t* from = dense.data() + row * columns;
+    std::uint8_t* to = perBlock.data() + row * keys;
+    std::copy(from, from + contextLength, to);
+    const std::uint8_t* own = from + contextLength + (row / b) * b;
+    std::copy(own, own + b, to + contextLength);
+  }
+  return maskTensor(perBlock, blocks * b, keys, device).view({blocks, 1, b, keys});
 }
 
 void require(bool ok, const std::string& item, const std::string& message) {
@@ -183,10 +197,11 @@ void DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& 
   QueryLayout layout;
   layout.positions = std::move(positions);
   layout.probes = probes;
+  layout.blocks = n;
   for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
     if (!hasLayersOf(kind)) continue;
-    at::Tensor mask = maskTensor(analysis::trainingMask(maskSpec(variant, kind), anchors, length),
-                                 n * b, length + n * b, device_);
+    at::Tensor mask = perBlockTrainingMask(analysis::trainingMask(maskSpec(variant, kind), anchors, length), n, b,
+                                           length, device_);
     (kind == LayerAttention::Full ? layout.fullMask : layout.slidingMask) = std::move(mask);
   }
   const at::Tensor anchorIndex = at::tensor(std::vector<std::int64_t>(anchors.begin(), anchors.end()), at::kLong);
@@ -213,7 +228,8 @@ at::Tensor DFlashDrafter::decode(at::Tensor h, const at::Tensor& ctx, const Quer
     const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(i)];
     const at::Tensor& mask = isSliding(i) ? layout.slidingMask : layout.fullMask;
     DrafterProbes* probes = layout.probes;
-    h = h + attention(i, rmsNormQwen3(h, w.inputLayernorm, eps), ctx, blockAngles, contextAngles, mask, cache,
+    h = h + attention(i, rmsNormQwen3(h, w.inputLayernorm, eps), ctx, blockAngles, contextAngles, mask,
+                      layout.blocks, cache,
                       layout.collectAttention ? &probes->attention : nullptr);
     const at::Tensor x = rmsNormQwen3(h, w.postAttentionLayernorm, eps);
     h = h + project(at::silu(project(x, w.gateProj)) * project(x, w.upProj), w.downProj);
@@ -238,7 +254,7 @@ std::pair<at::Tensor, at::Tensor> DFlashDrafter::keysValues(int layer, const at:
 at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Tensor& ctx,
                                     const RotaryAngles& blockAngles,
                                     const RotaryAngles& contextAngles, const at::Tensor& mask,
-                                    DrafterKvCache& cache,
+                                    std::int64_t blocks, DrafterKvCache& cache,
                                     std::vector<at::Tensor>* probabilities) const {
   const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(layer)];
   const std::int64_t rows = x.size(0);
@@ -254,31 +270,44 @@ at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Te
   const auto [contextKeys, contextValues] = keysValues(layer, ctx, contextAngles);
   cache.append(layer, contextKeys, contextValues);
   const auto [blockKeys, blockValues] = keysValues(layer, x, blockAngles);
-  const at::Tensor keys = at::cat({cache.keys(layer), blockKeys}, 1);  // [kvHeads, Kv, d]
-  const at::Tensor values = at::cat({cache.values(layer), blockValues}, 1);
+  // [batch, heads, rows per batch, d] against [batch, kvHeads, keys, d]: one batch of all rows
+  // over [context | block] when drafting, one per block over [context | own block] in the
+  // training layout (see perBlockTrainingMask).
+  const std::int64_t batch = std::max<std::int64_t>(1, blocks), perBatch = rows / batch;
+  auto withOwnBlock = [&](const at::Tensor& context, const at::Tensor& block) {  // [kvHeads, *, d] each
+    const at::Tensor perBlock = block.view({kvHeads, batch, perBatch, d}).transpose(0, 1);
+    return at::cat({context.unsqueeze(0).expand({batch, kvHeads, context.size(1), d}), perBlock}, 2);
+  };
+  const at::Tensor keys = withOwnBlock(cache.keys(layer), blockKeys);
+  const at::Tensor values = withOwnBlock(cache.values(layer), blockValues);
+  const at::Tensor queries = q.view({heads, batch, perBatch, d}).transpose(0, 1);  // [batch, heads, rows, d]
+  auto merged = [&](const at::Tensor& out) {  // [batch, heads, rows, d] -> [rows, heads * d]
+    return out.permute({0, 2, 1, 3}).reshape({rows, heads * d});
+  };
 
   if (!probabilities && q.scalar_type() == at::kFloat) {
-    // The fused kernel: no [heads, Q, Kv] score tensor, which dominates teacher-forced
-    // forwards over many anchors. Query head i reads kv head i / (heads / kvHeads) (GQA).
-    // fp32 only: in bf16/fp16 it rounds at other points than the written-out path below (the
-    // one the oracle's half-precision reference follows), by as much as bf16 differs from fp32.
-    const at::Tensor out = at::scaled_dot_product_attention(q.unsqueeze(0), keys.unsqueeze(0), values.unsqueeze(0), mask,
-                                                            0.0, false, std::nullopt, /*enable_gqa=*/true);
-    return project(out.squeeze(0).transpose(0, 1).reshape({rows, heads * d}), w.oProj);
+    // The fused kernel: no score tensor in memory. Query head i reads kv head
+    // i / (heads / kvHeads) (GQA). fp32 only: in bf16/fp16 it rounds at other points than the
+    // written-out path below (the one the oracle's half-precision reference follows), by as
+    // much as bf16 differs from fp32.
+    const at::Tensor out =
+        at::scaled_dot_product_attention(queries, keys, values, mask, 0.0, false, std::nullopt, /*enable_gqa=*/true);
+    return project(merged(out), w.oProj);
   }
   // With probabilities asked for (the attention view), the same computation written out.
   // GQA without copies: query head i uses kv head i / (heads / kvHeads), as repeat_kv does.
-  const at::Tensor grouped = q.reshape({kvHeads, heads / kvHeads, rows, d});
-  at::Tensor scores = at::matmul(grouped, keys.unsqueeze(1).transpose(-1, -2)) *
-                      (1.0 / std::sqrt(static_cast<double>(d)));
-  scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<double>::infinity());
+  const at::Tensor grouped = queries.reshape({batch, kvHeads, heads / kvHeads, perBatch, d});
+  at::Tensor scores = at::matmul(grouped, keys.unsqueeze(2).transpose(-1, -2)) *
+                      (1.0 / std::sqrt(static_cast<double>(d)));  // [batch, kvHeads, g, rows, keys]
+  const at::Tensor allowed = mask.dim() == 4 ? mask.unsqueeze(2) : mask;
+  scores = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
   const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(scores.scalar_type());
-  if (probabilities) probabilities->push_back(probs.reshape({heads, rows, keys.size(1)}).to(at::kFloat));
-  const at::Tensor out = at::matmul(probs, values.unsqueeze(1))  // [kvHeads, g, Q, d]
-                             .reshape({heads, rows, d})
-                             .transpose(0, 1)
-                             .reshape({rows, heads * d});
-  return project(out, w.oProj);
+  if (probabilities) {
+    if (batch != 1) throw UsageError("attention probabilities are collected for one block at a time (draft)");
+    probabilities->push_back(probs.reshape({heads, rows, keys.size(2)}).to(at::kFloat));
+  }
+  const at::Tensor out = at::matmul(probs, values.unsqueeze(2)).reshape({batch, heads, perBatch, d});
+  return project(merged(out), w.oProj);
 }
 
 RotaryAngles DFlashDrafter::anglesAt(const std::vector<std::int64_t>& positions) const {

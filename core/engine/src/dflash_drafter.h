@@ -93,7 +93,10 @@ class DFlashDrafter {
  private:
   struct QueryLayout {
     std::vector<std::int64_t> positions;  // RoPE position of every block row (host: no sync)
-    at::Tensor fullMask;      // [Q, Kv] bool; undefined when no layer of that kind exists
+    // Training layout: the rows are `blocks` blocks of B, each attending to [context | its own
+    // block] ([blocks, 1, B, T + B] masks); 0 when drafting one block ([Q, Kv] masks).
+    std::int64_t blocks = 0;
+    at::Tensor fullMask;      // bool; undefined when no layer of that kind exists
     at::Tensor slidingMask;
     DrafterProbes* probes = nullptr;
     bool collectAttention = false;  // draft() only
@@ -112,7 +115,7 @@ class DFlashDrafter {
                     DrafterKvCache& cache) const;
   at::Tensor attention(int layer, const at::Tensor& x, const at::Tensor& ctx,
                        const RotaryAngles& blockAngles, const RotaryAngles& contextAngles,
-                       const at::Tensor& mask, DrafterKvCache& cache,
+                       const at::Tensor& mask, std::int64_t blocks, DrafterKvCache& cache,
                        std::vector<at::Tensor>* probabilities) const;
   // Keys (RoPE'd) and values [kvHeads, n, headDim] of `layer` for rows `x` [n, H].
   std::pair<at::Tensor, at::Tensor> keysValues(int layer, const at::Tensor& x,
