@@ -45,30 +45,35 @@ int main() {
   c10::InferenceMode inference;
   const int cores = at::get_num_threads();
   for (const int threads : {1, cores}) {
-   at::set_num_threads(threads);
-   for (const Shape& shape : {Shape{"demo", 2, 4, 32, 32}, Shape{"bench_target-qwen35", 8, 16, 64, 64},
-                              Shape{"qwen3.5-9b-layer", 16, 32, 128, 128}}) {
-    for (const int64_t steps : {1, 4, 16, 64, 256, 1024}) {
-      at::manual_seed(0);
-      const at::Tensor q = at::randn({1, steps, shape.keyHeads, shape.dk}), k = at::randn({1, steps, shape.keyHeads, shape.dk});
-      const at::Tensor v = at::randn({1, steps, shape.heads, shape.dv});
-      const at::Tensor g = -at::rand({1, steps, shape.heads}), beta = at::rand({1, steps, shape.heads});
-      const at::Tensor state = at::randn({1, shape.heads, shape.dk, shape.dv}, at::kDouble);
-      const int calls = std::max<int>(2, static_cast<int>(4096 / (steps * shape.heads)));
-      const double recurrent = bestSeconds([&] { dfi::engine::recurrentGatedDeltaRule(q, k, v, g, beta, state); }, calls);
-      const double chunked = bestSeconds([&] { dfi::engine::chunkedGatedDeltaRule(q, k, v, g, beta, state); }, calls);
-      std::cout << nlohmann::json{{"bench", "gated_delta_rule_cpu"},
-                                  {"shape", shape.name},
-                                  {"steps", steps},
-                                  {"recurrent_us", recurrent * 1e6},
-                                  {"chunked_us", chunked * 1e6},
-                                  {"speedup_recurrent", chunked / recurrent},
-                                  {"threads", threads}}
-                       .dump()
-                << std::endl;
+    at::set_num_threads(threads);
+    for (const Shape& shape :
+         {Shape{"demo", 2, 4, 32, 32}, Shape{"bench_target-qwen35", 8, 16, 64, 64},
+          Shape{"qwen3.5-9b-layer", 16, 32, 128, 128}}) {
+      for (const int64_t steps : {1, 4, 16, 64, 256, 1024}) {
+        at::manual_seed(0);
+        const at::Tensor q = at::randn({1, steps, shape.keyHeads, shape.dk}),
+                         k = at::randn({1, steps, shape.keyHeads, shape.dk});
+        const at::Tensor v = at::randn({1, steps, shape.heads, shape.dv});
+        const at::Tensor g = -at::rand({1, steps, shape.heads}),
+                         beta = at::rand({1, steps, shape.heads});
+        const at::Tensor state = at::randn({1, shape.heads, shape.dk, shape.dv}, at::kDouble);
+        const int calls = std::max<int>(2, static_cast<int>(4096 / (steps * shape.heads)));
+        const double recurrent = bestSeconds(
+            [&] { dfi::engine::recurrentGatedDeltaRule(q, k, v, g, beta, state); }, calls);
+        const double chunked = bestSeconds(
+            [&] { dfi::engine::chunkedGatedDeltaRule(q, k, v, g, beta, state); }, calls);
+        std::cout << nlohmann::json{{"bench", "gated_delta_rule_cpu"},
+                                    {"shape", shape.name},
+                                    {"steps", steps},
+                                    {"recurrent_us", recurrent * 1e6},
+                                    {"chunked_us", chunked * 1e6},
+                                    {"speedup_recurrent", chunked / recurrent},
+                                    {"threads", threads}}
+                         .dump()
+                  << std::endl;
+      }
     }
-   }
-   if (cores == 1) break;
+    if (cores == 1) break;
   }
   return 0;
 }

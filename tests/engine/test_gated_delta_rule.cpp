@@ -16,7 +16,8 @@ struct Inputs {
   at::Tensor q, k, v, g, beta, state;
 };
 
-Inputs randomInputs(int64_t batch, int64_t steps, int64_t heads, int64_t dk, int64_t dv, uint64_t seed) {
+Inputs randomInputs(int64_t batch, int64_t steps, int64_t heads, int64_t dk, int64_t dv,
+                    uint64_t seed) {
   at::manual_seed(seed);
   Inputs in;
   in.q = at::randn({batch, steps, heads, dk});
@@ -36,7 +37,8 @@ TEST(GatedDeltaRule, ChunkedEqualsRecurrentAcrossChunkBoundaries) {
     for (const int64_t chunk : {64, 16, 7, 1}) {
       const auto chunked = chunkedGatedDeltaRule(in.q, in.k, in.v, in.g, in.beta, initial, chunk);
       EXPECT_LE(test::maxAbsDiff(chunked.output, reference.output), 1e-5) << "chunk " << chunk;
-      EXPECT_LE(test::maxAbsDiff(chunked.finalState, reference.finalState), 1e-5) << "chunk " << chunk;
+      EXPECT_LE(test::maxAbsDiff(chunked.finalState, reference.finalState), 1e-5)
+          << "chunk " << chunk;
     }
   }
 }
@@ -44,11 +46,14 @@ TEST(GatedDeltaRule, ChunkedEqualsRecurrentAcrossChunkBoundaries) {
 TEST(GatedDeltaRule, SplitSequenceContinuesFromTheState) {
   const Inputs in = randomInputs(1, 100, 2, 8, 8, 11);
   const auto whole = chunkedGatedDeltaRule(in.q, in.k, in.v, in.g, in.beta, in.state);
-  auto part = [&](const at::Tensor& x, int64_t start, int64_t len) { return x.narrow(1, start, len); };
+  auto part = [&](const at::Tensor& x, int64_t start, int64_t len) {
+    return x.narrow(1, start, len);
+  };
   const auto first = chunkedGatedDeltaRule(part(in.q, 0, 70), part(in.k, 0, 70), part(in.v, 0, 70),
                                            part(in.g, 0, 70), part(in.beta, 0, 70), in.state);
-  const auto second = recurrentGatedDeltaRule(part(in.q, 70, 30), part(in.k, 70, 30), part(in.v, 70, 30),
-                                              part(in.g, 70, 30), part(in.beta, 70, 30), first.finalState);
+  const auto second =
+      recurrentGatedDeltaRule(part(in.q, 70, 30), part(in.k, 70, 30), part(in.v, 70, 30),
+                              part(in.g, 70, 30), part(in.beta, 70, 30), first.finalState);
   EXPECT_LE(test::maxAbsDiff(at::cat({first.output, second.output}, 1), whole.output), 1e-5);
   EXPECT_LE(test::maxAbsDiff(second.finalState, whole.finalState), 1e-5);
 }
@@ -58,7 +63,8 @@ TEST(GatedDeltaRule, KeyHeadsAreSharedByTheirValueHeads) {
   Inputs in = randomInputs(2, 20, 6, 8, 4, 13);
   const at::Tensor q = in.q.narrow(2, 0, 2), k = in.k.narrow(2, 0, 2);
   const at::Tensor qRepeated = q.repeat_interleave(3, 2), kRepeated = k.repeat_interleave(3, 2);
-  const auto expanded = recurrentGatedDeltaRule(qRepeated, kRepeated, in.v, in.g, in.beta, in.state);
+  const auto expanded =
+      recurrentGatedDeltaRule(qRepeated, kRepeated, in.v, in.g, in.beta, in.state);
   for (const auto& grouped : {recurrentGatedDeltaRule(q, k, in.v, in.g, in.beta, in.state),
                               chunkedGatedDeltaRule(q, k, in.v, in.g, in.beta, in.state, 8)}) {
     EXPECT_LE(test::maxAbsDiff(grouped.output, expanded.output), 1e-5);
@@ -74,7 +80,8 @@ TEST(GatedDeltaRule, SingleStepMatchesTheClosedForm) {
   const at::Tensor q = in.q[0][0][0] / in.q[0][0][0].norm() / 2.0;
   const double a = std::exp(in.g.item<double>()), b = in.beta.item<double>();
   const at::Tensor s0 = in.state[0][0];
-  const at::Tensor s1 = a * (at::eye(4) - b * at::outer(k, k)).matmul(s0) + b * at::outer(k, in.v[0][0][0]);
+  const at::Tensor s1 =
+      a * (at::eye(4) - b * at::outer(k, k)).matmul(s0) + b * at::outer(k, in.v[0][0][0]);
   EXPECT_LE(test::maxAbsDiff(result.finalState[0][0], s1), 1e-5);
   EXPECT_LE(test::maxAbsDiff(result.output[0][0][0], s1.t().matmul(q)), 1e-5);
 }

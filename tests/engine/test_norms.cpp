@@ -44,7 +44,8 @@ TEST_P(NormsTest, MatchesTheTransformersFormulation) {
 
   const at::Tensor qwen3 = weight * normalised(x).to(dtype);
   const at::Tensor zeroCentred = (normalised(x) * (weight.to(at::kFloat) + 1.0)).to(dtype);
-  const at::Tensor gated = ((weight * normalised(x).to(dtype)).to(at::kFloat) * at::silu(gate.to(at::kFloat))).to(dtype);
+  const at::Tensor gated =
+      ((weight * normalised(x).to(dtype)).to(at::kFloat) * at::silu(gate.to(at::kFloat))).to(dtype);
 
   // fp32: within a few rounding steps (a different summation order); bf16: at most one step.
   const double allowed = dtype == at::kFloat ? 8 : 1.01;
@@ -56,8 +57,11 @@ TEST_P(NormsTest, MatchesTheTransformersFormulation) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, NormsTest,
-                         ::testing::Values(Case{at::kFloat, 1.0 / (1 << 23)}, Case{at::kBFloat16, 1.0 / (1 << 7)}),
-                         [](const auto& info) { return std::string(info.param.dtype == at::kFloat ? "fp32" : "bf16"); });
+                         ::testing::Values(Case{at::kFloat, 1.0 / (1 << 23)},
+                                           Case{at::kBFloat16, 1.0 / (1 << 7)}),
+                         [](const auto& info) {
+                           return std::string(info.param.dtype == at::kFloat ? "fp32" : "bf16");
+                         });
 
 }  // namespace
 }  // namespace dfi::engine

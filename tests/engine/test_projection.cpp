@@ -21,18 +21,22 @@ TEST(Projection, OneRowMatchesAtLinearInFp32) {
     const at::Tensor got = project(x, weight);
     EXPECT_EQ(got.sizes(), (at::IntArrayRef{1, 1, 300})) << n;
     // Summation order differs from MKL's: a few fp32 roundings of a sum of n products.
-    EXPECT_LE(test::maxAbsDiff(got, at::linear(x, weight)), 1e-5 * std::sqrt(static_cast<double>(n))) << n;
+    EXPECT_LE(test::maxAbsDiff(got, at::linear(x, weight)),
+              1e-5 * std::sqrt(static_cast<double>(n)))
+        << n;
   }
 }
 
 TEST(Projection, OneRowInBf16RoundsOnceFromFp32Sums) {
   at::manual_seed(4);
-  const at::Tensor weight = at::randn({513, 200}).to(at::kBFloat16), x = at::randn({1, 200}).to(at::kBFloat16);
+  const at::Tensor weight = at::randn({513, 200}).to(at::kBFloat16),
+                   x = at::randn({1, 200}).to(at::kBFloat16);
   const at::Tensor got = project(x, weight);
   EXPECT_EQ(got.scalar_type(), at::kBFloat16);
   const at::Tensor exact = at::linear(x.to(at::kDouble), weight.to(at::kDouble));
   // One bf16 rounding of the fp32 sum: within one bf16 step (2^-7 relative) of the exact product.
-  EXPECT_LE(((got.to(at::kDouble) - exact).abs() / (exact.abs() + 1e-3)).max().item<double>(), 1.0 / 128);
+  EXPECT_LE(((got.to(at::kDouble) - exact).abs() / (exact.abs() + 1e-3)).max().item<double>(),
+            1.0 / 128);
 }
 
 TEST(Projection, OtherShapesAreAtLinear) {
@@ -41,7 +45,8 @@ TEST(Projection, OtherShapesAreAtLinear) {
   const at::Tensor rows = at::randn({2, 5, 48}), row = at::randn({1, 48});
   EXPECT_TRUE(at::equal(project(rows, weight), at::linear(rows, weight)));
   EXPECT_TRUE(at::equal(project(row, weight, bias), at::linear(row, weight, bias)));
-  const at::Tensor strided = at::randn({48, 64}).t();  // a transposed weight is not the kernel's layout
+  const at::Tensor strided =
+      at::randn({48, 64}).t();  // a transposed weight is not the kernel's layout
   EXPECT_TRUE(at::equal(project(row, strided), at::linear(row, strided)));
 }
 

@@ -5,7 +5,8 @@
 // CPU kernels (norms.cpp, gated_delta_rule.cpp) are the only code that needs more.
 // Callees must be inlined into the marked function to get its instruction set.
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    !defined(__SANITIZE_ADDRESS__)
 #define DFI_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define DFI_CPU_CLONES

@@ -32,14 +32,17 @@ struct HeadMajor {
   at::Tensor q, k, v, g, beta, state;
 };
 
-HeadMajor prepare(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
-                  const at::Tensor& beta, const at::Tensor& initialState) {
+HeadMajor prepare(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                  const at::Tensor& g, const at::Tensor& beta, const at::Tensor& initialState) {
   const at::ScalarType type = accumulationType(v);
   auto headMajor = [type](const at::Tensor& x) { return x.transpose(1, 2).to(type).contiguous(); };
   const int64_t group = v.size(2) / k.size(2);  // value heads per key head
-  auto perValueHead = [group](const at::Tensor& x) { return group > 1 ? x.repeat_interleave(group, 2) : x; };
+  auto perValueHead = [group](const at::Tensor& x) {
+    return group > 1 ? x.repeat_interleave(group, 2) : x;
+  };
   HeadMajor p;
-  p.q = l2Normalise(headMajor(perValueHead(q))) * (1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+  p.q =
+      l2Normalise(headMajor(perValueHead(q))) * (1.0 / std::sqrt(static_cast<double>(q.size(-1))));
   p.k = l2Normalise(headMajor(perValueHead(k)));
   p.v = headMajor(v);
   p.g = headMajor(g);
@@ -50,18 +53,16 @@ HeadMajor prepare(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
   return p;
 }
 
-}  // namespace
-
-namespace {
-
 // The recurrence of one (batch, head) pair over `steps` tokens, in place on `state` (dk x dv,
-// row-major). Rows of q/k/v are `rowStride` elements apart, g and beta `scalarStride`.
+// row-major). Rows of q and k are `rowStrideK` elements apart, of v and out `rowStrideV`, g and
+// beta `scalarStride`.
 // Per token: decay, read S^T k, delta write of beta (v - S^T k), then the output S^T q after the
 // write, exactly the order of the reference recurrence (spec-qwen 3.3).
 template <typename Acc>
-[[gnu::always_inline]] inline void recurHead(const Acc* q, const Acc* k, const Acc* v, const Acc* g, const Acc* beta, int64_t steps,
-               int64_t rowStrideK, int64_t rowStrideV, int64_t scalarStride, int64_t dk, int64_t dv,
-               Acc scale, Acc* state, Acc* out) {
+[[gnu::always_inline]] inline void recurHead(const Acc* q, const Acc* k, const Acc* v, const Acc* g,
+                                             const Acc* beta, int64_t steps, int64_t rowStrideK,
+                                             int64_t rowStrideV, int64_t scalarStride, int64_t dk,
+                                             int64_t dv, Acc scale, Acc* state, Acc* out) {
   std::vector<Acc> qn(dk), kn(dk), predicted(dv), delta(dv);
   auto normalised = [dk](const Acc* x, Acc factor, Acc* into) {  // x * rsqrt(sum(x^2) + 1e-6)
     Acc sumSquares = 0;
@@ -96,12 +97,13 @@ template <typename Acc>
 }
 
 // One instruction-set clone per accumulation type; recurHead is inlined into each.
-#define DFI_RECUR_HEAD(Acc)                                                                                   \
-  DFI_CPU_CLONES void recurHeadCloned(const Acc* q, const Acc* k, const Acc* v, const Acc* g, const Acc* beta,  \
-                                      int64_t steps, int64_t rowStrideK, int64_t rowStrideV,                    \
-                                      int64_t scalarStride, int64_t dk, int64_t dv, Acc scale, Acc* state,       \
-                                      Acc* out) {                                                                \
-    recurHead<Acc>(q, k, v, g, beta, steps, rowStrideK, rowStrideV, scalarStride, dk, dv, scale, state, out);    \
+#define DFI_RECUR_HEAD(Acc)                                                                      \
+  DFI_CPU_CLONES void recurHeadCloned(const Acc* q, const Acc* k, const Acc* v, const Acc* g,    \
+                                      const Acc* beta, int64_t steps, int64_t rowStrideK,        \
+                                      int64_t rowStrideV, int64_t scalarStride, int64_t dk,      \
+                                      int64_t dv, Acc scale, Acc* state, Acc* out) {             \
+    recurHead<Acc>(q, k, v, g, beta, steps, rowStrideK, rowStrideV, scalarStride, dk, dv, scale, \
+                   state, out);                                                                  \
   }
 DFI_RECUR_HEAD(double)
 DFI_RECUR_HEAD(float)
@@ -110,15 +112,22 @@ DFI_RECUR_HEAD(float)
 // The recurrence as a loop over raw memory: a step of the ATen formulation is ~17 small ops
 // per token, which dominated a CPU verification step of a small model.
 template <typename Acc>
-DeltaRuleResult recurrentOnCpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
-                               const at::Tensor& beta, const at::Tensor& initialState, at::ScalarType type) {
-  const int64_t batch = v.size(0), steps = v.size(1), heads = v.size(2), dk = k.size(-1), dv = v.size(-1);
+DeltaRuleResult recurrentOnCpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& g, const at::Tensor& beta,
+                               const at::Tensor& initialState, at::ScalarType type) {
+  const int64_t batch = v.size(0), steps = v.size(1), heads = v.size(2), dk = k.size(-1),
+                dv = v.size(-1);
   const int64_t keyHeads = k.size(2), group = heads / keyHeads;
-  auto tokenMajor = [type](const at::Tensor& x) { return x.to(type).contiguous(); };  // [B, T, H, ...]
-  const at::Tensor Q = tokenMajor(q), K = tokenMajor(k), V = tokenMajor(v), G = tokenMajor(g), Beta = tokenMajor(beta);
+  auto tokenMajor = [type](const at::Tensor& x) {
+    return x.to(type).contiguous();
+  };  // [B, T, H, ...]
+  const at::Tensor Q = tokenMajor(q), K = tokenMajor(k), V = tokenMajor(v), G = tokenMajor(g),
+                   Beta = tokenMajor(beta);
   at::Tensor state = at::empty({batch, heads, dk, dv}, V.options());
-  if (initialState.defined()) state.copy_(initialState);
-  else state.zero_();
+  if (initialState.defined())
+    state.copy_(initialState);
+  else
+    state.zero_();
   at::Tensor out = at::empty({batch, steps, heads, dv}, V.options());
   const Acc scale = Acc{1} / std::sqrt(static_cast<Acc>(dk));
   // Heads in parallel, but a decode step of a small model stays on one thread (the work of
@@ -127,11 +136,13 @@ DeltaRuleResult recurrentOnCpu(const at::Tensor& q, const at::Tensor& k, const a
   at::parallel_for(0, batch * heads, headsPerTask, [&](int64_t begin, int64_t end) {
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / heads, h = bh % heads;
-      const int64_t rowK = (b * steps * keyHeads + h / group) * dk, rowV = (b * steps * heads + h) * dv;
+      const int64_t rowK = (b * steps * keyHeads + h / group) * dk,
+                    rowV = (b * steps * heads + h) * dv;
       const int64_t scalar = b * steps * heads + h;
       recurHeadCloned(Q.data_ptr<Acc>() + rowK, K.data_ptr<Acc>() + rowK, V.data_ptr<Acc>() + rowV,
-                     G.data_ptr<Acc>() + scalar, Beta.data_ptr<Acc>() + scalar, steps, keyHeads * dk, heads * dv,
-                     heads, dk, dv, scale, state.data_ptr<Acc>() + bh * dk * dv, out.data_ptr<Acc>() + rowV);
+                      G.data_ptr<Acc>() + scalar, Beta.data_ptr<Acc>() + scalar, steps,
+                      keyHeads * dk, heads * dv, heads, dk, dv, scale,
+                      state.data_ptr<Acc>() + bh * dk * dv, out.data_ptr<Acc>() + rowV);
     }
   });
   return {out.to(v.scalar_type()), state};
@@ -139,9 +150,9 @@ DeltaRuleResult recurrentOnCpu(const at::Tensor& q, const at::Tensor& k, const a
 
 }  // namespace
 
-DeltaRuleResult recurrentGatedDeltaRule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                        const at::Tensor& g, const at::Tensor& beta,
-                                        const at::Tensor& initialState) {
+DeltaRuleResult recurrentGatedDeltaRule(const at::Tensor& q, const at::Tensor& k,
+                                        const at::Tensor& v, const at::Tensor& g,
+                                        const at::Tensor& beta, const at::Tensor& initialState) {
   // Other devices run the same recurrence as one chunk (a single launch sequence instead of a
   // kernel per token and operation).
   if (!v.is_cpu()) return chunkedGatedDeltaRule(q, k, v, g, beta, initialState, v.size(1));
@@ -150,8 +161,9 @@ DeltaRuleResult recurrentGatedDeltaRule(const at::Tensor& q, const at::Tensor& k
                              : recurrentOnCpu<float>(q, k, v, g, beta, initialState, type);
 }
 
-DeltaRuleResult gatedDeltaRule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
-                               const at::Tensor& beta, const at::Tensor& initialState) {
+DeltaRuleResult gatedDeltaRule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& g, const at::Tensor& beta,
+                               const at::Tensor& initialState) {
   return v.is_cpu() ? recurrentGatedDeltaRule(q, k, v, g, beta, initialState)
                     : chunkedGatedDeltaRule(q, k, v, g, beta, initialState);
 }
@@ -181,30 +193,36 @@ DeltaRuleResult chunkedGatedDeltaRule(const at::Tensor& q, const at::Tensor& k, 
   const auto opts = at::TensorOptions().dtype(at::kBool).device(v.device());
   const at::Tensor strictlyUpper = at::ones({chunkSize, chunkSize}, opts).triu(1);
   // D[i, j] = exp(G_i - G_j) for j <= i, else 0 (masked before exp so nothing overflows).
-  const at::Tensor D = (G.unsqueeze(-1) - G.unsqueeze(-2)).masked_fill(strictlyUpper, -INFINITY).exp();
+  const at::Tensor D =
+      (G.unsqueeze(-1) - G.unsqueeze(-2)).masked_fill(strictlyUpper, -INFINITY).exp();
 
-  // UT transform: A = I + strictly_lower((beta K) K^T * D); U = A^-1 (beta V), W = A^-1 (beta K exp(G)).
+  // UT transform: A = I + strictly_lower((beta K) K^T * D); U = A^-1 (beta V), W = A^-1 (beta K
+  // exp(G)).
   const at::Tensor kBeta = K * beta4;
   const at::Tensor A = at::matmul(kBeta, K.transpose(-1, -2)) * D;
   const at::Tensor U = at::linalg_solve_triangular(A, V * beta4, /*upper=*/false, /*left=*/true,
                                                    /*unitriangular=*/true);
-  const at::Tensor W = at::linalg_solve_triangular(A, kBeta * G.exp().unsqueeze(-1), false, true, true);
+  const at::Tensor W =
+      at::linalg_solve_triangular(A, kBeta * G.exp().unsqueeze(-1), false, true, true);
 
   const at::Tensor intra = at::matmul(Q, K.transpose(-1, -2)) * D;  // includes the diagonal
   const at::Tensor qDecayed = Q * G.exp().unsqueeze(-1);
-  const at::Tensor gLast = G.narrow(-1, chunkSize - 1, 1);            // [B, H, N, 1]
+  const at::Tensor gLast = G.narrow(-1, chunkSize - 1, 1);  // [B, H, N, 1]
   const at::Tensor kToEnd = K * (gLast - G).exp().unsqueeze(-1);
-  const at::Tensor chunkDecay = gLast.exp().unsqueeze(-1);            // [B, H, N, 1, 1]
+  const at::Tensor chunkDecay = gLast.exp().unsqueeze(-1);  // [B, H, N, 1, 1]
 
   at::Tensor state = p.state;
   std::vector<at::Tensor> outputs;
   outputs.reserve(chunks);
   for (int64_t c = 0; c < chunks; ++c) {
     const at::Tensor vNew = U.select(2, c) - at::matmul(W.select(2, c), state);
-    outputs.push_back(at::matmul(qDecayed.select(2, c), state) + at::matmul(intra.select(2, c), vNew));
-    state = state * chunkDecay.select(2, c) + at::matmul(kToEnd.select(2, c).transpose(-1, -2), vNew);
+    outputs.push_back(at::matmul(qDecayed.select(2, c), state) +
+                      at::matmul(intra.select(2, c), vNew));
+    state =
+        state * chunkDecay.select(2, c) + at::matmul(kToEnd.select(2, c).transpose(-1, -2), vNew);
   }
-  const at::Tensor out = at::stack(outputs, 2).reshape({v.size(0), v.size(2), chunks * chunkSize, v.size(-1)});
+  const at::Tensor out =
+      at::stack(outputs, 2).reshape({v.size(0), v.size(2), chunks * chunkSize, v.size(-1)});
   return {out.narrow(2, 0, steps).transpose(1, 2).contiguous().to(v.scalar_type()), state};
 }
 

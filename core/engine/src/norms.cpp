@@ -18,11 +18,13 @@ at::Tensor normaliseFp32(const at::Tensor& x, double eps) {
 }
 
 // The ATen formulation, as transformers writes each variant; used off the CPU.
-at::Tensor normWithAten(Variant variant, const at::Tensor& x, const at::Tensor& gate, const at::Tensor& weight,
-                        double eps) {
+at::Tensor normWithAten(Variant variant, const at::Tensor& x, const at::Tensor& gate,
+                        const at::Tensor& weight, double eps) {
   switch (variant) {
-    case Variant::Qwen3: return weight * normaliseFp32(x, eps).to(x.scalar_type());
-    case Variant::ZeroCentred: return (normaliseFp32(x, eps) * (weight.to(at::kFloat) + 1.0)).to(x.scalar_type());
+    case Variant::Qwen3:
+      return weight * normaliseFp32(x, eps).to(x.scalar_type());
+    case Variant::ZeroCentred:
+      return (normaliseFp32(x, eps) * (weight.to(at::kFloat) + 1.0)).to(x.scalar_type());
     case Variant::Gated: {
       const at::Tensor normed = weight * normaliseFp32(x, eps).to(x.scalar_type());
       return (normed.to(at::kFloat) * at::silu(gate.to(at::kFloat))).to(x.scalar_type());
@@ -34,14 +36,16 @@ at::Tensor normWithAten(Variant variant, const at::Tensor& x, const at::Tensor& 
 // One row per call: the same roundings as the ATen formulation (normalise in fp32, round to T
 // where transformers casts, multiply T by T in fp32 and round, as ATen's half-precision mul does).
 template <typename T>
-void normRow(Variant variant, const T* x, const T* gate, const float* weight, T* out, int64_t n, float eps) {
+void normRow(Variant variant, const T* x, const T* gate, const float* weight, T* out, int64_t n,
+             float eps) {
   // Eight running sums, so the compiler can keep them in one vector register (a single sum is a
   // chain of dependent adds).
   constexpr int64_t kLanes = 8;
   float lanes[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += static_cast<float>(x[i + l]) * static_cast<float>(x[i + l]);
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes[l] += static_cast<float>(x[i + l]) * static_cast<float>(x[i + l]);
   float sumSquares = 0;
   for (; i < n; ++i) sumSquares += static_cast<float>(x[i]) * static_cast<float>(x[i]);
   for (const float lane : lanes) sumSquares += lane;
@@ -49,10 +53,15 @@ void normRow(Variant variant, const T* x, const T* gate, const float* weight, T*
   for (i = 0; i < n; ++i) {
     const float normed = static_cast<float>(x[i]) * inverse;
     switch (variant) {
-      case Variant::Qwen3: out[i] = static_cast<T>(weight[i] * static_cast<float>(static_cast<T>(normed))); break;
-      case Variant::ZeroCentred: out[i] = static_cast<T>(normed * (weight[i] + 1.0f)); break;
+      case Variant::Qwen3:
+        out[i] = static_cast<T>(weight[i] * static_cast<float>(static_cast<T>(normed)));
+        break;
+      case Variant::ZeroCentred:
+        out[i] = static_cast<T>(normed * (weight[i] + 1.0f));
+        break;
       case Variant::Gated: {
-        const float weighted = static_cast<float>(static_cast<T>(weight[i] * static_cast<float>(static_cast<T>(normed))));
+        const float weighted = static_cast<float>(
+            static_cast<T>(weight[i] * static_cast<float>(static_cast<T>(normed))));
         const float z = static_cast<float>(gate[i]);
         out[i] = static_cast<T>(weighted * (z / (1.0f + std::exp(-z))));
         break;
@@ -63,8 +72,8 @@ void normRow(Variant variant, const T* x, const T* gate, const float* weight, T*
 
 // The norm as one pass over the rows: the ATen formulation is 6-10 small ops per call, and a
 // live step of a small model calls ~30 norms on a few rows each.
-at::Tensor normOnCpu(Variant variant, const at::Tensor& input, const at::Tensor& gateInput, const at::Tensor& weight,
-                     double eps) {
+at::Tensor normOnCpu(Variant variant, const at::Tensor& input, const at::Tensor& gateInput,
+                     const at::Tensor& weight, double eps) {
   const at::Tensor x = input.contiguous();
   const at::Tensor gate = variant == Variant::Gated ? gateInput.contiguous() : at::Tensor();
   const at::Tensor w = weight.to(at::kFloat).contiguous();
@@ -74,18 +83,23 @@ at::Tensor normOnCpu(Variant variant, const at::Tensor& input, const at::Tensor&
     const scalar_t* xs = x.data_ptr<scalar_t>();
     const scalar_t* gs = gate.defined() ? gate.data_ptr<scalar_t>() : nullptr;
     scalar_t* os = out.data_ptr<scalar_t>();
-    at::parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n)), [&](int64_t begin, int64_t end) {
-      for (int64_t r = begin; r < end; ++r)
-        normRow<scalar_t>(variant, xs + r * n, gs ? gs + r * n : nullptr, w.data_ptr<float>(), os + r * n, n,
-                          static_cast<float>(eps));
-    });
+    at::parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n)),
+                     [&](int64_t begin, int64_t end) {
+                       for (int64_t r = begin; r < end; ++r)
+                         normRow<scalar_t>(variant, xs + r * n, gs ? gs + r * n : nullptr,
+                                           w.data_ptr<float>(), os + r * n, n,
+                                           static_cast<float>(eps));
+                     });
   });
   return out;
 }
 
-at::Tensor norm(Variant variant, const at::Tensor& x, const at::Tensor& gate, const at::Tensor& weight, double eps) {
-  const bool sameTypes = weight.scalar_type() == x.scalar_type() && (!gate.defined() || gate.scalar_type() == x.scalar_type());
-  return x.is_cpu() && sameTypes ? normOnCpu(variant, x, gate, weight, eps) : normWithAten(variant, x, gate, weight, eps);
+at::Tensor norm(Variant variant, const at::Tensor& x, const at::Tensor& gate,
+                const at::Tensor& weight, double eps) {
+  const bool sameTypes = weight.scalar_type() == x.scalar_type() &&
+                         (!gate.defined() || gate.scalar_type() == x.scalar_type());
+  return x.is_cpu() && sameTypes ? normOnCpu(variant, x, gate, weight, eps)
+                                 : normWithAten(variant, x, gate, weight, eps);
 }
 
 }  // namespace
@@ -98,12 +112,14 @@ at::Tensor rmsNormZeroCentred(const at::Tensor& x, const at::Tensor& weight, dou
   return norm(Variant::ZeroCentred, x, {}, weight, eps);
 }
 
-at::Tensor rmsNormGated(const at::Tensor& x, const at::Tensor& gate, const at::Tensor& weight, double eps) {
+at::Tensor rmsNormGated(const at::Tensor& x, const at::Tensor& gate, const at::Tensor& weight,
+                        double eps) {
   return norm(Variant::Gated, x, gate, weight, eps);
 }
 
 at::Tensor rmsNorm(NormKind kind, const at::Tensor& x, const at::Tensor& weight, double eps) {
-  return kind == NormKind::Qwen3 ? rmsNormQwen3(x, weight, eps) : rmsNormZeroCentred(x, weight, eps);
+  return kind == NormKind::Qwen3 ? rmsNormQwen3(x, weight, eps)
+                                 : rmsNormZeroCentred(x, weight, eps);
 }
 
 }  // namespace dfi::engine

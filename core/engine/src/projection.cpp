@@ -14,8 +14,8 @@ namespace {
 // out[r] = sum_i x[i] * w[r][i] for rows [begin, end), in fp32 with 32 running sums (two
 // AVX-512 registers), so the loads, not a chain of dependent adds, set the pace.
 template <typename W>
-[[gnu::always_inline]] inline void matrixVectorRows(const float* x, const W* w, float* out, int64_t n, int64_t begin,
-                                                    int64_t end) {
+[[gnu::always_inline]] inline void matrixVectorRows(const float* x, const W* w, float* out,
+                                                    int64_t n, int64_t begin, int64_t end) {
   constexpr int64_t kLanes = 32;
   for (int64_t r = begin; r < end; ++r) {
     const W* row = w + r * n;
@@ -30,20 +30,21 @@ template <typename W>
   }
 }
 
-DFI_CPU_CLONES void matrixVectorCloned(const float* x, const float* w, float* out, int64_t n, int64_t begin,
-                                       int64_t end) {
+DFI_CPU_CLONES void matrixVectorCloned(const float* x, const float* w, float* out, int64_t n,
+                                       int64_t begin, int64_t end) {
   matrixVectorRows(x, w, out, n, begin, end);
 }
 
-DFI_CPU_CLONES void matrixVectorCloned(const float* x, const c10::BFloat16* w, float* out, int64_t n, int64_t begin,
-                                       int64_t end) {
+DFI_CPU_CLONES void matrixVectorCloned(const float* x, const c10::BFloat16* w, float* out,
+                                       int64_t n, int64_t begin, int64_t end) {
   matrixVectorRows(x, w, out, n, begin, end);
 }
 
 bool isMatrixVectorOnCpu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   const at::ScalarType type = weight.scalar_type();
-  return x.is_cpu() && weight.is_cpu() && !bias.defined() && weight.dim() == 2 && weight.is_contiguous() &&
-         x.scalar_type() == type && (type == at::kFloat || type == at::kBFloat16) && x.dim() >= 1 &&
+  return x.is_cpu() && weight.is_cpu() && !bias.defined() && weight.dim() == 2 &&
+         weight.is_contiguous() && x.scalar_type() == type &&
+         (type == at::kFloat || type == at::kBFloat16) && x.dim() >= 1 &&
          x.size(-1) == weight.size(1) && x.numel() == x.size(-1);
 }
 
