@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -278,8 +279,14 @@ at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Te
     const at::Tensor perBlock = block.view({kvHeads, batch, perBatch, d}).transpose(0, 1);
     return at::cat({context.unsqueeze(0).expand({batch, kvHeads, context.size(1), d}), perBlock}, 2);
   };
-  const at::Tensor keys = withOwnBlock(cache.keys(layer), blockKeys);
-  const at::Tensor values = withOwnBlock(cache.values(layer), blockValues);
+  at::Tensor keys, values;
+  if (blocks == 0) {  // drafting: the block goes after the cached context, in place
+    std::tie(keys, values) = cache.withBlock(layer, blockKeys, blockValues);
+    keys = keys.unsqueeze(0), values = values.unsqueeze(0);
+  } else {
+    keys = withOwnBlock(cache.keys(layer), blockKeys);
+    values = withOwnBlock(cache.values(layer), blockValues);
+  }
   const at::Tensor queries = q.view({heads, batch, perBatch, d}).transpose(0, 1);  // [batch, heads, rows, d]
   auto merged = [&](const at::Tensor& out) {  // [batch, heads, rows, d] -> [rows, heads * d]
     return out.permute({0, 2, 1, 3}).reshape({rows, heads * d});

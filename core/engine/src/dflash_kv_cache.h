@@ -5,6 +5,7 @@
 // context; crop() moves it back to an earlier position (a re-draft at an older anchor).
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -22,16 +23,27 @@ class DrafterKvCache {
   // keys, values: [kvHeads, S, headDim] for positions length() .. length()+S-1 of `layer`.
   // The length grows once the last layer has appended (a call appends to every layer).
   void append(int layer, const at::Tensor& keys, const at::Tensor& values);
-  // Undefined tensors while empty.
-  const at::Tensor& keys(int layer) const { return keys_.at(static_cast<std::size_t>(layer)); }
-  const at::Tensor& values(int layer) const { return values_.at(static_cast<std::size_t>(layer)); }
+  // The layer's context, [kvHeads, length(), headDim]; undefined tensors while empty.
+  at::Tensor keys(int layer) const;
+  at::Tensor values(int layer) const;
+  // The layer's context followed by a block's transient keys and values [kvHeads, B, headDim],
+  // as [kvHeads, length() + B, headDim] views of the cache's own storage: the block is written
+  // after the context without being committed, so no call copies the context (the next append
+  // or block overwrites it; use the views before that).
+  std::pair<at::Tensor, at::Tensor> withBlock(int layer, const at::Tensor& blockKeys, const at::Tensor& blockValues);
 
   // Keeps positions 0 .. length-1; throws dfi::UsageError when length > length().
   void crop(std::int64_t length);
 
  private:
-  std::vector<at::Tensor> keys_;
+  // Room for `rows` positions in `layer`, keeping what it holds (capacity doubles).
+  void reserve(std::size_t layer, std::int64_t rows, const at::Tensor& like);
+  // Writes keys/values at positions layerLength_[layer] onwards, returns the views up to their end.
+  std::pair<at::Tensor, at::Tensor> write(std::size_t layer, const at::Tensor& keys, const at::Tensor& values);
+
+  std::vector<at::Tensor> keys_;    // per layer: [kvHeads, capacity, headDim] storage
   std::vector<at::Tensor> values_;
+  std::vector<std::int64_t> layerLength_;  // context rows held per layer
   std::int64_t length_ = 0;
 };
 
