@@ -34,14 +34,15 @@ Attention::Attention(const WeightLoader& weights, const std::string& prefix, con
   const int64_t h = dims.hiddenSize, hd = dims.headDim;
   const int64_t qRows = dims.numHeads * hd * (dims.outputGate ? 2 : 1);
   const int64_t kvRows = dims.numKvHeads * hd;
-  qProj_ = weights.load(prefix + "q_proj.weight", {qRows, h}, device);
-  kProj_ = weights.load(prefix + "k_proj.weight", {kvRows, h}, device);
-  vProj_ = weights.load(prefix + "v_proj.weight", {kvRows, h}, device);
+  // q, k and v as one [qRows + 2 kvRows, h] product: one GEMM per layer instead of three.
+  qkvProj_ = at::cat({weights.load(prefix + "q_proj.weight", {qRows, h}, device),
+                      weights.load(prefix + "k_proj.weight", {kvRows, h}, device),
+                      weights.load(prefix + "v_proj.weight", {kvRows, h}, device)});
   oProj_ = weights.load(prefix + "o_proj.weight", {h, dims.numHeads * hd}, device);
   if (dims.bias) {
-    qBias_ = weights.load(prefix + "q_proj.bias", {qRows}, device);
-    kBias_ = weights.load(prefix + "k_proj.bias", {kvRows}, device);
-    vBias_ = weights.load(prefix + "v_proj.bias", {kvRows}, device);
+    qkvBias_ = at::cat({weights.load(prefix + "q_proj.bias", {qRows}, device),
+                        weights.load(prefix + "k_proj.bias", {kvRows}, device),
+                        weights.load(prefix + "v_proj.bias", {kvRows}, device)});
     oBias_ = weights.load(prefix + "o_proj.bias", {h}, device);
   }
   qNorm_ = weights.load(prefix + "q_norm.weight", {hd}, device);
@@ -50,7 +51,9 @@ Attention::Attention(const WeightLoader& weights, const std::string& prefix, con
 
 at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, KvCache* cache) const {
   const int64_t batch = x.size(0), steps = x.size(1), hd = dims_.headDim;
-  at::Tensor q = project(x, qProj_, qBias_);
+  const int64_t kvRows = dims_.numKvHeads * hd, qRows = qkvProj_.size(0) - 2 * kvRows;
+  const at::Tensor qkv = project(x, qkvProj_, qkvBias_);
+  at::Tensor q = qkv.narrow(-1, 0, qRows);
   at::Tensor gate;
   if (dims_.outputGate) {
     // Per head the rows are [query (hd) | gate (hd)], not all queries then all gates.
@@ -59,10 +62,10 @@ at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, K
     gate = qg.narrow(-1, hd, hd).reshape({batch, steps, dims_.numHeads * hd});
   }
   q = rmsNorm(dims_.norm, q.reshape({batch, steps, dims_.numHeads, hd}), qNorm_, dims_.eps).transpose(1, 2);
-  at::Tensor k = rmsNorm(dims_.norm, project(x, kProj_, kBias_).view({batch, steps, dims_.numKvHeads, hd}),
+  at::Tensor k = rmsNorm(dims_.norm, qkv.narrow(-1, qRows, kvRows).view({batch, steps, dims_.numKvHeads, hd}),
                          kNorm_, dims_.eps)
                      .transpose(1, 2);
-  at::Tensor v = project(x, vProj_, vBias_).view({batch, steps, dims_.numKvHeads, hd}).transpose(1, 2);
+  at::Tensor v = qkv.narrow(-1, qRows + kvRows, kvRows).view({batch, steps, dims_.numKvHeads, hd}).transpose(1, 2);
   q = Rotary::apply(q, angles);
   k = Rotary::apply(k, angles);
 

@@ -53,8 +53,8 @@ class Attention {
 
  private:
   AttentionDims dims_;
-  at::Tensor qProj_, kProj_, vProj_, oProj_;
-  at::Tensor qBias_, kBias_, vBias_, oBias_;  // undefined without attention_bias
+  at::Tensor qkvProj_, oProj_;  // q_proj, k_proj and v_proj stacked
+  at::Tensor qkvBias_, oBias_;  // undefined without attention_bias
   at::Tensor qNorm_, kNorm_;
 };
 

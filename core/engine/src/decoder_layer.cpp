@@ -66,8 +66,9 @@ DecoderLayer::DecoderLayer(const WeightLoader& weights, const TargetConfig& conf
                           {.item = "num_experts"});
   inputNorm_ = weights.load(prefix + "input_layernorm.weight", {h}, device);
   postNorm_ = weights.load(prefix + "post_attention_layernorm.weight", {h}, device);
-  gateProj_ = weights.load(prefix + "mlp.gate_proj.weight", {inter, h}, device);
-  upProj_ = weights.load(prefix + "mlp.up_proj.weight", {inter, h}, device);
+  // gate and up as one [2 inter, h] product: one GEMM instead of two.
+  gateUpProj_ = at::cat({weights.load(prefix + "mlp.gate_proj.weight", {inter, h}, device),
+                         weights.load(prefix + "mlp.up_proj.weight", {inter, h}, device)});
   downProj_ = weights.load(prefix + "mlp.down_proj.weight", {h, inter}, device);
 }
 
@@ -78,7 +79,9 @@ at::Tensor DecoderLayer::forward(const at::Tensor& x, const RotaryAngles& angles
                                    : attention_->forward(normed, angles, cache ? &cache->attention(index_) : nullptr);
   const at::Tensor h = x + mixed;
   const at::Tensor m = rmsNorm(norm_, h, postNorm_, eps_);
-  return h + project(at::silu(project(m, gateProj_)) * project(m, upProj_), downProj_);
+  const at::Tensor gateUp = project(m, gateUpProj_);
+  const int64_t inter = gateUpProj_.size(0) / 2;
+  return h + project(at::silu(gateUp.narrow(-1, 0, inter)) * gateUp.narrow(-1, inter, inter), downProj_);
 }
 
 }  // namespace dfi::engine

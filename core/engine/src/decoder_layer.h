@@ -33,7 +33,7 @@ class DecoderLayer {
   std::optional<Attention> attention_;
   std::optional<GatedDeltaNet> linear_;
   at::Tensor inputNorm_, postNorm_;
-  at::Tensor gateProj_, upProj_, downProj_;
+  at::Tensor gateUpProj_, downProj_;  // gate_proj and up_proj stacked
 };
 
 // The norm variant of a family: Qwen3's plain w, or the 1+w of Qwen3.5 and Qwen3-Next.

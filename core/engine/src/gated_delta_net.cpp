@@ -53,6 +53,25 @@ at::Tensor causalConvSilu(const at::Tensor& inputAnyLayout, const at::Tensor& we
   return out;
 }
 
+// Qwen3-Next groups the fused rows by key head: per head g, [q_g | k_g | v_g (r*dv) | z_g (r*dv)]
+// and [b_g (r) | a_g (r)]. Regrouped once into Qwen3.5's order (all q, all k, all v, z, b, a),
+// one forward serves both.
+at::Tensor regroupedQwen3NextProjections(const WeightLoader& weights, const std::string& prefix,
+                                         const GatedDeltaNetDims& dims, at::Device device) {
+  const int64_t h = dims.hiddenSize, hk = dims.numKeyHeads, dk = dims.keyHeadDim;
+  const int64_t r = dims.numValueHeads / dims.numKeyHeads, groupV = r * dims.valueHeadDim;
+  const at::Tensor qkvz =
+      weights.load(prefix + "in_proj_qkvz.weight", {2 * dims.keyDim() + 2 * dims.valueDim(), h}, device)
+          .view({hk, 2 * dk + 2 * groupV, h});
+  const at::Tensor ba =
+      weights.load(prefix + "in_proj_ba.weight", {2 * int64_t{dims.numValueHeads}, h}, device).view({hk, 2 * r, h});
+  auto rows = [&](const at::Tensor& grouped, int64_t start, int64_t count) {
+    return grouped.narrow(1, start, count).reshape({-1, h});
+  };
+  return at::cat({rows(qkvz, 0, dk), rows(qkvz, dk, dk), rows(qkvz, 2 * dk, groupV), rows(qkvz, 2 * dk + groupV, groupV),
+                  rows(ba, 0, r), rows(ba, r, r)});
+}
+
 }  // namespace
 
 void LinearAttentionState::rewind(int64_t tokens) {
@@ -80,12 +99,12 @@ GatedDeltaNet::GatedDeltaNet(const WeightLoader& weights, const std::string& pre
     : dims_(dims) {
   const int64_t h = dims.hiddenSize, hv = dims.numValueHeads;
   if (weights.contains(prefix + "in_proj_qkvz.weight")) {
-    loadFused(weights, prefix, device);
+    inProj_ = regroupedQwen3NextProjections(weights, prefix, dims, device);
   } else {
-    inProjQkv_ = weights.load(prefix + "in_proj_qkv.weight", {dims.convDim(), h}, device);
-    inProjZ_ = weights.load(prefix + "in_proj_z.weight", {dims.valueDim(), h}, device);
-    inProjB_ = weights.load(prefix + "in_proj_b.weight", {hv, h}, device);
-    inProjA_ = weights.load(prefix + "in_proj_a.weight", {hv, h}, device);
+    inProj_ = at::cat({weights.load(prefix + "in_proj_qkv.weight", {dims.convDim(), h}, device),
+                       weights.load(prefix + "in_proj_z.weight", {dims.valueDim(), h}, device),
+                       weights.load(prefix + "in_proj_b.weight", {hv, h}, device),
+                       weights.load(prefix + "in_proj_a.weight", {hv, h}, device)});
   }
   conv_ = weights.load(prefix + "conv1d.weight", {dims.convDim(), 1, dims.convKernel}, device);
   dtBias_ = weights.load(prefix + "dt_bias", {hv}, device);
@@ -94,34 +113,16 @@ GatedDeltaNet::GatedDeltaNet(const WeightLoader& weights, const std::string& pre
   outProj_ = weights.load(prefix + "out_proj.weight", {h, dims.valueDim()}, device);
 }
 
-// Qwen3-Next groups the fused rows by key head: per head g, [q_g | k_g | v_g (r*dv) | z_g (r*dv)]
-// and [b_g (r) | a_g (r)]. Regrouping them once gives Qwen3.5's layout, so one forward serves both.
-void GatedDeltaNet::loadFused(const WeightLoader& weights, const std::string& prefix, at::Device device) {
-  const int64_t h = dims_.hiddenSize, hk = dims_.numKeyHeads, dk = dims_.keyHeadDim;
-  const int64_t r = dims_.numValueHeads / dims_.numKeyHeads, groupV = r * dims_.valueHeadDim;
-  const at::Tensor qkvz = weights.load(prefix + "in_proj_qkvz.weight",
-                                       {2 * dims_.keyDim() + 2 * dims_.valueDim(), h}, device)
-                              .view({hk, 2 * dk + 2 * groupV, h});
-  const at::Tensor ba = weights.load(prefix + "in_proj_ba.weight", {2 * int64_t{dims_.numValueHeads}, h}, device)
-                            .view({hk, 2 * r, h});
-  auto rows = [&](const at::Tensor& grouped, int64_t start, int64_t count) {
-    return grouped.narrow(1, start, count).reshape({-1, h});
-  };
-  inProjQkv_ = at::cat({rows(qkvz, 0, dk), rows(qkvz, dk, dk), rows(qkvz, 2 * dk, groupV)}, 0);
-  inProjZ_ = rows(qkvz, 2 * dk + groupV, groupV).contiguous();
-  inProjB_ = rows(ba, 0, r).contiguous();
-  inProjA_ = rows(ba, r, r).contiguous();
-}
-
 at::Tensor GatedDeltaNet::forward(const at::Tensor& x, LinearAttentionState* state, bool rewindable) const {
   const int64_t batch = x.size(0), steps = x.size(1);
   const int64_t hv = dims_.numValueHeads, dk = dims_.keyHeadDim, dv = dims_.valueHeadDim;
   const int64_t window = dims_.convKernel - 1, channels = dims_.convDim();
 
-  const at::Tensor mixed = project(x, inProjQkv_).transpose(1, 2);  // [B, convDim, T]
-  const at::Tensor z = project(x, inProjZ_).view({batch, steps, hv, dv});
-  const at::Tensor b = project(x, inProjB_);
-  const at::Tensor a = project(x, inProjA_);
+  const at::Tensor projected = project(x, inProj_);  // [B, T, convDim | valueDim | hv | hv]
+  const at::Tensor mixed = projected.narrow(-1, 0, channels).transpose(1, 2);  // [B, convDim, T]
+  const at::Tensor z = projected.narrow(-1, channels, dims_.valueDim()).view({batch, steps, hv, dv});
+  const at::Tensor b = projected.narrow(-1, channels + dims_.valueDim(), hv);
+  const at::Tensor a = projected.narrow(-1, channels + dims_.valueDim() + hv, hv);
 
   // Causal depthwise conv: prepend the cached window (zeros at the start of a sequence), so
   // prefill and decode are one code path and the result equals transformers' zero padding.

@@ -55,10 +55,9 @@ class GatedDeltaNet {
   at::Tensor forward(const at::Tensor& x, LinearAttentionState* state, bool rewindable = false) const;
 
  private:
-  void loadFused(const WeightLoader& weights, const std::string& prefix, at::Device device);
-
   GatedDeltaNetDims dims_;
-  at::Tensor inProjQkv_, inProjZ_, inProjB_, inProjA_;
+  // in_proj_qkv, in_proj_z, in_proj_b and in_proj_a stacked in that order: one GEMM.
+  at::Tensor inProj_;
   at::Tensor conv_;  // [convDim, 1, K]
   at::Tensor dtBias_, aLog_, norm_, outProj_;
 };
