@@ -81,9 +81,8 @@ void LinearAttentionState::rewind(int64_t tokens) {
   // Recompute the state over the kept tokens from the state before the forward (see
   // ModelCache for why this beats storing a state per token).
   recurrent = tokens == 0 ? startState
-                          : gatedDeltaRule(q.narrow(1, 0, tokens), k.narrow(1, 0, tokens),
-                                                    v.narrow(1, 0, tokens), g.narrow(1, 0, tokens),
-                                                    beta.narrow(1, 0, tokens), startState)
+                          : gatedDeltaRule(q.narrow(1, 0, tokens), k.narrow(1, 0, tokens), v.narrow(1, 0, tokens),
+                                           g.narrow(1, 0, tokens), beta.narrow(1, 0, tokens), startState)
                                 .finalState;
   conv = convInput.narrow(2, tokens, window).contiguous();
   convInput = convInput.narrow(2, 0, window + tokens);

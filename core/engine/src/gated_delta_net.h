@@ -2,7 +2,8 @@
 // The Gated DeltaNet token mixer of Qwen3.5 / Qwen3.6 / Qwen3-Next linear-attention layers
 // (spec-qwen 3.3-3.5): projections, depthwise causal conv + SiLU, the gated delta rule with an
 // fp32 state, the gated output RMSNorm and out_proj. Qwen3-Next's fused in_proj_qkvz /
-// in_proj_ba are regrouped at load time into Qwen3.5's separate projections.
+// in_proj_ba are regrouped at load time into Qwen3.5's order; all input projections are stacked
+// into one weight (one GEMM).
 
 #include <string>
 
@@ -30,12 +31,12 @@ struct GatedDeltaNetDims {
 // rewound to any shorter prefix of that forward (speculative verification rejects a suffix).
 struct LinearAttentionState {
   at::Tensor conv;       // [B, convDim, K-1]: the last K-1 pre-conv inputs (only they reach the next output)
-  at::Tensor recurrent;  // [B, Hv, dk, dv] fp32
+  at::Tensor recurrent;  // [B, Hv, dk, dv] in the rule's accumulation type (fp64 for fp32 models)
 
   // Recorded by the last cached forward (released by commit()):
   at::Tensor convInput;   // [B, convDim, K-1+T]: the previous window followed by the T new inputs
   at::Tensor startState;  // recurrent state before the forward
-  at::Tensor q, k, v, g, beta;  // delta-rule inputs of the T tokens (heads already expanded)
+  at::Tensor q, k, v, g, beta;  // delta-rule inputs of the T tokens (q and k per key head)
 
   bool empty() const { return !recurrent.defined(); }
   int64_t recordedTokens() const { return v.defined() ? v.size(1) : 0; }
@@ -49,8 +50,8 @@ class GatedDeltaNet {
   GatedDeltaNet(const WeightLoader& weights, const std::string& prefix, const GatedDeltaNetDims& dims,
                 at::Device device);
 
-  // x: [B, T, H] (already input-normed). With a state: continues from it (chunked form with the
-  // cached state as initial state, conv over the cached window) and updates it. `rewindable`
+  // x: [B, T, H] (already input-normed). With a state: continues from it (the delta rule from
+  // the cached state, conv over the cached window) and updates it. `rewindable`
   // records what LinearAttentionState::rewind needs (verification blocks, not long prefills).
   at::Tensor forward(const at::Tensor& x, LinearAttentionState* state, bool rewindable = false) const;
 
