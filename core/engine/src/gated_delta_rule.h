@@ -30,8 +30,9 @@ DeltaRuleResult recurrentGatedDeltaRule(const at::Tensor& q, const at::Tensor& k
                                         const at::Tensor& initialState);
 
 // The recurrence on the CPU, the chunked form elsewhere. On the CPU the recurrence is faster at
-// every length bench_gated_delta_rule measures (1 to 512 tokens: 2.7-7x for the demo's heads,
-// 1.1-7.6x for a Qwen3.5-sized layer), since the chunked form's fp64 work is many small ops.
+// every length and shape bench_gated_delta_rule measures (1 to 1024 tokens, 1 and 2 threads,
+// the demo's heads up to a Qwen3.5-9B-sized layer: 1.8-11x), since the chunked form's fp64 work
+// is many small ops.
 DeltaRuleResult gatedDeltaRule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& g,
                                const at::Tensor& beta, const at::Tensor& initialState);
 
