@@ -100,15 +100,18 @@ std::vector<std::uint8_t> inferenceMask(const MaskSpec& spec, std::int64_t ancho
   return mask;
 }
 
-std::vector<std::uint8_t> trainingMask(const MaskSpec& spec, std::span<const std::int64_t> anchors,
-                                       std::int64_t sequenceLength) {
+std::vector<std::uint8_t> trainingMaskPerBlock(const MaskSpec& spec, std::span<const std::int64_t> anchors,
+                                               std::int64_t sequenceLength) {
   const std::int64_t rows = static_cast<std::int64_t>(anchors.size()) * spec.blockSize;
-  const std::int64_t columns = sequenceLength + rows;
+  const std::int64_t columns = sequenceLength + spec.blockSize;
   std::vector<std::uint8_t> mask(static_cast<std::size_t>(rows * columns));
-  for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t k = 0; k < columns; ++k)
-      mask[static_cast<std::size_t>(r * columns + k)] =
-          trainingCell(spec, anchors, sequenceLength, r, k).allowed;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t ownBlockStart = sequenceLength + (r / spec.blockSize) * spec.blockSize;
+    for (std::int64_t k = 0; k < columns; ++k) {
+      const std::int64_t key = k < sequenceLength ? k : ownBlockStart + (k - sequenceLength);
+      mask[static_cast<std::size_t>(r * columns + k)] = trainingCell(spec, anchors, sequenceLength, r, key).allowed;
+    }
+  }
   return mask;
 }
 

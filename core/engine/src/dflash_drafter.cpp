@@ -38,24 +38,6 @@ at::Tensor maskTensor(const std::vector<std::uint8_t>& mask, std::int64_t rows, 
   return at::tensor(mask, at::kByte).view({rows, columns}).to(device, at::kBool);
 }
 
-// The training layout's dense mask [N*B, T + N*B] cut to each block's own keys,
-// [N, 1, B, T + B] bool: context columns, then the block's own B columns. Another block's keys
-// are never allowed (MaskReason::OtherBlock), so attending block by block over
-// [context | own block] is the same attention with (T + B) / (T + N*B) of the work.
-at::Tensor perBlockTrainingMask(const std::vector<std::uint8_t>& dense, std::int64_t blocks, int b,
-                                std::int64_t contextLength, at::Device device) {
-  const std::int64_t columns = contextLength + blocks * b, keys = contextLength + b;
-  std::vector<std::uint8_t> perBlock(static_cast<std::size_t>(blocks * b * keys));
-  for (std::int64_t row = 0; row < blocks * b; ++row) {
-    const std::uint8_t* from = dense.data() + row * columns;
-    std::uint8_t* to = perBlock.data() + row * keys;
-    std::copy(from, from + contextLength, to);
-    const std::uint8_t* own = from + contextLength + (row / b) * b;
-    std::copy(own, own + b, to + contextLength);
-  }
-  return maskTensor(perBlock, blocks * b, keys, device).view({blocks, 1, b, keys});
-}
-
 void require(bool ok, const std::string& item, const std::string& message) {
   if (!ok) throw ValidationError(message, ErrorContext{.file = "", .item = item});
 }
@@ -201,8 +183,9 @@ void DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& 
   layout.blocks = n;
   for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
     if (!hasLayersOf(kind)) continue;
-    at::Tensor mask = perBlockTrainingMask(analysis::trainingMask(maskSpec(variant, kind), anchors, length), n, b,
-                                           length, device_);
+    at::Tensor mask = maskTensor(analysis::trainingMaskPerBlock(maskSpec(variant, kind), anchors, length), n * b,
+                                 length + b, device_)
+                          .view({n, 1, b, length + b});
     (kind == LayerAttention::Full ? layout.fullMask : layout.slidingMask) = std::move(mask);
   }
   const at::Tensor anchorIndex = at::tensor(std::vector<std::int64_t>(anchors.begin(), anchors.end()), at::kLong);
@@ -273,7 +256,7 @@ at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Te
   const auto [blockKeys, blockValues] = keysValues(layer, x, blockAngles);
   // [batch, heads, rows per batch, d] against [batch, kvHeads, keys, d]: one batch of all rows
   // over [context | block] when drafting, one per block over [context | own block] in the
-  // training layout (see perBlockTrainingMask).
+  // training layout (see analysis::trainingMaskPerBlock).
   const std::int64_t batch = std::max<std::int64_t>(1, blocks), perBatch = rows / batch;
   auto withOwnBlock = [&](const at::Tensor& context, const at::Tensor& block) {  // [kvHeads, *, d] each
     const at::Tensor perBlock = block.view({kvHeads, batch, perBatch, d}).transpose(0, 1);

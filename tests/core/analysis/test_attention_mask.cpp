@@ -20,14 +20,38 @@ bool publishedTrainingRule(std::int64_t q, std::int64_t k, const std::vector<std
 
 TEST(AttentionMask, ReferenceTrainingMaskIsThePublishedRule) {
   const std::vector<std::int64_t> anchors{0, 3, 9, 20};
-  const std::int64_t T = 40;
+  const std::int64_t T = 40, rows = 16;
   const MaskSpec spec{.blockSize = 4};
-  const auto mask = trainingMask(spec, anchors, T);
-  const std::int64_t rows = 16, cols = T + rows;
+  // Every cell of the dense [context | all blocks] layout, as the published rule has it.
+  for (std::int64_t q = 0; q < rows; ++q)
+    for (std::int64_t k = 0; k < T + rows; ++k)
+      ASSERT_EQ(trainingCell(spec, anchors, T, q, k).allowed, publishedTrainingRule(q, k, anchors, T, 4))
+          << q << "," << k;
+  // The per-block layout: each row's context columns, then its own block's 4 columns.
+  const auto mask = trainingMaskPerBlock(spec, anchors, T);
+  const std::int64_t cols = T + 4;
   ASSERT_EQ(mask.size(), static_cast<size_t>(rows * cols));
   for (std::int64_t q = 0; q < rows; ++q)
-    for (std::int64_t k = 0; k < cols; ++k)
-      ASSERT_EQ(mask[q * cols + k], publishedTrainingRule(q, k, anchors, T, 4)) << q << "," << k;
+    for (std::int64_t k = 0; k < cols; ++k) {
+      const std::int64_t denseKey = k < T ? k : T + (q / 4) * 4 + (k - T);
+      ASSERT_EQ(mask[q * cols + k], publishedTrainingRule(q, denseKey, anchors, T, 4)) << q << "," << k;
+    }
+}
+
+// The per-block layout leaves out only cells that no variant or layer type ever allows.
+TEST(AttentionMask, NoVariantLetsABlockSeeAnotherBlock) {
+  const std::vector<std::int64_t> anchors{2, 7, 13};
+  const std::int64_t T = 24, rows = 12;
+  for (MaskVariant variant : kAllMaskVariants)
+    for (LayerAttention layer : {LayerAttention::Full, LayerAttention::Sliding}) {
+      const MaskSpec spec{.variant = variant, .layer = layer, .blockSize = 4, .slidingWindow = 6};
+      for (std::int64_t q = 0; q < rows; ++q)
+        for (std::int64_t k = T; k < T + rows; ++k) {
+          if ((k - T) / 4 != q / 4) {
+            EXPECT_FALSE(trainingCell(spec, anchors, T, q, k).allowed) << q << "," << k;
+          }
+        }
+    }
 }
 
 TEST(AttentionMask, AnchorVisibleDiffersExactlyAtTheAnchorColumn) {

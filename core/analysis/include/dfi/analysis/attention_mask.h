@@ -76,7 +76,11 @@ MaskCell trainingCell(const MaskSpec& spec, std::span<const std::int64_t> anchor
 // Dense row-major masks (1 = allowed) for the engine and for small displays; the GUI samples
 // large ones cell by cell instead.
 std::vector<std::uint8_t> inferenceMask(const MaskSpec& spec, std::int64_t anchor);
-std::vector<std::uint8_t> trainingMask(const MaskSpec& spec, std::span<const std::int64_t> anchors,
-                                       std::int64_t sequenceLength);
+// The training layout without the cells that are never allowed: each query row over the T
+// context keys and the B keys of its own block, [N*B, T + B]. Another block's keys are always
+// MaskReason::OtherBlock, so attending block by block over [context | own block] is the whole
+// training attention with (T + B) / (T + N*B) of the work.
+std::vector<std::uint8_t> trainingMaskPerBlock(const MaskSpec& spec, std::span<const std::int64_t> anchors,
+                                               std::int64_t sequenceLength);
 
 }  // namespace dfi::analysis
