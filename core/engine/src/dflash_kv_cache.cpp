@@ -39,7 +39,6 @@ void DrafterKvCache::append(int layer, const at::Tensor& keys, const at::Tensor&
   const auto i = static_cast<std::size_t>(layer);
   write(i, keys, values);
   layerLength_[i] += keys.size(1);
-  if (i + 1 == keys_.size()) length_ = layerLength_[i];
 }
 
 std::pair<at::Tensor, at::Tensor> DrafterKvCache::withBlock(int layer, const at::Tensor& blockKeys,
@@ -57,12 +56,11 @@ at::Tensor DrafterKvCache::values(int layer) const {
   return values_.at(i).defined() ? values_[i].narrow(1, 0, layerLength_[i]) : at::Tensor();
 }
 
-void DrafterKvCache::crop(std::int64_t length) {
-  if (length < 0 || length > length_)
-    throw UsageError("cannot crop the drafter cache to " + std::to_string(length) +
-                     " positions: it holds " + std::to_string(length_));
-  std::fill(layerLength_.begin(), layerLength_.end(), length);
-  length_ = length;
+void DrafterKvCache::crop(std::int64_t keep) {
+  if (keep < 0 || keep > length())
+    throw UsageError("cannot crop the drafter cache to " + std::to_string(keep) +
+                     " positions: it holds " + std::to_string(length()));
+  std::fill(layerLength_.begin(), layerLength_.end(), keep);
 }
 
 }  // namespace dfi::engine

@@ -17,7 +17,7 @@ class DrafterKvCache {
   explicit DrafterKvCache(int numLayers);
 
   // Number of context positions held (0 .. length()-1); equal in every layer.
-  std::int64_t length() const { return length_; }
+  std::int64_t length() const { return layerLength_.empty() ? 0 : layerLength_.back(); }
   int numLayers() const { return static_cast<int>(keys_.size()); }
 
   // keys, values: [kvHeads, S, headDim] for positions length() .. length()+S-1 of `layer`.
@@ -32,8 +32,8 @@ class DrafterKvCache {
   // or block overwrites it; use the views before that).
   std::pair<at::Tensor, at::Tensor> withBlock(int layer, const at::Tensor& blockKeys, const at::Tensor& blockValues);
 
-  // Keeps positions 0 .. length-1; throws dfi::UsageError when length > length().
-  void crop(std::int64_t length);
+  // Keeps positions 0 .. keep-1; throws dfi::UsageError when keep > length().
+  void crop(std::int64_t keep);
 
  private:
   // Room for `rows` positions in `layer`, keeping what it holds (capacity doubles).
@@ -44,7 +44,6 @@ class DrafterKvCache {
   std::vector<at::Tensor> keys_;    // per layer: [kvHeads, capacity, headDim] storage
   std::vector<at::Tensor> values_;
   std::vector<std::int64_t> layerLength_;  // context rows held per layer
-  std::int64_t length_ = 0;
 };
 
 }  // namespace dfi::engine

@@ -1,13 +1,13 @@
 #include "gated_delta_rule.h"
 
-#include "cpu_clones.h"
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+
+#include "cpu_clones.h"
 
 namespace dfi::engine {
 namespace {
@@ -114,13 +114,12 @@ DFI_RECUR_HEAD(float)
 template <typename Acc>
 DeltaRuleResult recurrentOnCpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& g, const at::Tensor& beta,
-                               const at::Tensor& initialState, at::ScalarType type) {
+                               const at::Tensor& initialState) {
   const int64_t batch = v.size(0), steps = v.size(1), heads = v.size(2), dk = k.size(-1),
                 dv = v.size(-1);
   const int64_t keyHeads = k.size(2), group = heads / keyHeads;
-  auto tokenMajor = [type](const at::Tensor& x) {
-    return x.to(type).contiguous();
-  };  // [B, T, H, ...]
+  // Inputs stay token-major, [B, T, H, ...], in the accumulation type.
+  auto tokenMajor = [](const at::Tensor& x) { return x.to(c10::CppTypeToScalarType<Acc>::value).contiguous(); };
   const at::Tensor Q = tokenMajor(q), K = tokenMajor(k), V = tokenMajor(v), G = tokenMajor(g),
                    Beta = tokenMajor(beta);
   at::Tensor state = at::empty({batch, heads, dk, dv}, V.options());
@@ -156,9 +155,8 @@ DeltaRuleResult recurrentGatedDeltaRule(const at::Tensor& q, const at::Tensor& k
   // Other devices run the same recurrence as one chunk (a single launch sequence instead of a
   // kernel per token and operation).
   if (!v.is_cpu()) return chunkedGatedDeltaRule(q, k, v, g, beta, initialState, v.size(1));
-  const at::ScalarType type = accumulationType(v);
-  return type == at::kDouble ? recurrentOnCpu<double>(q, k, v, g, beta, initialState, type)
-                             : recurrentOnCpu<float>(q, k, v, g, beta, initialState, type);
+  return accumulationType(v) == at::kDouble ? recurrentOnCpu<double>(q, k, v, g, beta, initialState)
+                                            : recurrentOnCpu<float>(q, k, v, g, beta, initialState);
 }
 
 DeltaRuleResult gatedDeltaRule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
@@ -196,8 +194,8 @@ DeltaRuleResult chunkedGatedDeltaRule(const at::Tensor& q, const at::Tensor& k, 
   const at::Tensor D =
       (G.unsqueeze(-1) - G.unsqueeze(-2)).masked_fill(strictlyUpper, -INFINITY).exp();
 
-  // UT transform: A = I + strictly_lower((beta K) K^T * D); U = A^-1 (beta V), W = A^-1 (beta K
-  // exp(G)).
+  // UT transform: A = I + strictly_lower((beta K) K^T * D);
+  // U = A^-1 (beta V), W = A^-1 (beta K exp(G)).
   const at::Tensor kBeta = K * beta4;
   const at::Tensor A = at::matmul(kBeta, K.transpose(-1, -2)) * D;
   const at::Tensor U = at::linalg_solve_triangular(A, V * beta4, /*upper=*/false, /*left=*/true,
