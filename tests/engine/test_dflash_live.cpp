@@ -6,8 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <numeric>
+#include <random>
 #include <set>
 #include <vector>
 
@@ -16,7 +20,10 @@
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/drafter_config.h"
 #include "dflash_decode.h"
+#include "dflash_parity.h"
+#include "draft_distribution.h"
 #include "dflash_teacher_forced.h"
+#include "teacher_forced_pass.h"
 
 namespace dfi::engine {
 namespace {
@@ -137,6 +144,49 @@ TEST_F(LiveLoop, TeacherForcedAcceptanceEqualsLiveAcceptance) {
   std::cout << "\n";
   EXPECT_GE(acceptedCounts.size(), 2u);
   EXPECT_TRUE(acceptedCounts.contains(0));
+}
+
+// The teacher-forced pass works forward by forward (32 anchors each) and keeps no logits past
+// a forward: its records, top-k and parity (the inference path grown across forwards in one
+// cache) must equal what the whole [N, B-1, V] logits give at once, in ascending anchor
+// order and shuffled (the carried cache restarts when an anchor needs less context).
+TEST_F(LiveLoop, TeacherForcedPassForwardByForwardEqualsTheWholeLogits) {
+  const SpeculativeResult live = speculativeDecode(*target, *drafter, kPrompts[1], {.maxNewTokens = 40});
+  const SequenceFeatures sequence = sequenceFeatures(*target, *drafter, live.tokens);
+  std::vector<std::int64_t> ascending(live.tokens.size());
+  std::iota(ascending.begin(), ascending.end(), 0);
+  ASSERT_GT(ascending.size(), 32u) << "needs more anchors than one forward takes";
+  std::vector<std::int64_t> shuffled = ascending;
+  std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937(7));
+  const analysis::MaskVariant variant = analysis::MaskVariant::Reference;
+  for (const auto& anchors : {ascending, shuffled}) {
+    const TeacherForcedPass pass = runTeacherForcedPass(sequence, *drafter, anchors, variant, {.topK = 4});
+    // Grouped as the pass groups them, so that the logits are the same bits.
+    const at::Tensor whole = drafter->teacherForced(sequence.features, sequence.ids, anchors, variant, 32);
+    const at::Tensor drafts = whole.argmax(-1).contiguous();
+    const std::vector<BlockParity> parity =
+        compareDraftPaths(inferencePathLogits(*drafter, sequence.features, sequence.ids, anchors, variant), whole);
+    ASSERT_EQ(pass.steps.size(), anchors.size());
+    EXPECT_TRUE(pass.parityFlaggedAnchors.empty());
+    for (std::size_t j = 0; j < anchors.size(); ++j) {
+      const session::StepRecord& step = pass.steps[j];
+      SCOPED_TRACE("anchor " + std::to_string(anchors[j]));
+      EXPECT_EQ(step.anchorPosition, anchors[j]);
+      for (int i = 0; i < drafter->blockSize() - 1; ++i)
+        EXPECT_EQ(step.draftTokens[static_cast<std::size_t>(i)], drafts[static_cast<std::int64_t>(j)][i].item<std::int64_t>());
+      std::vector<session::TokenId> topIds;
+      std::vector<float> topProbs;
+      fillTopK(whole[static_cast<std::int64_t>(j)], 4, topIds, topProbs);
+      EXPECT_EQ(step.topKIds, topIds);
+      EXPECT_EQ(step.topKProbs, topProbs);
+      std::map<std::string, float> recorded;
+      for (const session::StatisticRecord& st : pass.statistics[j]) recorded[st.name] = st.values.at(0);
+      // The carried cache projects the context in other row groups: last-bit differences only.
+      EXPECT_NEAR(recorded.at("parity.max_abs_diff"), parity[j].maxAbsDiff, 1e-5);
+      EXPECT_LE(recorded.at("parity.max_abs_diff"), 1e-4);
+      EXPECT_EQ(recorded.at("parity.first_differing_slot"), -1.0f);
+    }
+  }
 }
 
 }  // namespace

@@ -134,6 +134,22 @@ at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Te
                                         std::span<const std::int64_t> anchors, MaskVariant variant,
                                         std::int64_t anchorsPerForward, DrafterProbes* probes) const {
   c10::InferenceMode inference;
+  at::Tensor out = at::empty({static_cast<std::int64_t>(anchors.size()), blockSize() - 1, target_.lmHead.size(0)},
+                             target_.lmHead.options());
+  teacherForcedChunks(
+      features, tokens, anchors, variant, anchorsPerForward,
+      [&](std::size_t first, const at::Tensor& logits) {
+        out.narrow(0, static_cast<std::int64_t>(first), logits.size(0)).copy_(logits);
+      },
+      probes);
+  return out;
+}
+
+void DFlashDrafter::teacherForcedChunks(const at::Tensor& features, const at::Tensor& tokens,
+                                        std::span<const std::int64_t> anchors, MaskVariant variant,
+                                        std::int64_t anchorsPerForward, const ChunkLogitsSink& sink,
+                                        DrafterProbes* probes) const {
+  c10::InferenceMode inference;
   const std::int64_t length = features.size(0);
   if (tokens.dim() != 1 || tokens.size(0) != length)
     throw UsageError("teacher forcing needs one token per feature row: " +
@@ -149,9 +165,9 @@ at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Te
   // The first forward stores the whole sequence's context keys and values in the cache;
   // later chunks only add their blocks (blocks never see each other, so chunks are exact).
   DrafterKvCache cache = newCache();
-  // One [N, B-1, V] result that every chunk writes its rows into: on a long sequence it is
-  // hundreds of MB, and chunk results concatenated at the end cost a second copy of it.
-  at::Tensor out = at::empty({n, blockSize() - 1, target_.lmHead.size(0)}, target_.lmHead.options());
+  // One buffer for every forward's logits: fresh pages per forward cost as much as the
+  // LM head's product itself on the CPU.
+  const at::Tensor logits = at::empty({chunk, blockSize() - 1, target_.lmHead.size(0)}, target_.lmHead.options());
   std::vector<std::vector<at::Tensor>> layerOutputs;  // per chunk, per layer
   if (probes) {
     probes->attention.clear();
@@ -161,12 +177,12 @@ at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Te
     const auto part = anchors.subspan(static_cast<std::size_t>(first),
                                       static_cast<std::size_t>(std::min(chunk, n - first)));
     const at::Tensor ctx = first == 0 ? contextStates(features, probes) : contextStates(features.narrow(0, 0, 0));
-    teacherForcedChunk(cache, ctx, tokensCpu, part, variant, length, probes,
-                       out.narrow(0, first, static_cast<std::int64_t>(part.size())));
+    const at::Tensor partLogits = logits.narrow(0, 0, static_cast<std::int64_t>(part.size()));
+    teacherForcedChunk(cache, ctx, tokensCpu, part, variant, length, probes, partLogits);
+    sink(static_cast<std::size_t>(first), partLogits);
     if (probes && probes->wantLayerOutputs) layerOutputs.push_back(std::exchange(probes->layerOutputs, {}));
   }
   if (probes && probes->wantLayerOutputs) probes->layerOutputs = concatenatePerLayer(layerOutputs);
-  return out;
 }
 
 void DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,

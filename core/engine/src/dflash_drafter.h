@@ -11,6 +11,7 @@
 // Masks and block positions come from dfi::analysis so the GUI shows exactly what ran.
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -89,6 +90,18 @@ class DFlashDrafter {
                            std::span<const std::int64_t> anchors,
                            analysis::MaskVariant variant = analysis::MaskVariant::Reference,
                            std::int64_t anchorsPerForward = 0, DrafterProbes* probes = nullptr) const;
+
+  // Receives one forward's logits [n, B-1, V] for anchors[first .. first+n). The tensor is
+  // overwritten by the next forward: copy what must outlive the call.
+  using ChunkLogitsSink = std::function<void(std::size_t first, const at::Tensor& logits)>;
+
+  // teacherForced() without the [N, B-1, V] result: each forward's logits go to `sink` and are
+  // dropped. For every anchor of a long sequence over a real vocabulary the whole result is
+  // tens of GB (2048 x 15 x 151936 floats); this keeps one forward's worth.
+  void teacherForcedChunks(const at::Tensor& features, const at::Tensor& tokens,
+                           std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
+                           std::int64_t anchorsPerForward, const ChunkLogitsSink& sink,
+                           DrafterProbes* probes = nullptr) const;
 
  private:
   struct QueryLayout {

@@ -12,7 +12,7 @@ namespace dfi::engine {
 
 at::Tensor inferencePathLogits(const DFlashDrafter& drafter, const at::Tensor& features, const at::Tensor& tokens,
                                std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
-                               DrafterProbes* probes) {
+                               DrafterProbes* probes, DrafterKvCache* carried) {
   const std::int64_t length = features.size(0);
   if (anchors.empty()) throw UsageError("no anchors to draft", {.item = "anchors"});
   std::vector<std::size_t> order(anchors.size());
@@ -21,7 +21,8 @@ at::Tensor inferencePathLogits(const DFlashDrafter& drafter, const at::Tensor& f
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return anchors[a] < anchors[b]; });
   const at::Tensor tokensCpu = tokens.to(at::kCPU, at::kLong).contiguous();
   const std::int64_t* token = tokensCpu.data_ptr<std::int64_t>();
-  DrafterKvCache cache = drafter.newCache();
+  DrafterKvCache own = drafter.newCache();
+  DrafterKvCache& cache = carried ? *carried : own;
   std::vector<at::Tensor> logits(anchors.size());
   std::vector<std::vector<at::Tensor>> layerOutputs(anchors.size());
   for (std::size_t j : order) {
@@ -31,6 +32,7 @@ at::Tensor inferencePathLogits(const DFlashDrafter& drafter, const at::Tensor& f
                            " positions",
                        {.item = "anchors"});
     const std::int64_t context = analysis::inferenceContextLength(variant, anchor);
+    if (cache.length() > context) cache = drafter.newCache();  // a carried cache past this anchor
     DrafterProbes blockProbes{.wantLayerOutputs = probes && probes->wantLayerOutputs};
     logits[j] = drafter.draft(cache, features.narrow(0, cache.length(), context - cache.length()),
                               token[anchor], anchor, variant, &blockProbes);

@@ -30,10 +30,13 @@ struct BlockParity {
 // The inference path for many anchors: one context cache grown in anchor order, each block
 // drafted against exactly the context the variant lets it see. `features` [T, F*Ht], `tokens`
 // [T] int64. Returns [N, B-1, V] in the order of `anchors`; `probes`, if given, collects the
-// layer outputs of every block concatenated in that order ([N*B, H] per layer).
+// layer outputs of every block concatenated in that order ([N*B, H] per layer). `carried`, if
+// given, is the cache to grow instead of a fresh one, so that calls over successive groups of
+// anchors in ascending order add each context position once; it restarts when an anchor needs
+// less context than it holds.
 at::Tensor inferencePathLogits(const DFlashDrafter& drafter, const at::Tensor& features, const at::Tensor& tokens,
                                std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
-                               DrafterProbes* probes = nullptr);
+                               DrafterProbes* probes = nullptr, DrafterKvCache* carried = nullptr);
 
 // Per anchor: the two paths' logits [N, B-1, V] compared.
 std::vector<BlockParity> compareDraftPaths(const at::Tensor& inference, const at::Tensor& training,

@@ -41,57 +41,61 @@ std::vector<session::StepRecord> teacherForcedSteps(const TargetModel& target, c
 
 std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
                                                     std::span<const std::int64_t> anchors,
-                                                    analysis::MaskVariant variant, int topK, at::Tensor* logitsOut,
+                                                    analysis::MaskVariant variant, int topK,
+                                                    const DFlashDrafter::ChunkLogitsSink& alsoSee,
                                                     DrafterProbes* probes) {
   c10::InferenceMode inference;
   const int b = drafter.blockSize();
   const std::int64_t length = sequence.ids.size(0);
-  const at::Tensor logits =
-      drafter.teacherForced(sequence.features, sequence.ids, anchors, variant, kAnchorsPerForward, probes);  // [N, B-1, V]
-  if (logitsOut) *logitsOut = logits;
   // Host copies read through pointers: a per-element item() is a dispatcher round trip each.
-  const at::Tensor drafts = logits.argmax(-1).to(at::kCPU, at::kLong).contiguous();
   const at::Tensor predictions = sequence.predictions.to(at::kLong).contiguous();
   const at::Tensor ids = sequence.ids.to(at::kLong).contiguous();
-  const std::int64_t* draft = drafts.data_ptr<std::int64_t>();
   const std::int64_t* predicted = predictions.data_ptr<std::int64_t>();
-  // One top-k over every anchor's slots: [N, B-1, k] row-major, anchor-major.
-  std::vector<session::TokenId> topIds;
-  std::vector<float> topProbs;
-  if (topK > 0 && !anchors.empty()) fillTopK(logits, topK, topIds, topProbs);
-  const auto perAnchor = static_cast<std::ptrdiff_t>(b - 1) * topK;
+  const std::string variantName(analysis::maskVariantName(variant));
 
   std::vector<session::StepRecord> steps;
-  for (std::size_t j = 0; j < anchors.size(); ++j) {
-    const std::int64_t anchor = anchors[j];
-    // The target's token for slot i's position (anchor+i+1), if the sequence reaches it.
-    auto targetToken = [&](int slot) -> session::TokenId {
-      const std::int64_t p = anchor + slot;
-      return p < length ? static_cast<session::TokenId>(predicted[p]) : kUnknownToken;
-    };
-    session::StepRecord step;
-    step.stepIndex = static_cast<std::int32_t>(j);
-    step.mode = session::StepMode::TeacherForced;
-    step.anchorPosition = anchor;
-    step.anchorToken = static_cast<session::TokenId>(ids.data_ptr<std::int64_t>()[anchor]);
-    for (int i = 0; i < b - 1; ++i) {
-      step.draftTokens.push_back(static_cast<session::TokenId>(draft[static_cast<std::int64_t>(j) * (b - 1) + i]));
-      step.targetTokens.push_back(targetToken(i));
+  steps.reserve(anchors.size());
+  auto record = [&](std::size_t first, const at::Tensor& logits) {  // [n, B-1, V]
+    const at::Tensor drafts = logits.argmax(-1).to(at::kCPU, at::kLong).contiguous();
+    const std::int64_t* draft = drafts.data_ptr<std::int64_t>();
+    // One top-k over the forward's slots: [n, B-1, k] row-major, anchor-major.
+    std::vector<session::TokenId> topIds;
+    std::vector<float> topProbs;
+    if (topK > 0) fillTopK(logits, topK, topIds, topProbs);
+    const auto perAnchor = static_cast<std::ptrdiff_t>(b - 1) * topK;
+    for (std::int64_t j = 0; j < logits.size(0); ++j) {
+      const std::int64_t anchor = anchors[first + static_cast<std::size_t>(j)];
+      // The target's token for slot i's position (anchor+i+1), if the sequence reaches it.
+      auto targetToken = [&](int slot) -> session::TokenId {
+        const std::int64_t p = anchor + slot;
+        return p < length ? static_cast<session::TokenId>(predicted[p]) : kUnknownToken;
+      };
+      session::StepRecord step;
+      step.stepIndex = static_cast<std::int32_t>(steps.size());
+      step.mode = session::StepMode::TeacherForced;
+      step.anchorPosition = anchor;
+      step.anchorToken = static_cast<session::TokenId>(ids.data_ptr<std::int64_t>()[anchor]);
+      for (int i = 0; i < b - 1; ++i) {
+        step.draftTokens.push_back(static_cast<session::TokenId>(draft[j * (b - 1) + i]));
+        step.targetTokens.push_back(targetToken(i));
+      }
+      while (step.acceptedCount < b - 1 &&
+             step.targetTokens[static_cast<std::size_t>(step.acceptedCount)] != kUnknownToken &&
+             step.draftTokens[static_cast<std::size_t>(step.acceptedCount)] ==
+                 step.targetTokens[static_cast<std::size_t>(step.acceptedCount)])
+        ++step.acceptedCount;
+      step.bonusToken = targetToken(step.acceptedCount);
+      step.maskVariant = variantName;
+      if (topK > 0) {
+        const auto from = static_cast<std::ptrdiff_t>(j) * perAnchor;
+        step.topKIds.assign(topIds.begin() + from, topIds.begin() + from + perAnchor);
+        step.topKProbs.assign(topProbs.begin() + from, topProbs.begin() + from + perAnchor);
+      }
+      steps.push_back(std::move(step));
     }
-    while (step.acceptedCount < b - 1 &&
-           step.targetTokens[static_cast<std::size_t>(step.acceptedCount)] != kUnknownToken &&
-           step.draftTokens[static_cast<std::size_t>(step.acceptedCount)] ==
-               step.targetTokens[static_cast<std::size_t>(step.acceptedCount)])
-      ++step.acceptedCount;
-    step.bonusToken = targetToken(step.acceptedCount);
-    step.maskVariant = std::string(analysis::maskVariantName(variant));
-    if (topK > 0) {
-      const auto from = static_cast<std::ptrdiff_t>(j) * perAnchor;
-      step.topKIds.assign(topIds.begin() + from, topIds.begin() + from + perAnchor);
-      step.topKProbs.assign(topProbs.begin() + from, topProbs.begin() + from + perAnchor);
-    }
-    steps.push_back(std::move(step));
-  }
+    if (alsoSee) alsoSee(first, logits);
+  };
+  drafter.teacherForcedChunks(sequence.features, sequence.ids, anchors, variant, kAnchorsPerForward, record, probes);
   return steps;
 }
 

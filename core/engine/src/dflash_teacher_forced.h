@@ -32,12 +32,14 @@ SequenceFeatures sequenceFeatures(const TargetModel& target, const DFlashDrafter
                                   std::span<const std::int64_t> sequence);
 
 // One TeacherForced record per anchor (anchors in [0, T)), with the per-slot top-k of the
-// draft distribution when topK > 0. `logits`, if given, receives the drafts' [N, B-1, V];
-// `probes` the drafter's intermediate tensors (DFlashDrafter::teacherForced).
+// draft distribution when topK > 0. `alsoSee`, if given, gets each drafter forward's logits
+// (DFlashDrafter::teacherForcedChunks) after their records are made; `probes` the drafter's
+// intermediate tensors.
 std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
                                                     std::span<const std::int64_t> anchors,
                                                     analysis::MaskVariant variant, int topK,
-                                                    at::Tensor* logits = nullptr, DrafterProbes* probes = nullptr);
+                                                    const DFlashDrafter::ChunkLogitsSink& alsoSee = {},
+                                                    DrafterProbes* probes = nullptr);
 
 // Both stages at once.
 std::vector<session::StepRecord> teacherForcedSteps(

@@ -44,23 +44,30 @@ TeacherForcedPass runTeacherForcedPass(const SequenceFeatures& sequence, const D
                                        const TeacherForcedPassOptions& options) {
   c10::InferenceMode inference;
   TeacherForcedPass pass;
-  at::Tensor training;
   DrafterProbes probes{.wantLayerOutputs = options.hiddenStatistics, .wantContext = options.hiddenStatistics};
-  pass.steps = teacherForcedSteps(sequence, drafter, anchors, variant, options.topK, &training,
+  std::vector<BlockParity> parity;
+  DrafterKvCache inferenceCache = drafter.newCache();
+  // Parity forward by forward: the inference path drafts the same anchors one block at a
+  // time and the two logit sets are compared while the training path's are at hand.
+  auto compare = [&](std::size_t first, const at::Tensor& training) {
+    const auto part = anchors.subspan(first, static_cast<std::size_t>(training.size(0)));
+    const at::Tensor inference =
+        inferencePathLogits(drafter, sequence.features, sequence.ids, part, variant, nullptr, &inferenceCache);
+    const std::vector<BlockParity> chunk = compareDraftPaths(inference, training);
+    parity.insert(parity.end(), chunk.begin(), chunk.end());
+  };
+  pass.steps = teacherForcedSteps(sequence, drafter, anchors, variant, options.topK,
+                                  options.parity ? DFlashDrafter::ChunkLogitsSink(compare) : nullptr,
                                   options.hiddenStatistics ? &probes : nullptr);
   pass.statistics.resize(pass.steps.size());
   if (anchors.empty()) return pass;
 
-  if (options.parity) {
-    const at::Tensor inferenceLogits = inferencePathLogits(drafter, sequence.features, sequence.ids, anchors, variant);
-    const std::vector<BlockParity> parity = compareDraftPaths(inferenceLogits, training);
-    for (std::size_t j = 0; j < parity.size(); ++j) {
-      auto& out = pass.statistics[j];
-      out.push_back(single("parity.max_abs_diff", static_cast<float>(parity[j].maxAbsDiff)));
-      out.push_back(single("parity.argmax_agreement", static_cast<float>(parity[j].argmaxAgreement)));
-      out.push_back(single("parity.first_differing_slot", static_cast<float>(parity[j].firstDifferingSlot)));
-      if (parity[j].flagged) pass.parityFlaggedAnchors.push_back(anchors[j]);
-    }
+  for (std::size_t j = 0; j < parity.size(); ++j) {
+    auto& out = pass.statistics[j];
+    out.push_back(single("parity.max_abs_diff", static_cast<float>(parity[j].maxAbsDiff)));
+    out.push_back(single("parity.argmax_agreement", static_cast<float>(parity[j].argmaxAgreement)));
+    out.push_back(single("parity.first_differing_slot", static_cast<float>(parity[j].firstDifferingSlot)));
+    if (parity[j].flagged) pass.parityFlaggedAnchors.push_back(anchors[j]);
   }
 
   if (options.hiddenStatistics) {
