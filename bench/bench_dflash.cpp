@@ -28,6 +28,7 @@
 #include <c10/core/InferenceMode.h>
 #include <nlohmann/json.hpp>
 
+#include "argmax.h"
 #include "dflash_decode.h"
 #include "dflash_teacher_forced.h"
 #include "evaluation_models.h"
@@ -72,7 +73,7 @@ Breakdown liveBreakdown(const TargetModel& target, const DFlashDrafter& drafter,
   ModelCache cache = target.newCache();
   const ForwardOutput prefill = target.forward(ids(prompt), &cache, {.tapLayers = taps, .logits = true});
   std::vector<std::int64_t> tokens = prompt;
-  tokens.push_back(prefill.logits[0][-1].argmax().item<std::int64_t>());
+  tokens.push_back(argmaxLastDim(prefill.logits[0][-1]).item<std::int64_t>());
   at::Tensor context = concatenatedTaps(prefill.taps);
   t.prefill = secondsSince(clock);
   DrafterKvCache draftCache = drafter.newCache();
@@ -80,13 +81,13 @@ Breakdown liveBreakdown(const TargetModel& target, const DFlashDrafter& drafter,
   while (start < static_cast<std::int64_t>(prompt.size()) + maxNewTokens) {
     clock = Clock::now();
     const at::Tensor logits = drafter.draft(draftCache, context, tokens[static_cast<std::size_t>(start)], start);
-    const at::Tensor best = logits.argmax(-1).contiguous();
+    const at::Tensor best = argmaxLastDim(logits).contiguous();
     std::vector<std::int64_t> block{tokens[static_cast<std::size_t>(start)]};
     block.insert(block.end(), best.data_ptr<std::int64_t>(), best.data_ptr<std::int64_t>() + best.numel());
     t.draft += secondsSince(clock);
     clock = Clock::now();
     const ForwardOutput verify = target.forward(ids(block), &cache, {.tapLayers = taps, .logits = true, .rewindable = true});
-    const at::Tensor post = verify.logits[0].argmax(-1).contiguous();
+    const at::Tensor post = argmaxLastDim(verify.logits[0]).contiguous();
     const std::int64_t* posterior = post.data_ptr<std::int64_t>();
     int accepted = 0;
     while (accepted < drafter.blockSize() - 1 && block[static_cast<std::size_t>(accepted) + 1] == posterior[accepted]) ++accepted;

@@ -4,11 +4,11 @@
 #include <numeric>
 #include <string>
 
-#include <ATen/ops/argmax.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/InferenceMode.h>
 
+#include "argmax.h"
 #include "dfi/base/error.h"
 #include "draft_distribution.h"
 
@@ -58,7 +58,7 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
   ModelCache targetCache = target.newCache();
   const ForwardOutput prefill =
       target.forward(idsTensor(prompt), &targetCache, {.tapLayers = taps, .logits = true});
-  result.tokens.push_back(prefill.logits[0][-1].argmax().item<std::int64_t>());
+  result.tokens.push_back(argmaxLastDim(prefill.logits[0][-1]).item<std::int64_t>());
   at::Tensor newContext = concatenatedTaps(prefill.taps);  // features the drafter has not seen
 
   DrafterKvCache draftCache = drafter.newCache();
@@ -74,14 +74,14 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
   while (!done && start < result.promptLength + options.maxNewTokens) {
     const std::int64_t anchorToken = result.tokens[static_cast<std::size_t>(start)];
     const at::Tensor draftLogits = drafter.draft(draftCache, newContext, anchorToken, start);
-    const std::vector<std::int64_t> drafts = toVector(draftLogits.argmax(-1));
+    const std::vector<std::int64_t> drafts = toVector(argmaxLastDim(draftLogits));
 
     std::vector<std::int64_t> block{anchorToken};
     block.insert(block.end(), drafts.begin(), drafts.end());
     const ForwardOutput verify = target.forward(
         idsTensor(block), &targetCache, {.tapLayers = taps, .logits = true, .rewindable = true});
     // posterior[i]: the target's token for position start+i+1, given the block up to slot i.
-    const std::vector<std::int64_t> posterior = toVector(verify.logits[0].argmax(-1));
+    const std::vector<std::int64_t> posterior = toVector(argmaxLastDim(verify.logits[0]));
 
     int accepted = 0;
     while (accepted < b - 1 && drafts[static_cast<std::size_t>(accepted)] == posterior[static_cast<std::size_t>(accepted)])

@@ -345,11 +345,8 @@ analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention k
 }
 
 at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
-  std::vector<std::int64_t> shape = states.sizes().vec();
-  shape.back() = target_.lmHead.size(0);
-  at::Tensor out = at::empty(shape, target_.lmHead.options());
-  logitsInto(states, out);
-  return out;
+  // A drafted block's few rows: project() has a CPU kernel for them (projection.h).
+  return project(states.to(target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead);
 }
 
 void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {

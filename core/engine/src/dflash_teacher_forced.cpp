@@ -2,10 +2,10 @@
 
 #include <string>
 
-#include <ATen/ops/argmax.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/InferenceMode.h>
 
+#include "argmax.h"
 #include "dflash_decode.h"
 #include "draft_distribution.h"
 
@@ -28,7 +28,7 @@ SequenceFeatures sequenceFeatures(const TargetModel& target, const DFlashDrafter
   for (const at::Tensor& tap : full.taps) out.taps.push_back(tap[0]);
   out.features = concatenatedTaps(full.taps);
   // predictions[p]: the target's greedy token for position p+1 given positions 0..p.
-  out.predictions = full.logits[0].argmax(-1).to(at::kCPU).contiguous();
+  out.predictions = argmaxLastDim(full.logits[0]).to(at::kCPU).contiguous();
   return out;
 }
 
@@ -56,7 +56,7 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
   std::vector<session::StepRecord> steps;
   steps.reserve(anchors.size());
   auto record = [&](std::size_t first, const at::Tensor& logits) {  // [n, B-1, V]
-    const at::Tensor drafts = logits.argmax(-1).to(at::kCPU, at::kLong).contiguous();
+    const at::Tensor drafts = argmaxLastDim(logits).to(at::kCPU, at::kLong).contiguous();
     const std::int64_t* draft = drafts.data_ptr<std::int64_t>();
     // One top-k over the forward's slots: [n, B-1, k] row-major, anchor-major.
     std::vector<session::TokenId> topIds;
