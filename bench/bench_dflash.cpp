@@ -71,7 +71,8 @@ Breakdown liveBreakdown(const TargetModel& target, const DFlashDrafter& drafter,
   Breakdown t;
   auto clock = Clock::now();
   ModelCache cache = target.newCache();
-  const ForwardOutput prefill = target.forward(ids(prompt), &cache, {.tapLayers = taps, .logits = true});
+  const ForwardOutput prefill =
+      target.forward(ids(prompt), &cache, {.tapLayers = taps, .logits = true, .logitsToKeep = 1});
   std::vector<std::int64_t> tokens = prompt;
   tokens.push_back(argmaxLastDim(prefill.logits[0][-1]).item<std::int64_t>());
   at::Tensor context = concatenatedTaps(prefill.taps);

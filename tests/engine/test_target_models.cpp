@@ -67,6 +67,20 @@ TEST_P(TargetOracle, Fp32LogitsAndEveryHiddenStateMatchTransformers) {
   report(GetParam(), "fp32 max abs diff, logits", maxAbsDiff(out.logits[0], ref.get("logits")));
 }
 
+// logitsToKeep (transformers' logits_to_keep): the last n rows of the logits, the same numbers.
+TEST_P(TargetOracle, LogitsToKeepGivesTheLastPositions) {
+  const Reference ref = reference(GetParam());
+  const auto model = loadModel(GetParam());
+  const at::Tensor ids = ref.ids.narrow(1, 0, 40);
+  const ForwardOutput full = model->forward(ids, nullptr);
+  for (const int64_t keep : {1, 3, 40, 100}) {
+    const ForwardOutput last = model->forward(ids, nullptr, {.logitsToKeep = keep});
+    const int64_t rows = std::min<int64_t>(keep, 40);
+    ASSERT_EQ(last.logits.sizes(), (at::IntArrayRef{1, rows, full.logits.size(2)})) << keep;
+    EXPECT_LE(maxAbsDiff(last.logits, full.logits.narrow(1, 40 - rows, rows)), 1e-5) << keep;
+  }
+}
+
 TEST_P(TargetOracle, Bf16ArgmaxAgreesWithTransformersBf16) {
   // The trained copy: an untrained model's predictions are near ties everywhere, and bf16
   // argmax flips between any two implementations (transformers' eager vs sdpa: ~97%).

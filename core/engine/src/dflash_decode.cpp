@@ -57,7 +57,7 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
 
   ModelCache targetCache = target.newCache();
   const ForwardOutput prefill =
-      target.forward(idsTensor(prompt), &targetCache, {.tapLayers = taps, .logits = true});
+      target.forward(idsTensor(prompt), &targetCache, {.tapLayers = taps, .logits = true, .logitsToKeep = 1});
   result.tokens.push_back(argmaxLastDim(prefill.logits[0][-1]).item<std::int64_t>());
   at::Tensor newContext = concatenatedTaps(prefill.taps);  // features the drafter has not seen
 

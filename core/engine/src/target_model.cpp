@@ -1,5 +1,6 @@
 #include "target_model.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -101,7 +102,10 @@ ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, con
     }
   if (cache) cache->advance(steps, request.rewindable);
   out.finalHidden = rmsNorm(normKindOf(config_), x.to(placement_.last), finalNorm_, config_.rmsNormEps);
-  if (request.logits) out.logits = lmHead(out.finalHidden);
+  if (request.logits) {
+    const std::int64_t keep = request.logitsToKeep > 0 ? std::min(request.logitsToKeep, steps) : steps;
+    out.logits = lmHead(out.finalHidden.narrow(1, steps - keep, keep));
+  }
   return out;
 }
 

@@ -28,12 +28,16 @@ struct ForwardRequest {
   std::vector<int> tapLayers;
   bool statistics = false;  // per tapped layer and position: mean, std, rms, abs-max
   bool logits = true;
+  // Logits of the last `logitsToKeep` positions only (0: every position), as transformers'
+  // logits_to_keep: a prompt's prefill needs the last position's, and the LM head over a long
+  // prompt and a real vocabulary is gigabytes (2000 x 151936 floats).
+  std::int64_t logitsToKeep = 0;
   // Let the cache be cropped back into this forward afterwards (verification blocks).
   bool rewindable = false;
 };
 
 struct ForwardOutput {
-  at::Tensor logits;       // [B, T, V] in the compute dtype (undefined unless requested)
+  at::Tensor logits;       // [B, T, V] (T = logitsToKeep if set) in the compute dtype (undefined unless requested)
   at::Tensor finalHidden;  // [B, T, H] after the final norm (hidden_states[L] in transformers)
   std::vector<at::Tensor> taps;        // per tapLayers entry: [B, T, H], on that layer's device
   std::vector<at::Tensor> statistics;  // per tapLayers entry: [B, T, 4] fp32 (see hidden_stats.h)
