@@ -41,8 +41,9 @@ using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 using namespace dfi::engine;
 
-// Best of 3 on both sides: one pass of the demo takes seconds, and the host's noise is +-15%.
-constexpr int kMaxNewTokens = 96, kRepeat = 3;
+// Best of 4 passes on both sides (the reference's: 2 before the engine's, 2 after): one pass of
+// the demo takes seconds, and the host's noise is +-25%.
+constexpr int kMaxNewTokens = 96, kRepeat = 4, kReferenceRepeat = 2;
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -52,7 +53,7 @@ nlohmann::json runReference(const fs::path& demo, int threads, int limit) {
                               "' --drafter '" + (demo / "drafter-good").string() + "' --prompts '" +
                               (demo / "prompts.jsonl").string() + "' --threads " + std::to_string(threads) +
                               " --max-new-tokens " + std::to_string(kMaxNewTokens) + " --repeat " +
-                              std::to_string(kRepeat) + " --limit " + std::to_string(limit) + " 2>/dev/null";
+                              std::to_string(kReferenceRepeat) + " --limit " + std::to_string(limit) + " 2>/dev/null";
   return dfi::bench::referenceOutput(command);
 }
 
@@ -117,6 +118,8 @@ int main(int argc, char** argv) {
   const int threads = threadsEnv ? std::max(1, std::atoi(threadsEnv)) : 1;
   at::set_num_threads(threads);
   const fs::path demo = fs::path(DFI_SOURCE_DIR) / "resources/demo";
+  // The reference runs before and after the engine and each side keeps its best time, so a
+  // machine whose load changes during the run (a shared host's is +-25%) favours neither side.
   const nlohmann::json reference = runReference(demo, threads, limit);
 
   const auto target = TargetModel::load(demo / "target", ModelOptions{.devices = {"cpu"}, .dtype = "fp32"});
@@ -176,7 +179,9 @@ int main(int argc, char** argv) {
     for (std::size_t j = 0; j < forced[i].size(); ++j)
       if (j >= refAccepted.size() || forced[i][j].acceptedCount != refAccepted[j]) ++anchorMismatches;
   }
-  const double pySeconds = reference["live_s"], pyForced = reference["tf_s"];
+  const nlohmann::json after = runReference(demo, threads, limit);
+  const double pySeconds = std::min(reference["live_s"].get<double>(), after["live_s"].get<double>()),
+               pyForced = std::min(reference["tf_s"].get<double>(), after["tf_s"].get<double>());
   const auto n = static_cast<double>(prompts.size());
   std::cout << nlohmann::json{{"bench", "dflash_live_demo"},
                               {"dfi_tokens_per_s", static_cast<double>(newTokens) / liveSeconds},
