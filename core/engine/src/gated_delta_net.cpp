@@ -8,6 +8,7 @@
 #include "gated_delta_rule.h"
 #include "norms.h"
 #include "projection.h"
+#include "silu.h"
 #include "weight_loader.h"
 
 namespace dfi::engine {
@@ -46,7 +47,7 @@ at::Tensor causalConvSilu(const at::Tensor& inputAnyLayout, const at::Tensor& we
           float sum = static_cast<float>(row[t]) * wc[0];
           for (int64_t j = 1; j < taps; ++j) sum += static_cast<float>(row[t + j]) * wc[j];
           const float rounded = static_cast<float>(static_cast<scalar_t>(sum));
-          os[(b * steps + t) * channels + c] = static_cast<scalar_t>(rounded / (1.0f + std::exp(-rounded)));
+          os[(b * steps + t) * channels + c] = static_cast<scalar_t>(silu(rounded));
         }
       }
   });

@@ -6,6 +6,8 @@
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 
+#include "silu.h"
+
 namespace dfi::engine {
 namespace {
 
@@ -62,8 +64,7 @@ void normRow(Variant variant, const T* x, const T* gate, const float* weight, T*
       case Variant::Gated: {
         const float weighted = static_cast<float>(
             static_cast<T>(weight[i] * static_cast<float>(static_cast<T>(normed))));
-        const float z = static_cast<float>(gate[i]);
-        out[i] = static_cast<T>(weighted * (z / (1.0f + std::exp(-z))));
+        out[i] = static_cast<T>(weighted * silu(static_cast<float>(gate[i])));
         break;
       }
     }
