@@ -5,6 +5,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 
+#include "float_casts.h"
 #include "gated_delta_rule.h"
 #include "norms.h"
 #include "projection.h"
@@ -44,10 +45,9 @@ at::Tensor causalConvSilu(const at::Tensor& inputAnyLayout, const at::Tensor& we
         const scalar_t* row = in + (b * channels + c) * width;
         const float* wc = ws + c * taps;
         for (int64_t t = 0; t < steps; ++t) {
-          float sum = static_cast<float>(row[t]) * wc[0];
-          for (int64_t j = 1; j < taps; ++j) sum += static_cast<float>(row[t + j]) * wc[j];
-          const float rounded = static_cast<float>(static_cast<scalar_t>(sum));
-          os[(b * steps + t) * channels + c] = static_cast<scalar_t>(silu(rounded));
+          float sum = toFloat(row[t]) * wc[0];
+          for (int64_t j = 1; j < taps; ++j) sum += toFloat(row[t + j]) * wc[j];
+          os[(b * steps + t) * channels + c] = fromFloat<scalar_t>(silu(roundedTo<scalar_t>(sum)));
         }
       }
   });

@@ -6,6 +6,7 @@
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 
+#include "float_casts.h"
 #include "silu.h"
 
 namespace dfi::engine {
@@ -46,28 +47,25 @@ void normRow(Variant variant, const T* x, const T* gate, const float* weight, T*
   float lanes[kLanes] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l)
-      lanes[l] += static_cast<float>(x[i + l]) * static_cast<float>(x[i + l]);
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += toFloat(x[i + l]) * toFloat(x[i + l]);
   float sumSquares = 0;
-  for (; i < n; ++i) sumSquares += static_cast<float>(x[i]) * static_cast<float>(x[i]);
+  for (; i < n; ++i) sumSquares += toFloat(x[i]) * toFloat(x[i]);
   for (const float lane : lanes) sumSquares += lane;
   const float inverse = 1.0f / std::sqrt(sumSquares / static_cast<float>(n) + eps);
-  for (i = 0; i < n; ++i) {
-    const float normed = static_cast<float>(x[i]) * inverse;
-    switch (variant) {
-      case Variant::Qwen3:
-        out[i] = static_cast<T>(weight[i] * static_cast<float>(static_cast<T>(normed)));
-        break;
-      case Variant::ZeroCentred:
-        out[i] = static_cast<T>(normed * (weight[i] + 1.0f));
-        break;
-      case Variant::Gated: {
-        const float weighted = static_cast<float>(
-            static_cast<T>(weight[i] * static_cast<float>(static_cast<T>(normed))));
-        out[i] = static_cast<T>(weighted * silu(static_cast<float>(gate[i])));
-        break;
+  // One loop per variant, so that each is a straight loop the compiler vectorises.
+  switch (variant) {
+    case Variant::Qwen3:
+      for (i = 0; i < n; ++i) out[i] = fromFloat<T>(weight[i] * roundedTo<T>(toFloat(x[i]) * inverse));
+      break;
+    case Variant::ZeroCentred:
+      for (i = 0; i < n; ++i) out[i] = fromFloat<T>(toFloat(x[i]) * inverse * (weight[i] + 1.0f));
+      break;
+    case Variant::Gated:
+      for (i = 0; i < n; ++i) {
+        const float weighted = roundedTo<T>(weight[i] * roundedTo<T>(toFloat(x[i]) * inverse));
+        out[i] = fromFloat<T>(weighted * silu(toFloat(gate[i])));
       }
-    }
+      break;
   }
 }
 

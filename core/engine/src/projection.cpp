@@ -8,6 +8,7 @@
 #include <ATen/Parallel.h>
 
 #include "cpu_clones.h"
+#include "float_casts.h"
 
 namespace dfi::engine {
 namespace {
@@ -103,9 +104,9 @@ DFI_CPU_CLONES void matrixVectorRows(const float* x, const c10::BFloat16* w, flo
     float sums[kSums] = {};
     int64_t i = 0;
     for (; i + kSums <= n; i += kSums)
-      for (int64_t l = 0; l < kSums; ++l) sums[l] += x[i + l] * static_cast<float>(row[i + l]);
+      for (int64_t l = 0; l < kSums; ++l) sums[l] += x[i + l] * toFloat(row[i + l]);
     float sum = 0;
-    for (; i < n; ++i) sum += x[i] * static_cast<float>(row[i]);
+    for (; i < n; ++i) sum += x[i] * toFloat(row[i]);
     for (const float s : sums) sum += s;
     out[r] = sum;
   }

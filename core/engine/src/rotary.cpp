@@ -1,7 +1,12 @@
 #include "rotary.h"
 
+#include <algorithm>
+
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
+#include <ATen/Parallel.h>
+
+#include "float_casts.h"
 
 namespace dfi::engine {
 
@@ -34,22 +39,24 @@ at::Tensor applyWithAten(const at::Tensor& x, const RotaryAngles& angles) {
 }
 
 // The same as one pass over the rows (the ATen form is 8-10 small ops per call, and a live
-// step applies it ~10 times).
+// step applies it ~10 times). Rows [begin, end) of x; row r is at position r % positions.
 template <typename T>
-void rotateRows(const T* x, const T* cos, const T* sin, T* out, int64_t rows, int64_t positions, int64_t dim,
-                int64_t rot) {
+void rotateRows(const T* x, const T* cos, const T* sin, T* out, int64_t begin, int64_t end, int64_t positions,
+                int64_t dim, int64_t rot) {
   const int64_t half = rot / 2;
-  auto product = [](float a, T b) { return static_cast<float>(static_cast<T>(a * static_cast<float>(b))); };
-  for (int64_t r = 0; r < rows; ++r) {
+  // Each product rounded to T, then their sum, as the ATen form rounds.
+  auto product = [](float a, T b) { return roundedTo<T>(a * toFloat(b)); };
+  for (int64_t r = begin; r < end; ++r) {
     const T* xr = x + r * dim;
     const int64_t t = r % positions;
     const T* c = cos + t * rot;
     const T* s = sin + t * rot;
     T* o = out + r * dim;
-    for (int64_t i = 0; i < rot; ++i) {
-      const float rotated = i < half ? -static_cast<float>(xr[i + half]) : static_cast<float>(xr[i - half]);
-      o[i] = static_cast<T>(product(static_cast<float>(xr[i]), c[i]) + product(rotated, s[i]));
-    }
+    // rotate_half(x) is [-x2, x1]: two straight loops the compiler vectorises.
+    for (int64_t i = 0; i < half; ++i)
+      o[i] = fromFloat<T>(product(toFloat(xr[i]), c[i]) + product(-toFloat(xr[i + half]), s[i]));
+    for (int64_t i = half; i < rot; ++i)
+      o[i] = fromFloat<T>(product(toFloat(xr[i]), c[i]) + product(toFloat(xr[i - half]), s[i]));
     for (int64_t i = rot; i < dim; ++i) o[i] = xr[i];
   }
 }
@@ -65,8 +72,10 @@ at::Tensor Rotary::apply(const at::Tensor& x, const RotaryAngles& angles) {
   at::Tensor out = at::empty_like(input);
   const int64_t dim = x.size(-1), rows = dim == 0 ? 0 : input.numel() / dim;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, x.scalar_type(), "rotary", [&] {
-    rotateRows<scalar_t>(input.data_ptr<scalar_t>(), cos.data_ptr<scalar_t>(), sin.data_ptr<scalar_t>(),
-                         out.data_ptr<scalar_t>(), rows, positions, dim, cos.size(-1));
+    at::parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, dim)), [&](int64_t begin, int64_t end) {
+      rotateRows<scalar_t>(input.data_ptr<scalar_t>(), cos.data_ptr<scalar_t>(), sin.data_ptr<scalar_t>(),
+                           out.data_ptr<scalar_t>(), begin, end, positions, dim, cos.size(-1));
+    });
   });
   return out;
 }
