@@ -10,6 +10,7 @@
 #include <c10/util/BFloat16.h>
 
 #include "cpu_clones.h"
+#include "tensor_cast.h"
 
 namespace dfi::engine {
 namespace {
@@ -55,7 +56,7 @@ at::Tensor argmaxLastDim(const at::Tensor& x) {
   if (!kernel) return at::argmax(x, -1);
   const at::Tensor rows = x.contiguous().view({-1, x.size(-1)});
   // amax keeps NaN (it propagates), so a row with a NaN looks for its first NaN.
-  const at::Tensor maxima = at::amax(rows, -1).to(at::kFloat).contiguous();
+  const at::Tensor maxima = asType(at::amax(rows, -1), at::kFloat).contiguous();
   at::Tensor out = at::empty({rows.size(0)}, x.options().dtype(at::kLong));
   if (x.scalar_type() == at::kFloat)
     argmaxRows<float>(rows, maxima, out);

@@ -11,6 +11,7 @@
 #include "argmax.h"
 #include "dfi/base/error.h"
 #include "draft_distribution.h"
+#include "tensor_cast.h"
 
 namespace dfi::engine {
 namespace {
@@ -39,7 +40,7 @@ double SpeculativeResult::meanAcceptLength() const {
 
 at::Tensor concatenatedTaps(const std::vector<at::Tensor>& taps) {
   std::vector<at::Tensor> rows;
-  for (const at::Tensor& tap : taps) rows.push_back(tap[0].to(taps.front().device()));
+  for (const at::Tensor& tap : taps) rows.push_back(onDevice(tap[0], taps.front().device()));
   return at::cat(rows, -1);
 }
 

@@ -24,6 +24,7 @@
 #include "dfi/base/error.h"
 #include "norms.h"
 #include "projection.h"
+#include "tensor_cast.h"
 #include "weight_loader.h"
 
 namespace dfi::engine {
@@ -87,7 +88,7 @@ std::vector<at::Tensor> concatenatePerLayer(const std::vector<std::vector<at::Te
 }
 
 at::Tensor DFlashDrafter::contextStates(const at::Tensor& targetFeatures, DrafterProbes* probes) const {
-  const at::Tensor projected = project(targetFeatures.to(device_, dtype_), weights_.fc);
+  const at::Tensor projected = project(asType(onDevice(targetFeatures, device_), dtype_), weights_.fc);
   at::Tensor normed = rmsNormQwen3(projected, weights_.hiddenNorm, config_.rmsNormEps);
   if (probes && probes->wantContext) {
     probes->fcOutput = projected;
@@ -214,8 +215,8 @@ at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens) const 
   at::Tensor ids = at::full({n, blockSize()}, static_cast<std::int64_t>(*config_.maskTokenId),
                             at::TensorOptions().dtype(at::kLong));
   ids.select(1, 0).copy_(anchorTokens);
-  const at::Tensor embedded = at::embedding(target_.embedTokens, ids.view({-1}).to(target_.embedTokens.device()));
-  return embedded.to(device_, dtype_);
+  const at::Tensor embedded = at::embedding(target_.embedTokens, onDevice(ids.view({-1}), target_.embedTokens.device()));
+  return asType(onDevice(embedded, device_), dtype_);
 }
 
 at::Tensor DFlashDrafter::decode(at::Tensor h, const at::Tensor& ctx, const QueryLayout& layout,
@@ -322,7 +323,7 @@ RotaryAngles DFlashDrafter::anglesAt(const std::vector<std::int64_t>& positions)
   const RotaryAngles table = rotary_.angles(*lowest, *highest - *lowest + 1, dtype_, device_);
   std::vector<std::int64_t> rows;
   for (std::int64_t p : positions) rows.push_back(p - *lowest);
-  const at::Tensor index = at::tensor(rows, at::kLong).to(device_);
+  const at::Tensor index = onDevice(at::tensor(rows, at::kLong), device_);
   return {table.cos.index_select(0, index), table.sin.index_select(0, index)};
 }
 
@@ -346,7 +347,7 @@ analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention k
 
 at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
   // A drafted block's few rows: project() has a CPU kernel for them (projection.h).
-  return project(states.to(target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead);
+  return project(asType(onDevice(states, target_.lmHead.device()), target_.lmHead.scalar_type()), target_.lmHead);
 }
 
 void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
@@ -355,7 +356,7 @@ void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
   // fall back to a batched product over N, ~10x slower than one GEMM.
   const at::Tensor rows = states.reshape({-1, states.size(-1)}).contiguous();
   at::Tensor into = out.view({rows.size(0), target_.lmHead.size(0)});
-  at::mm_out(into, rows.to(target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead.t());
+  at::mm_out(into, asType(onDevice(rows, target_.lmHead.device()), target_.lmHead.scalar_type()), target_.lmHead.t());
 }
 
 }  // namespace dfi::engine

@@ -10,6 +10,7 @@
 #include "norms.h"
 #include "projection.h"
 #include "silu.h"
+#include "tensor_cast.h"
 #include "weight_loader.h"
 
 namespace dfi::engine {
@@ -32,7 +33,7 @@ at::Tensor causalConvSiluWithAten(const at::Tensor& input, const at::Tensor& wei
 at::Tensor causalConvSilu(const at::Tensor& inputAnyLayout, const at::Tensor& weight) {
   if (!inputAnyLayout.is_cpu()) return causalConvSiluWithAten(inputAnyLayout, weight);
   const at::Tensor input = inputAnyLayout.contiguous();
-  const at::Tensor w = weight.to(at::kFloat).contiguous();
+  const at::Tensor w = asType(weight, at::kFloat).contiguous();
   const int64_t batch = input.size(0), channels = input.size(1), width = input.size(2);
   const int64_t taps = weight.size(-1), steps = width - taps + 1;
   at::Tensor out = at::empty({batch, steps, channels}, input.options());
@@ -136,7 +137,8 @@ at::Tensor GatedDeltaNet::forward(const at::Tensor& x, LinearAttentionState* sta
   const at::Tensor k = conv.narrow(-1, dims_.keyDim(), dims_.keyDim()).reshape({batch, steps, dims_.numKeyHeads, dk});
   const at::Tensor v = conv.narrow(-1, 2 * dims_.keyDim(), dims_.valueDim()).reshape({batch, steps, hv, dv});
   const at::Tensor beta = at::sigmoid(b);
-  const at::Tensor g = -aLog_.to(at::kFloat).exp() * at::softplus(a.to(at::kFloat) + dtBias_.to(at::kFloat));
+  const at::Tensor g =
+      -asType(aLog_, at::kFloat).exp() * at::softplus(asType(a, at::kFloat) + asType(dtBias_, at::kFloat));
 
   const at::Tensor initial = cached ? state->recurrent : at::Tensor();
   const DeltaRuleResult rule = gatedDeltaRule(q, k, v, g, beta, initial);

@@ -8,6 +8,7 @@
 #include <ATen/Parallel.h>
 
 #include "cpu_clones.h"
+#include "tensor_cast.h"
 
 namespace dfi::engine {
 namespace {
@@ -119,7 +120,7 @@ DeltaRuleResult recurrentOnCpu(const at::Tensor& q, const at::Tensor& k, const a
                 dv = v.size(-1);
   const int64_t keyHeads = k.size(2), group = heads / keyHeads;
   // Inputs stay token-major, [B, T, H, ...], in the accumulation type.
-  auto tokenMajor = [](const at::Tensor& x) { return x.to(c10::CppTypeToScalarType<Acc>::value).contiguous(); };
+  auto tokenMajor = [](const at::Tensor& x) { return asType(x, c10::CppTypeToScalarType<Acc>::value).contiguous(); };
   const at::Tensor Q = tokenMajor(q), K = tokenMajor(k), V = tokenMajor(v), G = tokenMajor(g),
                    Beta = tokenMajor(beta);
   at::Tensor state = at::empty({batch, heads, dk, dv}, V.options());
@@ -144,7 +145,7 @@ DeltaRuleResult recurrentOnCpu(const at::Tensor& q, const at::Tensor& k, const a
                       state.data_ptr<Acc>() + bh * dk * dv, out.data_ptr<Acc>() + rowV);
     }
   });
-  return {out.to(v.scalar_type()), state};
+  return {asType(out, v.scalar_type()), state};
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "float_casts.h"
 #include "silu.h"
+#include "tensor_cast.h"
 
 namespace dfi::engine {
 namespace {
@@ -75,7 +76,7 @@ at::Tensor normOnCpu(Variant variant, const at::Tensor& input, const at::Tensor&
                      const at::Tensor& weight, double eps) {
   const at::Tensor x = input.contiguous();
   const at::Tensor gate = variant == Variant::Gated ? gateInput.contiguous() : at::Tensor();
-  const at::Tensor w = weight.to(at::kFloat).contiguous();
+  const at::Tensor w = asType(weight, at::kFloat).contiguous();
   at::Tensor out = at::empty_like(x);
   const int64_t n = x.size(-1), rows = n == 0 ? 0 : x.numel() / n;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, x.scalar_type(), "rmsNorm", [&] {

@@ -9,6 +9,7 @@
 
 #include "cpu_clones.h"
 #include "float_casts.h"
+#include "tensor_cast.h"
 
 namespace dfi::engine {
 namespace {
@@ -127,7 +128,7 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const at::Tens
   if (!isSmallProductOnCpu(x, weight, bias))
     return at::linear(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt);
   const int64_t outputs = weight.size(0), n = weight.size(1), rows = x.numel() / n;
-  const at::Tensor x32 = x.reshape({rows, n}).to(at::kFloat).contiguous();
+  const at::Tensor x32 = asType(x.reshape({rows, n}), at::kFloat).contiguous();
   at::Tensor out32 = at::empty({rows, outputs}, x32.options());
   const float* xs = x32.data_ptr<float>();
   float* os = out32.data_ptr<float>();
@@ -149,7 +150,7 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const at::Tens
   });
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = outputs;
-  return out32.to(x.scalar_type()).view(shape);
+  return asType(out32, x.scalar_type()).view(shape);
 }
 
 }  // namespace dfi::engine

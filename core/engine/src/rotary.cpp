@@ -7,6 +7,7 @@
 #include <ATen/Parallel.h>
 
 #include "float_casts.h"
+#include "tensor_cast.h"
 
 namespace dfi::engine {
 
@@ -19,9 +20,9 @@ Rotary::Rotary(const tensorfile::RopeConfig& rope, int headDim, int maxPositionE
 
 RotaryAngles Rotary::angles(int64_t start, int64_t count, at::ScalarType dtype, at::Device device) const {
   const at::Tensor positions = at::arange(start, start + count, at::TensorOptions().dtype(at::kFloat).device(device));
-  const at::Tensor freqs = positions.unsqueeze(1) * invFreq_.to(device).unsqueeze(0);
+  const at::Tensor freqs = positions.unsqueeze(1) * onDevice(invFreq_, device).unsqueeze(0);
   const at::Tensor emb = at::cat({freqs, freqs}, -1);
-  return {(emb.cos() * attentionScaling_).to(dtype), (emb.sin() * attentionScaling_).to(dtype)};
+  return {asType(emb.cos() * attentionScaling_, dtype), asType(emb.sin() * attentionScaling_, dtype)};
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include "dfi/base/error.h"
 #include "hidden_stats.h"
 #include "projection.h"
+#include "tensor_cast.h"
 #include "weight_loader.h"
 
 namespace dfi::engine {
@@ -59,7 +60,7 @@ void TargetModel::checkTokenIds(std::span<const std::int64_t> ids) const {
 }
 
 at::Tensor TargetModel::lmHead(const at::Tensor& hidden) const {
-  return project(hidden.to(placement_.last), lmHead_);
+  return project(onDevice(hidden, placement_.last), lmHead_);
 }
 
 ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, const ForwardRequest& request) const {
@@ -88,7 +89,7 @@ ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, con
   at::Tensor x = embed(ids);
   for (int i = 0; i < numLayers(); ++i) {
     const DecoderLayer& layer = layers_[i];
-    x = layer.forward(x.to(layer.device()), anglesOn(layer.device()), cache, request.rewindable);
+    x = layer.forward(onDevice(x, layer.device()), anglesOn(layer.device()), cache, request.rewindable);
     for (auto [it, end] = tapIndex.equal_range(i); it != end; ++it) {
       out.taps[it->second] = x;  // the layer's output tensor itself, no copy
       if (request.statistics) out.statistics[it->second] = hiddenStatistics(x);
@@ -101,7 +102,7 @@ ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, con
       if (request.statistics) out.statistics[i] = out.statistics[tapIndex.at(request.tapLayers[i])];
     }
   if (cache) cache->advance(steps, request.rewindable);
-  out.finalHidden = rmsNorm(normKindOf(config_), x.to(placement_.last), finalNorm_, config_.rmsNormEps);
+  out.finalHidden = rmsNorm(normKindOf(config_), onDevice(x, placement_.last), finalNorm_, config_.rmsNormEps);
   if (request.logits) {
     const std::int64_t keep = request.logitsToKeep > 0 ? std::min(request.logitsToKeep, steps) : steps;
     out.logits = lmHead(out.finalHidden.narrow(1, steps - keep, keep));
