@@ -2,10 +2,10 @@
 // project(x, W, b) = x W^T (+ b), as at::linear, with kernels of the engine's own on the CPU for
 // the few-row products of decoding, verification and drafting (1-32 rows), each streaming the
 // weights once with every row of x in L1:
-//  - fp32 weights: a tile of four x rows by four weight rows in registers. MKL's sgemm packs the
-//    weights for every call, which dominates at so few rows: on the demo's 16-row verification
-//    its LM head took 2.7x as long with the weights out of cache as in it (885 against 331 us),
-//    the tile 300 us either way; one row (sgemv) reached half the machine's bandwidth.
+//  - fp32 weights: a tile of four x rows by four weight rows in registers. At so few rows MKL's
+//    sgemm depends on the weights being in cache: for the demo's 16-row verification its LM head
+//    took up to 2.7x as long with them out of cache as in it (885 against 331 us), the tile
+//    ~300 us either way; one row (sgemv) reached half the machine's bandwidth.
 //  - bf16 weights, one row: a matrix-vector product widening as it reads (oneDNN's bf16 GEMM
 //    is faster from two rows on).
 // Every other shape, device or dtype goes to at::linear.
