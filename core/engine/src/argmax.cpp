@@ -10,6 +10,7 @@
 #include <c10/util/BFloat16.h>
 
 #include "cpu_clones.h"
+#include "float_casts.h"
 #include "tensor_cast.h"
 
 namespace dfi::engine {
@@ -23,7 +24,7 @@ DFI_CPU_CLONES std::int64_t firstIndexOf(const T* row, std::int64_t n, float val
   constexpr std::int64_t kBlock = 32;
   const bool nan = value != value;
   auto matches = [&](T element) {
-    const auto v = static_cast<float>(element);
+    const float v = toFloat(element);
     return nan ? v != v : v == value;
   };
   std::int64_t i = 0;

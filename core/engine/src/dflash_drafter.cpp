@@ -88,7 +88,7 @@ std::vector<at::Tensor> concatenatePerLayer(const std::vector<std::vector<at::Te
 }
 
 at::Tensor DFlashDrafter::contextStates(const at::Tensor& targetFeatures, DrafterProbes* probes) const {
-  const at::Tensor projected = project(asType(onDevice(targetFeatures, device_), dtype_), weights_.fc);
+  const at::Tensor projected = project(onDevice(targetFeatures, device_, dtype_), weights_.fc);
   at::Tensor normed = rmsNormQwen3(projected, weights_.hiddenNorm, config_.rmsNormEps);
   if (probes && probes->wantContext) {
     probes->fcOutput = projected;
@@ -216,7 +216,7 @@ at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens) const 
                             at::TensorOptions().dtype(at::kLong));
   ids.select(1, 0).copy_(anchorTokens);
   const at::Tensor embedded = at::embedding(target_.embedTokens, onDevice(ids.view({-1}), target_.embedTokens.device()));
-  return asType(onDevice(embedded, device_), dtype_);
+  return onDevice(embedded, device_, dtype_);
 }
 
 at::Tensor DFlashDrafter::decode(at::Tensor h, const at::Tensor& ctx, const QueryLayout& layout,
@@ -347,7 +347,7 @@ analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention k
 
 at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
   // A drafted block's few rows: project() has a CPU kernel for them (projection.h).
-  return project(asType(onDevice(states, target_.lmHead.device()), target_.lmHead.scalar_type()), target_.lmHead);
+  return project(onDevice(states, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead);
 }
 
 void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
@@ -356,7 +356,7 @@ void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
   // fall back to a batched product over N, ~10x slower than one GEMM.
   const at::Tensor rows = states.reshape({-1, states.size(-1)}).contiguous();
   at::Tensor into = out.view({rows.size(0), target_.lmHead.size(0)});
-  at::mm_out(into, asType(onDevice(rows, target_.lmHead.device()), target_.lmHead.scalar_type()), target_.lmHead.t());
+  at::mm_out(into, onDevice(rows, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead.t());
 }
 
 }  // namespace dfi::engine

@@ -15,4 +15,8 @@ inline at::Tensor onDevice(const at::Tensor& x, at::Device device) {
   return x.device() == device ? x : x.to(device);
 }
 
+inline at::Tensor onDevice(const at::Tensor& x, at::Device device, at::ScalarType type) {
+  return asType(onDevice(x, device), type);
+}
+
 }  // namespace dfi::engine
