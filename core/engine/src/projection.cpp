@@ -11,6 +11,14 @@
 #include "float_casts.h"
 #include "tensor_cast.h"
 
+// oneDNN's matmul as ATen runs it (ATen/native/mkldnn/Matmul.h: exported, TORCH_API, but the
+// header is not in the installed headers). result = beta * result + alpha * mat1 mat2, fp32
+// at full precision unless torch's float32 matmul precision is lowered (the engine never does).
+namespace at::native {
+TORCH_API void mkldnn_matmul(const Tensor& mat1, const Tensor& mat2, const Tensor& result, float beta,
+                             float alpha);
+}  // namespace at::native
+
 namespace dfi::engine {
 namespace {
 
@@ -19,6 +27,12 @@ namespace {
 // packed GEMM reaches the machine's peak there. Verification (16 rows) and drafting (15-16) fall
 // below.
 constexpr int64_t kMaxRows = 32;
+
+// fp32 products of many rows go to oneDNN, in whole steps of kOnednnRowStep rows from
+// kMinOnednnRows on (see projection.h); the remaining rows go to MKL. oneDNN builds a primitive
+// (1-5 ms here) for each new shape and caches it, so the steps keep the shapes few: every prompt
+// length would otherwise build its own.
+constexpr int64_t kMinOnednnRows = 128, kOnednnRowStep = 64;
 
 // Eight fp32 lanes: one AVX2 register, half an AVX-512 one. A tile of four x rows by four
 // weight rows keeps 16 accumulators, four weight vectors and one x vector in registers (AVX-512
@@ -122,9 +136,36 @@ bool isSmallProductOnCpu(const at::Tensor& x, const at::Tensor& weight, const at
          x.numel() / x.size(-1) <= (type == at::kFloat ? kMaxRows : 1);
 }
 
+bool isLargeFp32ProductOnCpu(const at::Tensor& x, const at::Tensor& weight) {
+  return at::hasMKLDNN() && x.is_cpu() && weight.is_cpu() && x.scalar_type() == at::kFloat &&
+         weight.scalar_type() == at::kFloat && weight.dim() == 2 && weight.is_contiguous() && x.dim() >= 1 &&
+         x.size(-1) == weight.size(1) && x.numel() / std::max<int64_t>(1, x.size(-1)) >= kMinOnednnRows;
+}
+
 }  // namespace
 
+void projectInto(const at::Tensor& rows, const at::Tensor& weight, at::Tensor out) {
+  if (!isLargeFp32ProductOnCpu(rows, weight) || !rows.is_contiguous() || !out.is_contiguous()) {
+    at::mm_out(out, rows, weight.t());
+    return;
+  }
+  const int64_t m = rows.size(0), bulk = m - m % kOnednnRowStep;
+  at::native::mkldnn_matmul(rows.narrow(0, 0, bulk), weight.t(), out.narrow(0, 0, bulk), 0.0f, 1.0f);
+  if (bulk == m) return;
+  at::Tensor rest = out.narrow(0, bulk, m - bulk);
+  at::mm_out(rest, rows.narrow(0, bulk, m - bulk), weight.t());
+}
+
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (isLargeFp32ProductOnCpu(x, weight)) {
+    const int64_t n = weight.size(1), rows = x.numel() / n;
+    const at::Tensor out = at::empty({rows, weight.size(0)}, x.options());
+    projectInto(x.reshape({rows, n}).contiguous(), weight, out);
+    if (bias.defined()) out.add_(bias);
+    std::vector<int64_t> shape = x.sizes().vec();
+    shape.back() = weight.size(0);
+    return out.view(shape);
+  }
   if (!isSmallProductOnCpu(x, weight, bias))
     return at::linear(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt);
   const int64_t outputs = weight.size(0), n = weight.size(1), rows = x.numel() / n;

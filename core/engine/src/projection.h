@@ -8,6 +8,10 @@
 //    ~300 us either way; one row (sgemv) reached half the machine's bandwidth.
 //  - bf16 weights, one row: a matrix-vector product widening as it reads (oneDNN's bf16 GEMM
 //    is faster from two rows on).
+// fp32 products of 128 rows or more (prefill, teacher forcing) go to oneDNN's matmul, which
+// ATen uses for bf16 but not for fp32 (MKL's sgemm there). On this project's AMD EPYC host it
+// ran 1.1-1.35x MKL's sgemm from 128 rows on (a 256-token prefill's products at 768 hidden:
+// 1.13-1.18x, its 32000-word LM head 1.34x; 2 threads) and slower below, where MKL keeps them.
 // Every other shape, device or dtype goes to at::linear.
 
 #include <ATen/core/Tensor.h>
@@ -15,5 +19,10 @@
 namespace dfi::engine {
 
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
+
+// out = rows W^T for 2-D rows into a [rows, outputs] tensor that already exists (the
+// teacher-forced pass reuses one logits buffer), by the same choice of GEMM as project() for
+// more than 32 rows.
+void projectInto(const at::Tensor& rows, const at::Tensor& weight, at::Tensor out);
 
 }  // namespace dfi::engine
