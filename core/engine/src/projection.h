@@ -9,9 +9,10 @@
 //  - bf16 weights, one row: a matrix-vector product widening as it reads (oneDNN's bf16 GEMM
 //    is faster from two rows on).
 // fp32 products of 128 rows or more (prefill, teacher forcing) go to oneDNN's matmul, which
-// ATen uses for bf16 but not for fp32 (MKL's sgemm there). On this project's AMD EPYC host it
-// ran 1.1-1.35x MKL's sgemm from 128 rows on (a 256-token prefill's products at 768 hidden:
-// 1.13-1.18x, its 32000-word LM head 1.34x; 2 threads) and slower below, where MKL keeps them.
+// ATen uses for bf16 but not for fp32 (MKL's sgemm there). On this project's AMD EPYC host, 2
+// threads, it ran a 256-token prefill's products at 768 hidden 1.13-1.18x as fast as MKL's
+// sgemm and its 32000-word LM head 1.34x; the demo drafter's 512-row products of width 128
+// 0.9-1.1x; at 64 rows and below it was slower (0.6-0.9x), so those stay with MKL.
 // Every other shape, device or dtype goes to at::linear.
 
 #include <ATen/core/Tensor.h>
