@@ -6,6 +6,7 @@
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 
+#include "cpu_tasks.h"
 #include "float_casts.h"
 #include "silu.h"
 #include "tensor_cast.h"
@@ -83,7 +84,7 @@ at::Tensor normOnCpu(Variant variant, const at::Tensor& input, const at::Tensor&
     const scalar_t* xs = x.data_ptr<scalar_t>();
     const scalar_t* gs = gate.defined() ? gate.data_ptr<scalar_t>() : nullptr;
     scalar_t* os = out.data_ptr<scalar_t>();
-    at::parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n)),
+    at::parallel_for(0, rows, rowsPerTask(n),
                      [&](int64_t begin, int64_t end) {
                        for (int64_t r = begin; r < end; ++r)
                          normRow<scalar_t>(variant, xs + r * n, gs ? gs + r * n : nullptr,

@@ -6,6 +6,7 @@
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
 
+#include "cpu_tasks.h"
 #include "float_casts.h"
 #include "tensor_cast.h"
 
@@ -73,7 +74,7 @@ at::Tensor Rotary::apply(const at::Tensor& x, const RotaryAngles& angles) {
   at::Tensor out = at::empty_like(input);
   const int64_t dim = x.size(-1), rows = dim == 0 ? 0 : input.numel() / dim;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, x.scalar_type(), "rotary", [&] {
-    at::parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, dim)), [&](int64_t begin, int64_t end) {
+    at::parallel_for(0, rows, rowsPerTask(dim), [&](int64_t begin, int64_t end) {
       rotateRows<scalar_t>(input.data_ptr<scalar_t>(), cos.data_ptr<scalar_t>(), sin.data_ptr<scalar_t>(),
                            out.data_ptr<scalar_t>(), begin, end, positions, dim, cos.size(-1));
     });
