@@ -23,9 +23,8 @@ namespace dfi::engine {
 namespace {
 
 // The kernel takes up to this many rows of x with fp32 weights (one row with bf16 weights,
-// where oneDNN's bf16 GEMM beats widening from two rows on); more go to at::linear, whose
-// packed GEMM reaches the machine's peak there. Verification (16 rows) and drafting (15-16) fall
-// below.
+// where oneDNN's bf16 GEMM beats widening from two rows on); more go to a packed GEMM, which
+// reaches the machine's peak there. Verification (16 rows) and drafting (15-16) fall below.
 constexpr int64_t kMaxRows = 32;
 
 // fp32 products of many rows go to oneDNN, in whole steps of kOnednnRowStep rows from
@@ -127,19 +126,25 @@ DFI_CPU_CLONES void matrixVectorRows(const float* x, const c10::BFloat16* w, flo
   }
 }
 
+// x [..., n] (at least one row) against a contiguous [outputs, n] weight of x's dtype, both on
+// the CPU: the products the routes below choose from by dtype and row count.
+bool isCpuProduct(const at::Tensor& x, const at::Tensor& weight) {
+  return x.is_cpu() && weight.is_cpu() && weight.dim() == 2 && weight.is_contiguous() &&
+         x.scalar_type() == weight.scalar_type() && x.dim() >= 1 && x.size(-1) == weight.size(1) &&
+         x.numel() > 0;
+}
+
+int64_t rowsOf(const at::Tensor& x) { return x.numel() / x.size(-1); }
+
 bool isSmallProductOnCpu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   const at::ScalarType type = weight.scalar_type();
-  return x.is_cpu() && weight.is_cpu() && !bias.defined() && weight.dim() == 2 &&
-         weight.is_contiguous() && x.scalar_type() == type &&
-         (type == at::kFloat || type == at::kBFloat16) && x.dim() >= 1 &&
-         x.size(-1) == weight.size(1) && x.numel() > 0 &&
-         x.numel() / x.size(-1) <= (type == at::kFloat ? kMaxRows : 1);
+  return isCpuProduct(x, weight) && !bias.defined() && (type == at::kFloat || type == at::kBFloat16) &&
+         rowsOf(x) <= (type == at::kFloat ? kMaxRows : 1);
 }
 
 bool isLargeFp32ProductOnCpu(const at::Tensor& x, const at::Tensor& weight) {
-  return at::hasMKLDNN() && x.is_cpu() && weight.is_cpu() && x.scalar_type() == at::kFloat &&
-         weight.scalar_type() == at::kFloat && weight.dim() == 2 && weight.is_contiguous() && x.dim() >= 1 &&
-         x.size(-1) == weight.size(1) && x.numel() / std::max<int64_t>(1, x.size(-1)) >= kMinOnednnRows;
+  return at::hasMKLDNN() && isCpuProduct(x, weight) && weight.scalar_type() == at::kFloat &&
+         rowsOf(x) >= kMinOnednnRows;
 }
 
 }  // namespace
@@ -157,18 +162,18 @@ void projectInto(const at::Tensor& rows, const at::Tensor& weight, at::Tensor ou
 }
 
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  if (isLargeFp32ProductOnCpu(x, weight)) {
-    const int64_t n = weight.size(1), rows = x.numel() / n;
-    const at::Tensor out = at::empty({rows, weight.size(0)}, x.options());
+  const bool large = isLargeFp32ProductOnCpu(x, weight);
+  if (!large && !isSmallProductOnCpu(x, weight, bias))
+    return at::linear(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt);
+  const int64_t outputs = weight.size(0), n = weight.size(1), rows = rowsOf(x);
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = outputs;
+  if (large) {
+    const at::Tensor out = at::empty({rows, outputs}, x.options());
     projectInto(x.reshape({rows, n}).contiguous(), weight, out);
     if (bias.defined()) out.add_(bias);
-    std::vector<int64_t> shape = x.sizes().vec();
-    shape.back() = weight.size(0);
     return out.view(shape);
   }
-  if (!isSmallProductOnCpu(x, weight, bias))
-    return at::linear(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt);
-  const int64_t outputs = weight.size(0), n = weight.size(1), rows = x.numel() / n;
   const at::Tensor x32 = asType(x.reshape({rows, n}), at::kFloat).contiguous();
   at::Tensor out32 = at::empty({rows, outputs}, x32.options());
   const float* xs = x32.data_ptr<float>();
@@ -189,8 +194,6 @@ at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const at::Tens
       productRows(xs, rows, weight.data_ptr<float>(), n, os, outputs, begin, end, scratch.data());
     }
   });
-  std::vector<int64_t> shape = x.sizes().vec();
-  shape.back() = outputs;
   return asType(out32, x.scalar_type()).view(shape);
 }
 
