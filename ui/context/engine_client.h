@@ -11,9 +11,8 @@
 #include <QProcess>
 #include <QStringList>
 
-#include <nlohmann/json.hpp>
-
 #include "dfi/protocol/frame.h"
+#include "dfi/protocol/messages.h"
 #include "dfi/session/records.h"
 
 namespace dfi::session {
@@ -33,9 +32,9 @@ class EngineClient : public QObject {
   explicit EngineClient(QObject* parent = nullptr);
   ~EngineClient() override;
 
-  // Starts the engine and sends `request` (a run request without "type"/"request_id"); the
-  // records are written to `localSession` (replaced if it exists).
-  void start(const EngineLaunch& launch, const nlohmann::json& request, const QString& localSession);
+  // Starts the engine and sends `options` as a run request; the records are written to
+  // `localSession` (replaced if it exists).
+  void start(const EngineLaunch& launch, const protocol::RunOptions& options, const QString& localSession);
   void cancel();
   bool running() const;
 
@@ -50,6 +49,7 @@ class EngineClient : public QObject {
   void readOutput();
   void handleFrame(const protocol::Frame& frame);
   void handleRecord(const protocol::Frame& frame);
+  void handleReply(const protocol::Reply& reply);
   void processEnded(int exitCode, QProcess::ExitStatus status);
   void fail(const QString& message);
   void closeSession();
@@ -57,7 +57,6 @@ class EngineClient : public QObject {
   QProcess process_;
   std::unique_ptr<protocol::FrameDecoder> decoder_;
   std::unique_ptr<session::Writer> writer_;
-  nlohmann::json request_;
   QString localSession_;
   QString stderrTail_;
   bool done_ = false;
@@ -65,5 +64,12 @@ class EngineClient : public QObject {
   std::map<session::RunId, session::RunId> runIds_;
   std::map<session::StepId, session::StepId> stepIds_;
 };
+
+// "dflash-eval 1.2 (git abc), libtorch 2.11, CUDA ...", or why this GUI cannot talk to that
+// engine (another protocol version): shared by the run and the inspect clients.
+QString describeEngine(const protocol::Hello& hello);
+QString protocolMismatch(const protocol::Hello& hello);  // empty when they match
+// Writes one request to the engine's stdin.
+void sendRequest(QProcess& engine, const protocol::Request& request);
 
 }  // namespace dfi::ui
