@@ -28,6 +28,11 @@ template <typename... Records>
 struct RecordList {
   static std::string tablesDdl() { return (createTableSql<Records>() + ...); }
   static std::string migrationsFrom(std::int32_t version) { return (migrationSql<Records>(version) + ...); }
+  static const AddedColumn* added(std::string_view table, std::string_view column) {
+    const AddedColumn* found = nullptr;
+    ((found = found ? found : SqlTable<Records>::name == table ? addedColumn<Records>(column) : nullptr), ...);
+    return found;
+  }
 };
 using SessionRecords = RecordList<RunRecord, PromptRecord, StepRecord, TreeRecord, StatisticRecord, TensorInfo,
                                   TokenString, Annotation>;
@@ -73,6 +78,11 @@ void migrateSchema(Database& db, std::int32_t fromVersion) {
   db.exec(SessionRecords::migrationsFrom(fromVersion), "schema migration");
   db.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion), "schema migration");
   txn.commit();
+}
+
+std::optional<std::string> olderColumnValue(std::string_view table, std::string_view column) {
+  if (const AddedColumn* added = SessionRecords::added(table, column)) return std::string(added->olderValue);
+  return std::nullopt;
 }
 
 }  // namespace dfi::session::detail

@@ -4,7 +4,9 @@
 // touches it.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "sqlite_handle.h"
 
@@ -22,5 +24,10 @@ std::int32_t checkSchema(Database& db);
 // Brings a file of an older schema version to this build's, in one transaction (a writer
 // appending to it). A file of the current version is left as it is.
 void migrateSchema(Database& db, std::int32_t fromVersion);
+
+// The SQL that gives `column` of `table` in a file written before the column was added (an
+// AddedColumn of sql_table.h), for copying rows out of such a file; nullopt for a column that
+// every schema version has.
+std::optional<std::string> olderColumnValue(std::string_view table, std::string_view column);
 
 }  // namespace dfi::session::detail

@@ -12,6 +12,7 @@
 
 #include "dfi/base/error.h"
 #include "dfi/session/file_identity.h"
+#include "dfi/session/merge.h"
 #include "dfi/session/reader.h"
 #include "dfi/session/record_fields.h"
 #include "dfi/session/schema_doc.h"
@@ -134,6 +135,20 @@ TEST(SessionVocabulary, AppendingToAVersion1FileMigratesIt) {
   EXPECT_EQ(runs[0].slidingWindow, 512);
   EXPECT_EQ(runs[2].mode, EvaluationMode::DDTree);
   EXPECT_EQ(runs[2].slidingWindow, 64);
+}
+
+TEST(SessionVocabulary, MergingAVersion1FileDerivesItsNewColumns) {
+  const std::string v1 = writeVersion1Session("v1_merge_in.dfi");
+  const std::string v2 = freshPath("v2_merge_in.dfi");
+  testutil::writeSmallSession(v2);
+  const std::string out = freshPath("v1_merge_out.dfi");
+  const std::vector<std::string> inputs{v1, v2};
+  mergeSessions(inputs, out, true);
+  Reader reader(out);
+  const auto runs = reader.runs();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].maskVariant, MaskVariant::AnchorVisible);
+  EXPECT_EQ(runs[0].slidingWindow, 512);
 }
 
 TEST(SessionVocabulary, KeepIdsCopiesAStreamWithItsIds) {
