@@ -3,6 +3,7 @@
 #include <string>
 
 #include "dfi/base/error.h"
+#include "dfi/protocol/message_fields.h"
 
 namespace dfi::eval {
 
@@ -16,11 +17,9 @@ engine::InspectRequest engineInspectRequest(const protocol::InspectRequest& r) {
   if (r.blockSize && *r.blockSize > 0) out.blockSize = r.blockSize;
   out.ids = r.ids;
   out.anchor = r.anchor;
-  const auto variant = analysis::parseMaskVariant(r.maskVariant);
-  if (!variant)
-    throw UsageError("inspect request: unknown mask variant '" + r.maskVariant + "'", {.item = "mask_variant"});
-  out.variant = *variant;
-  if (r.topK < 0) throw UsageError("inspect request: top_k must be >= 0", {.item = "top_k"});
+  out.variant = r.maskVariant;
+  if (r.topK < 0)
+    throw UsageError("inspect request: must be >= 0", {.item = std::string(fieldName(&protocol::InspectRequest::topK))});
   out.topK = r.topK;
   out.attention = r.attention;
   out.statistics = r.statistics;

@@ -7,7 +7,7 @@
 
 namespace dfi::eval {
 
-// Throws dfi::UsageError naming the field for an unknown mask variant or a negative top_k.
+// Throws dfi::UsageError naming the field for a negative top_k.
 engine::InspectRequest engineInspectRequest(const protocol::InspectRequest& request);
 
 }  // namespace dfi::eval

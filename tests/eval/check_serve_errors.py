@@ -93,7 +93,7 @@ def malformed(demo):
          "unknown mode 'sideways'"),
         ("an unknown mask variant", line({"type": "inspect", "request_id": 16, "target": target, "drafter": drafter,
                                           "ids": [1, 2], "anchor": 1, "mask_variant": "upside-down"}), 16,
-         "upside-down"),
+         "inspect.mask_variant: unknown value 'upside-down'"),
     ]
 
 

@@ -164,7 +164,7 @@ std::optional<protocol::InspectRequest> inspectRequestFor(SessionContext& contex
   request.drafter = run->drafter.path;
   request.ids = *ids;
   request.anchor = step->anchorPosition;
-  if (!step->maskVariant.empty()) request.maskVariant = step->maskVariant;
+  request.maskVariant = run->maskVariant;
   request.topK = std::max(run->topK, 1);
   request.attention = true;
   request.statistics = true;

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "dfi/base/error.h"
-#include "dfi/protocol/json_record.h"
+#include "dfi/base/field_json.h"
 #include "dfi/protocol/message_fields.h"
 
 namespace dfi {
@@ -29,7 +29,7 @@ template <>
 struct FieldTable<protocol::MessageType> {
   using R = protocol::MessageType;
   static constexpr std::string_view name = "message";
-  static constexpr auto fields = std::tuple{field<R>("type", &R::type, "which message this is")};
+  static constexpr auto fields = std::tuple{field<R>(protocol::kFrameTypeKey, &R::type, "which message this is")};
 };
 
 template <>

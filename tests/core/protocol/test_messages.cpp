@@ -45,7 +45,7 @@ InspectRequest sampleInspect() {
   inspect.drafter = "/models/a";
   inspect.ids = {1, 2, 3, 40000000000};
   inspect.anchor = 2;
-  inspect.maskVariant = "anchor-visible";
+  inspect.maskVariant = dfi::session::MaskVariant::AnchorVisible;
   inspect.attention = false;
   inspect.blockSize = 16;
   inspect.runId = 3;
@@ -126,6 +126,9 @@ TEST(Messages, ErrorsNameTheStreamTypeAndField) {
   EXPECT_NE(wrongType.find("run.drafters"), std::string::npos) << wrongType;
   const std::string range = requestError(R"({"type":"run","target":"t","drafters":["d"],"prompts":"p","top_k":4294967296})");
   EXPECT_NE(range.find("run.top_k"), std::string::npos) << range;
+  const std::string variant =
+      requestError(R"({"type":"inspect","target":"t","drafter":"d","ids":[1],"anchor":0,"mask_variant":"causal"})");
+  EXPECT_NE(variant.find("inspect.mask_variant"), std::string::npos) << variant;
   const std::string unknown = requestError(R"({"type":"rerun","request_id":2})");
   EXPECT_NE(unknown.find("unknown request type 'rerun' (run, inspect, cancel or shutdown)"), std::string::npos)
       << unknown;

@@ -7,6 +7,7 @@
 
 #include "dfi/base/field_table.h"
 #include "dfi/protocol/messages.h"
+#include "dfi/session/record_fields.h"  // EnumNames<MaskVariant>
 
 namespace dfi {
 

@@ -31,8 +31,9 @@ using RequestId = std::int64_t;
 inline constexpr RequestId kNoRequest = -1;
 
 // The options of an evaluation, shared by `dflash-eval run` (command line, app/eval/run_options.h)
-// and the "run" request. Kept as text where the command line takes aliases ("teacher", "both",
-// "every:4"); app/eval/run_options.cpp validates them and names the option that is wrong.
+// and the "run" request. Modes, mask variants and anchors are kept as the command line's text
+// (it takes aliases: "teacher", "both", "every:4"); app/eval/run_options.cpp validates them and
+// names the option that is wrong.
 struct RunOptions {
   std::string target;
   std::vector<std::string> drafters;
@@ -73,7 +74,7 @@ struct InspectRequest {
   std::string drafter;
   std::vector<std::int64_t> ids;
   std::int64_t anchor = 0;
-  std::string maskVariant = "reference";
+  session::MaskVariant maskVariant = session::MaskVariant::Reference;
   int topK = 8;
   bool attention = true;
   bool statistics = true;
