@@ -75,15 +75,14 @@ bool EngineClient::running() const { return process_.state() != QProcess::NotRun
 void EngineClient::start(const EngineLaunch& launch, const protocol::RunOptions& options, const QString& localSession) {
   if (running()) return fail(QStringLiteral("a run is already in progress"));
   try {
-    writer_ = std::make_unique<session::Writer>(localSession.toStdString(),
-                                                session::WriterOptions{.mode = session::OpenMode::Overwrite});
+    writer_ = std::make_unique<session::Writer>(
+        localSession.toStdString(), session::WriterOptions{.mode = session::OpenMode::Overwrite, .keepIds = true});
   } catch (const Error& e) {
     return fail(QString::fromStdString(e.what()));
   }
   localSession_ = localSession;
   decoder_ = std::make_unique<protocol::FrameDecoder>("engine (" + launch.enginePath.toStdString() + ")");
-  runIds_.clear();
-  stepIds_.clear();
+  runs_.clear();
   stderrTail_.clear();
   done_ = false;
   QStringList command = launch.commandPrefix;
@@ -144,42 +143,19 @@ void EngineClient::handleReply(const protocol::Reply& reply) {
 
 void EngineClient::handleRecord(const protocol::Frame& frame) {
   if (!writer_) return;
-  const protocol::Record record = protocol::decodeRecord(frame, "engine");
-  std::visit(
-      [&](const auto& r) {
-        using T = std::decay_t<decltype(r)>;
-        if constexpr (std::is_same_v<T, session::RunRecord>) {
-          if (auto it = runIds_.find(r.runId); it != runIds_.end())
-            writer_->finishRun(it->second, r.finishedAt, r.timingsJson);  // a run's final update
-          else
-            runIds_[r.runId] = writer_->addRun(r);
-        } else if constexpr (std::is_same_v<T, session::PromptRecord>) {
-          session::PromptRecord local = r;
-          local.runId = runIds_.at(r.runId);
-          writer_->addPrompt(local);
-        } else if constexpr (std::is_same_v<T, session::StepRecord>) {
-          session::StepRecord local = r;
-          local.runId = runIds_.at(r.runId);
-          stepIds_[r.stepId] = writer_->addStep(local);
-        } else if constexpr (std::is_same_v<T, session::TreeRecord>) {
-          session::TreeRecord local = r;
-          local.stepId = stepIds_.at(r.stepId);
-          writer_->addTree(local);
-        } else if constexpr (std::is_same_v<T, session::StatisticRecord>) {
-          session::StatisticRecord local = r;
-          local.runId = runIds_.at(r.runId);
-          if (r.stepId) local.stepId = stepIds_.at(r.stepId);
-          writer_->addStatistic(local);
-        } else if constexpr (std::is_same_v<T, session::TensorRecord>) {
-          session::TensorRecord local = r;
-          local.info.runId = runIds_.at(r.info.runId);
-          if (r.info.stepId) local.info.stepId = stepIds_.at(r.info.stepId);
-          writer_->addTensor(local);
-        } else {
-          writer_->addTokenStrings(r);
-        }
-      },
-      record);
+  std::visit(protocol::Overloaded{[this](const session::RunRecord& r) {
+                                    if (runs_.contains(r.runId))
+                                      writer_->finishRun(r.runId, r.finishedAt, r.timingsJson);
+                                    else
+                                      runs_.insert(writer_->addRun(r));
+                                  },
+                                  [this](const session::PromptRecord& r) { writer_->addPrompt(r); },
+                                  [this](const session::StepRecord& r) { writer_->addStep(r); },
+                                  [this](const session::TreeRecord& r) { writer_->addTree(r); },
+                                  [this](const session::StatisticRecord& r) { writer_->addStatistic(r); },
+                                  [this](const session::TensorRecord& r) { writer_->addTensor(r); },
+                                  [this](const protocol::TokenStrings& r) { writer_->addTokenStrings(r); }},
+             protocol::decodeRecord(frame, "engine"));
 }
 
 void EngineClient::processEnded(int exitCode, QProcess::ExitStatus status) {

@@ -1,11 +1,13 @@
 #pragma once
 // The GUI's side of `dflash-eval serve`: starts the engine as a child process (locally, or
 // behind a user-given command prefix such as "ssh gpu-host"), sends a run request, and writes
-// every record it streams back into a local session file that the panels follow. The engine
-// can crash or run out of memory without taking the GUI down: that arrives as failed().
+// every record it streams back into a local session file that the panels follow, under the
+// engine's own run, step and tensor ids (WriterOptions::keepIds), so a step has one id in the
+// engine's file, on the stream and in the GUI's. The engine can crash or run out of memory
+// without taking the GUI down: that arrives as failed().
 
-#include <map>
 #include <memory>
+#include <set>
 
 #include <QObject>
 #include <QProcess>
@@ -60,9 +62,7 @@ class EngineClient : public QObject {
   QString localSession_;
   QString stderrTail_;
   bool done_ = false;
-  // The engine's ids and the local session's differ; trees and later run updates are re-keyed.
-  std::map<session::RunId, session::RunId> runIds_;
-  std::map<session::StepId, session::StepId> stepIds_;
+  std::set<session::RunId> runs_;  // written already: a run record again is its final update
 };
 
 // "dflash-eval 1.2 (git abc), libtorch 2.11, CUDA ...", or why this GUI cannot talk to that
