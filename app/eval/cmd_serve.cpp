@@ -104,19 +104,20 @@ class Server {
       sendError(protocol::requestIdOf(frame), e);
       return true;
     }
-    return std::visit(protocol::Overloaded{[this](protocol::RunRequest& r) { return enqueue(std::move(r)); },
-                                 [this](protocol::InspectRequest& r) { return enqueue(std::move(r)); },
-                                 [this](const protocol::CancelRequest& r) {
-                                   cancel(r.requestId);
-                                   return true;
-                                 },
-                                 [this](const protocol::ShutdownRequest&) {
-                                   std::lock_guard lock(jobsMutex_);
-                                   stopping_ = true;
-                                   if (active_) active_->cancel();
-                                   return false;
-                                 }},
-                      request);
+    return std::visit(
+        protocol::Overloaded{[this](protocol::RunRequest& r) { return enqueue(std::move(r)); },
+                             [this](protocol::InspectRequest& r) { return enqueue(std::move(r)); },
+                             [this](const protocol::CancelRequest& r) {
+                               cancel(r.requestId);
+                               return true;
+                             },
+                             [this](const protocol::ShutdownRequest&) {
+                               std::lock_guard lock(jobsMutex_);
+                               stopping_ = true;
+                               if (active_) active_->cancel();
+                               return false;
+                             }},
+        request);
   }
 
   using Job = std::variant<protocol::RunRequest, protocol::InspectRequest>;
@@ -159,7 +160,7 @@ class Server {
       }
       try {
         std::visit(protocol::Overloaded{[this](const protocol::RunRequest& r) { runOne(r); },
-                              [this](const protocol::InspectRequest& r) { inspectOne(r); }},
+                                        [this](const protocol::InspectRequest& r) { inspectOne(r); }},
                    *next);
       } catch (const std::exception& e) {  // ends this request, not the server
         sendError(idOf(*next), e);
@@ -168,7 +169,6 @@ class Server {
       active_.reset();
     }
   }
-
 
   void inspectOne(const protocol::InspectRequest& request) {
     const engine::InspectResult result = engine::inspectBlock(models_, engineInspectRequest(request));
