@@ -84,20 +84,14 @@ void InspectClient::readOutput() {
 void InspectClient::handleFrame(const protocol::Frame& frame) {
   if (protocol::isRecordFrame(frame)) {
     if (!active_) return;
-    const protocol::Record record = protocol::decodeRecord(frame, "engine");
-    // The records carry the run and step the request named; the re-drafted step itself is the
-    // recorded one again and is not stored a second time.
-    if (const auto* t = std::get_if<session::TensorRecord>(&record)) {
-      session::TensorRecord local = *t;
-      local.info.runId = answer_.run;
-      local.info.stepId = answer_.step;
-      answer_.tensors.push_back(std::move(local));
-    } else if (const auto* s = std::get_if<session::StatisticRecord>(&record)) {
-      session::StatisticRecord local = *s;
-      local.runId = answer_.run;
-      local.stepId = answer_.step;
-      answer_.statistics.push_back(std::move(local));
-    }
+    protocol::Record record = protocol::decodeRecord(frame, "engine");
+    // The engine keys the records to the run and step the request named, so they are stored
+    // under the ids they carry; the re-drafted step itself is the recorded one again and is not
+    // stored a second time.
+    if (auto* t = std::get_if<session::TensorRecord>(&record))
+      answer_.tensors.push_back(std::move(*t));
+    else if (auto* s = std::get_if<session::StatisticRecord>(&record))
+      answer_.statistics.push_back(std::move(*s));
     return;
   }
   handleReply(protocol::decodeReply(frame, "engine"));

@@ -24,8 +24,10 @@
 
 namespace dfi::protocol {
 
-// Raised when a message changes incompatibly; the GUI refuses an engine of another version.
-inline constexpr int kProtocolVersion = 1;
+// Raised when a message or a record on the stream changes incompatibly; the GUI refuses an
+// engine of another version. 2: the records' stream names are the field tables' (values_f32,
+// ...), the same as the file's.
+inline constexpr int kProtocolVersion = 2;
 
 using RequestId = std::int64_t;
 inline constexpr RequestId kNoRequest = -1;
