@@ -1,5 +1,6 @@
 #include "dfi/protocol/messages.h"
 
+#include <array>
 #include <utility>
 
 #include "dfi/base/error.h"
@@ -60,6 +61,19 @@ std::string typeNames() {
   }(std::make_index_sequence<std::variant_size_v<Variant>>{});
   return names;
 }
+
+// The decoder picks a message by its type name, so the names within one direction must differ.
+template <typename Variant>
+constexpr bool typeNamesDiffer() {
+  return []<std::size_t... I>(std::index_sequence<I...>) {
+    const std::array<std::string_view, sizeof...(I)> names{FieldTable<std::variant_alternative_t<I, Variant>>::name...};
+    for (std::size_t i = 0; i < names.size(); ++i)
+      for (std::size_t j = i + 1; j < names.size(); ++j)
+        if (names[i] == names[j]) return false;
+    return true;
+  }(std::make_index_sequence<std::variant_size_v<Variant>>{});
+}
+static_assert(typeNamesDiffer<Request>() && typeNamesDiffer<Reply>());
 
 template <typename Variant>
 Variant decodeOneOf(const Frame& frame, std::string_view streamName, std::string_view direction) {
