@@ -117,7 +117,7 @@ class TestTreeView : public QObject {
     QCOMPARE(one.nodes[1].token, step.draftTokens[0]);
     // Teacher-forced blocks can be checked at every depth.
     session::StepRecord forced = step;
-    forced.mode = session::StepMode::TeacherForced;
+    forced.mode = session::EvaluationMode::TeacherForced;
     QCOMPARE(verifiableTargetTokens(forced).size(), static_cast<std::size_t>(kSlots));
     // No stored top-k: the root alone.
     session::StepRecord bare = step;
