@@ -17,6 +17,7 @@
 #include "dfi/base/log.h"
 #include "dfi/engine/draft_pass.h"
 #include "command_inputs.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::eval {
 namespace {
@@ -42,7 +43,7 @@ void printParity(const std::vector<engine::AnchorParity>& parity) {
 }
 
 analysis::MaskVariant maskVariant(const std::string& name, const char* option) {
-  const auto variant = analysis::parseMaskVariant(name);
+  const auto variant = parseEnum<session::MaskVariant>(name);
   if (!variant)
     throw UsageError("unknown mask variant '" + name + "' (reference, anchor-visible, block-causal, positions+1, no-context)",
                      {.item = option});

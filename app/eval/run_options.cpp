@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "dfi/base/error.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::eval {
 namespace {
@@ -55,7 +56,7 @@ engine::EvaluationSettings RunOptions::toSettings(const EnvLookup& env) const {
   }
   s.maskVariants.clear();
   for (const auto& v : maskVariants) {
-    auto variant = analysis::parseMaskVariant(v);
+    auto variant = parseEnum<session::MaskVariant>(v);
     if (!variant)
       throw UsageError("--mask-variant: unknown variant '" + v +
                        "' (reference, anchor-visible, block-causal, positions+1, no-context)");

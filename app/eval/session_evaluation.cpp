@@ -45,7 +45,7 @@ std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
   std::vector<SummaryRun> out;
   for (const auto& r : runs) {
     SummaryRun run{drafterLabel(r.drafter, settings), modeLabel(enumName(r.mode), settings.ddtreeBudget),
-                   std::string(analysis::maskVariantName(r.variant)), {}};
+                   std::string(enumName(r.variant)), {}};
     for (const auto& response : r.responses)
       run.responses.push_back({response.promptId, promptSet(response.dataset, settings), response.acceptance});
     out.push_back(std::move(run));

@@ -11,6 +11,7 @@
 
 #include "dfi/base/error.h"
 #include "dflash_test_support.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::engine {
 namespace {
@@ -46,7 +47,7 @@ TEST_P(DrafterVariants, TeacherForcedEqualsOneLiveDraftPerAnchor) {
   for (std::size_t j = 0; j < anchors.size(); ++j) {
     const at::Tensor live = liveDraft(anchors[j], variant);
     EXPECT_LE(maxAbsDiff(batched[static_cast<std::int64_t>(j)], live), 1e-5)
-        << "anchor " << anchors[j] << " variant " << analysis::maskVariantName(variant);
+        << "anchor " << anchors[j] << " variant " << dfi::enumName(variant);
   }
   if (variant != MaskVariant::Reference) {
     // Every variant changes what the drafter computes (otherwise the case above proves little).
@@ -57,7 +58,7 @@ TEST_P(DrafterVariants, TeacherForcedEqualsOneLiveDraftPerAnchor) {
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, DrafterVariants, ::testing::ValuesIn(analysis::kAllMaskVariants),
                          [](const auto& info) {
-                           std::string name(analysis::maskVariantName(info.param));
+                           std::string name(dfi::enumName(info.param));
                            for (char& ch : name)
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return name;
@@ -68,7 +69,7 @@ TEST_F(DrafterLayouts, AnchorsInSeveralForwardsEqualOneForward) {
     const at::Tensor one = drafter.teacherForced(features, tokens, anchors, variant);
     const at::Tensor chunked = drafter.teacherForced(features, tokens, anchors, variant, 2);
     ASSERT_EQ(chunked.sizes(), one.sizes());
-    EXPECT_LE(maxAbsDiff(chunked, one), 1e-5) << analysis::maskVariantName(variant);
+    EXPECT_LE(maxAbsDiff(chunked, one), 1e-5) << dfi::enumName(variant);
   }
   EXPECT_EQ(drafter.teacherForced(features, tokens, {}).sizes().vec(), (std::vector<std::int64_t>{0, 3, 64}));
 }
@@ -92,7 +93,7 @@ TEST_F(DrafterLayouts, AttentionIsExactlyZeroWhereTheAnalysisMaskForbids) {
       const at::Tensor allowed =
           at::tensor(analysis::inferenceMask(spec, anchor), at::kByte).view({4, context + 4}).to(at::kBool);
       const at::Tensor probs = attention[static_cast<std::size_t>(l)];
-      SCOPED_TRACE(std::string(analysis::maskVariantName(variant)) + " layer " + std::to_string(l));
+      SCOPED_TRACE(std::string(dfi::enumName(variant)) + " layer " + std::to_string(l));
       ASSERT_EQ(probs.sizes().vec(), (std::vector<std::int64_t>{4, 4, context + 4}));
       EXPECT_EQ(probs.masked_select(allowed.logical_not().expand_as(probs)).abs().sum().item<float>(), 0.0f);
       EXPECT_GT(probs.masked_select(allowed.expand_as(probs)).min().item<float>(), 0.0f);

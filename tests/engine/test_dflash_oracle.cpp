@@ -16,6 +16,7 @@
 #include "dfi/tensorfile/drafter_config.h"
 #include "models/dflash_drafter.h"
 #include "models/dflash_weights.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::engine {
 namespace {
@@ -69,7 +70,7 @@ TEST_P(DrafterOracle, LiveDraftsMatchPerAnchor) {
 
 TEST_P(DrafterOracle, TrainingLayoutMatchesForBothMasks) {
   for (MaskVariant variant : {MaskVariant::Reference, MaskVariant::AnchorVisible}) {
-    const std::string name = "training." + std::string(analysis::maskVariantName(variant));
+    const std::string name = "training." + std::string(dfi::enumName(variant));
     const double diff =
         maxAbsDiff(drafter.teacherForced(features, tokens, anchors, variant), readReference(reference, name));
     EXPECT_LE(diff, kTolerance) << name;

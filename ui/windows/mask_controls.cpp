@@ -1,4 +1,5 @@
 #include "windows/mask_controls.h"
+#include "dfi/session/record_fields.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -13,7 +14,7 @@ namespace {
 QComboBox* variantCombo() {
   auto* combo = new QComboBox;
   for (analysis::MaskVariant v : analysis::kAllMaskVariants)
-    combo->addItem(QString::fromUtf8(analysis::maskVariantName(v).data()), static_cast<int>(v));
+    combo->addItem(QString::fromUtf8(enumName(v).data()), static_cast<int>(v));
   return combo;
 }
 

@@ -12,11 +12,12 @@
 #include "dfi/base/log.h"
 #include "widgets/heatmap_plot.h"
 #include "windows/mask_controls.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::ui {
 namespace {
 
-QString variantName(analysis::MaskVariant v) { return QString::fromUtf8(analysis::maskVariantName(v).data()); }
+QString variantName(analysis::MaskVariant v) { return QString::fromUtf8(enumName(v).data()); }
 
 // Block columns are labelled by slot ("s3"; "b2.s3" in the training layout), context ones by position.
 QString keyLabel(std::int64_t column, std::int64_t contextColumns, int blockSize, bool training) {
@@ -253,7 +254,7 @@ void MaskView::onSelectionChanged(const Selection& selection) {
   // The run's typed variant is the mask that ran; a step read without its run falls back on
   // the step's own record of it.
   std::optional<analysis::MaskVariant> variant =
-      run ? std::optional(run->maskVariant) : analysis::parseMaskVariant(step_->maskVariant);
+      run ? std::optional(run->maskVariant) : parseEnum<session::MaskVariant>(step_->maskVariant);
   if (!variant) {
     // Once per name: every step of a run usually carries the same variant.
     if (unknownVariants_.insert(step_->maskVariant).second)

@@ -17,6 +17,7 @@
 
 #include "context/engine_client.h"
 #include "dfi/analysis/attention_mask.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::ui {
 namespace {
@@ -58,7 +59,7 @@ RunDialog::RunDialog(QWidget* parent) : QDialog(parent), client_(new EngineClien
   }
   auto* variantRow = new QHBoxLayout;
   for (analysis::MaskVariant v : analysis::kAllMaskVariants) {
-    auto* box = new QCheckBox(QString::fromUtf8(analysis::maskVariantName(v).data()));
+    auto* box = new QCheckBox(QString::fromUtf8(enumName(v).data()));
     box->setChecked(v == analysis::MaskVariant::Reference || v == analysis::MaskVariant::AnchorVisible);
     variants_ << box;
     variantRow->addWidget(box);

@@ -19,6 +19,7 @@
 #include "dfi/base/error.h"
 #include "dfi/session/hidden_statistics.h"
 #include "models/dump_statistics.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::ui {
 namespace {
@@ -250,7 +251,7 @@ std::int64_t StatsView::firstPosition(const StatisticSeries& s) const {
   // Inspect answers hold the block's whole context, [0, context) (context = anchor + 1 with the
   // anchor-visible variant); teacher-forced records the rows since the previous anchor,
   // [previous anchor, anchor).
-  const auto variant = analysis::parseMaskVariant(step_->maskVariant);
+  const auto variant = parseEnum<session::MaskVariant>(step_->maskVariant);
   const std::int64_t context = analysis::inferenceContextLength(variant.value_or(analysis::MaskVariant::Reference),
                                                                 step_->anchorPosition);
   const auto n = static_cast<std::int64_t>(s.positions());

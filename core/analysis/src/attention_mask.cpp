@@ -2,8 +2,6 @@
 
 #include <array>
 
-#include "dfi/session/record_fields.h"
-
 namespace dfi::analysis {
 namespace {
 
@@ -37,10 +35,6 @@ MaskCell ownBlockCell(const MaskSpec& spec, std::int64_t anchor, int querySlot, 
 }
 
 }  // namespace
-
-std::string_view maskVariantName(MaskVariant variant) { return enumName(variant); }
-
-std::optional<MaskVariant> parseMaskVariant(std::string_view name) { return parseEnum<MaskVariant>(name); }
 
 std::string_view maskReasonText(MaskReason reason) {
   switch (reason) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "dfi/analysis/attention_mask.h"
+#include "dfi/session/record_fields.h"
 
 using namespace dfi::analysis;
 
@@ -86,11 +87,11 @@ TEST(AttentionMask, InferenceLayoutIsTheTrainingRowsOfOneAnchor) {
           const std::int64_t row = static_cast<std::int64_t>(j) * 4 + q;
           for (std::int64_t k = 0; k < C; ++k)
             EXPECT_EQ(inferenceCell(spec, a, q, k).allowed, trainingCell(spec, anchors, T, row, k).allowed)
-                << maskVariantName(variant) << " ctx " << k;
+                << dfi::enumName(variant) << " ctx " << k;
           for (int s = 0; s < 4; ++s)
             EXPECT_EQ(inferenceCell(spec, a, q, C + s).allowed,
                       trainingCell(spec, anchors, T, row, T + static_cast<std::int64_t>(j) * 4 + s).allowed)
-                << maskVariantName(variant) << " slot " << s;
+                << dfi::enumName(variant) << " slot " << s;
         }
       }
     }
@@ -128,6 +129,6 @@ TEST(AttentionMask, SlidingLayersAreCausalWithALeftWindow) {
 }
 
 TEST(AttentionMask, VariantNamesRoundTrip) {
-  for (MaskVariant v : kAllMaskVariants) EXPECT_EQ(parseMaskVariant(maskVariantName(v)), v);
-  EXPECT_FALSE(parseMaskVariant("anchor_visible"));
+  for (MaskVariant v : kAllMaskVariants) EXPECT_EQ(dfi::parseEnum<dfi::session::MaskVariant>(dfi::enumName(v)), v);
+  EXPECT_FALSE(dfi::parseEnum<dfi::session::MaskVariant>("anchor_visible"));
 }

@@ -12,6 +12,7 @@
 #include "evaluation/draft_distribution.h"
 #include "kernels/argmax.h"
 #include "kernels/tensor_cast.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::engine {
 namespace {
@@ -98,7 +99,7 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
     step.targetTokens = toTokenIds(std::span(posterior).first(static_cast<std::size_t>(b - 1)));
     step.acceptedCount = accepted;
     step.bonusToken = static_cast<session::TokenId>(bonus);
-    step.maskVariant = std::string(analysis::maskVariantName(analysis::MaskVariant::Reference));
+    step.maskVariant = std::string(enumName(analysis::MaskVariant::Reference));
     if (options.topK > 0) fillTopK(draftLogits, options.topK, step.topKIds, step.topKProbs);
     result.steps.push_back(std::move(step));
 

@@ -8,6 +8,7 @@
 #include "evaluation/dflash_decode.h"
 #include "evaluation/draft_distribution.h"
 #include "kernels/argmax.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::engine {
 namespace {
@@ -51,7 +52,7 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
   const at::Tensor predictions = sequence.predictions.to(at::kLong).contiguous();
   const at::Tensor ids = sequence.ids.to(at::kLong).contiguous();
   const std::int64_t* predicted = predictions.data_ptr<std::int64_t>();
-  const std::string variantName(analysis::maskVariantName(variant));
+  const std::string variantName(enumName(variant));
 
   std::vector<session::StepRecord> steps;
   steps.reserve(anchors.size());

@@ -11,6 +11,7 @@
 #include "evaluation/dflash_teacher_forced.h"
 #include "evaluation/evaluation_models.h"
 #include "io/tensor_export.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::engine {
 namespace {
@@ -102,9 +103,9 @@ DraftPassSummary runDraftPass(const DraftPassRequest& request) {
   }
   writer.setMetadata("target", request.target.string());
   writer.setMetadata("drafter", request.drafter.string());
-  writer.setMetadata("mask_variant", std::string(analysis::maskVariantName(request.variant)));
+  writer.setMetadata("mask_variant", std::string(enumName(request.variant)));
   writer.setMetadata("training_mask_variant",
-                     std::string(analysis::maskVariantName(request.trainingVariant.value_or(request.variant))));
+                     std::string(enumName(request.trainingVariant.value_or(request.variant))));
   writer.setMetadata("dtype", request.model.dtype);
   writer.setMetadata("block_convention", "slot 0 is the anchor; logits of slot i+1 draft position anchor+i+1");
   writer.finish();

@@ -131,7 +131,7 @@ std::pair<session::StepRecord, session::TreeRecord> ddtreeStep(const session::St
 
 std::string runName(const fs::path& drafter, EvaluationMode mode, analysis::MaskVariant variant) {
   return drafter.filename().string() + "/" + std::string(enumName(mode)) + "/" +
-         std::string(analysis::maskVariantName(variant));
+         std::string(enumName(variant));
 }
 
 void finishSummaries(std::vector<RunSummary>& runs) {
@@ -187,7 +187,7 @@ std::string EvaluationSettings::toJson() const {
   for (const auto& d : drafters) j["drafters"].push_back(d.string());
   j["prompts"] = prompts.string();
   for (auto m : modes) j["modes"].push_back(enumName(m));
-  for (auto v : maskVariants) j["mask_variants"].push_back(analysis::maskVariantName(v));
+  for (auto v : maskVariants) j["mask_variants"].push_back(enumName(v));
   j["anchors"] = {{"kind", static_cast<int>(anchors.kind)}, {"stride", anchors.stride},
                   {"count", anchors.count}, {"seed", anchors.seed}};
   j["ddtree_budget"] = ddtreeBudget;
@@ -339,7 +339,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
       run.topK = k;
       auto json = settingsJson;
       json["mode"] = enumName(key.mode);
-      json["mask_variant"] = analysis::maskVariantName(key.variant);
+      json["mask_variant"] = enumName(key.variant);
       run.settingsJson = json.dump();
       if (settings.shardCount > 1)
         run.shard = std::to_string(settings.shardIndex) + "/" + std::to_string(settings.shardCount);
@@ -392,7 +392,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
               logText("engine", LogLevel::Warn,
                       drafter.dir.string() + ", prompt " + std::to_string(prompt.id) + ", anchor " +
                           std::to_string(anchor) + ": the training and inference paths draft differently under the " +
-                          std::string(analysis::maskVariantName(run.variant)) + " mask");
+                          std::string(enumName(run.variant)) + " mask");
           }
           steps = it->second.steps;
           statistics = &it->second.statistics;

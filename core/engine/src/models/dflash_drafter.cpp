@@ -26,6 +26,7 @@
 #include "kernels/norms.h"
 #include "kernels/projection.h"
 #include "kernels/tensor_cast.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::engine {
 namespace {
@@ -106,7 +107,7 @@ at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newCont
   if (cache.length() + newContextFeatures.size(0) != contextLength)
     throw UsageError("a block anchored at position " + std::to_string(anchor) + " sees " +
                      std::to_string(contextLength) + " context positions under the " +
-                     std::string(analysis::maskVariantName(variant)) + " mask, but the cache holds " +
+                     std::string(enumName(variant)) + " mask, but the cache holds " +
                      std::to_string(cache.length()) + " and " +
                      std::to_string(newContextFeatures.size(0)) + " new rows were given");
   QueryLayout layout;

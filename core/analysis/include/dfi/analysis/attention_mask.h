@@ -20,12 +20,11 @@
 
 namespace dfi::analysis {
 
-// The variants are part of the record vocabulary (a run records which one it ran with).
+// The variants are part of the record vocabulary (a run records which one it ran with); their
+// names are EnumNames<MaskVariant> in dfi/session/record_fields.h.
 using session::MaskVariant;
 using session::kAllMaskVariants;
 
-std::string_view maskVariantName(MaskVariant variant);  // "reference", "anchor-visible", ...
-std::optional<MaskVariant> parseMaskVariant(std::string_view name);
 
 enum class LayerAttention { Full, Sliding };
 
