@@ -128,7 +128,7 @@ class TestProbeViews : public QObject {
     QVERIFY2(csv.header[anchorColumn].startsWith(QStringLiteral("s0 ")), qPrintable(csv.header[anchorColumn]));
     QCOMPARE(csv.rows[3][anchorColumn].toDouble(), 0.6);
     // Context keys carry their position and token text.
-    QCOMPARE(csv.header[1], QStringLiteral("0 ") + context_->tokenText(test::trueToken(0)));
+    QCOMPARE(csv.header[1], QStringLiteral("0 ") + context_->tokenText(fixture::trueToken(0)));
     test::saveScreenshot(&view, QStringLiteral("attention-head"));
     view.choose(0, AttentionGrid::kMax);
     waitForResample(view.plot());
@@ -147,7 +147,7 @@ class TestProbeViews : public QObject {
     const auto request = inspectRequestFor(*context_, fixture_.bareStep, &why);
     QVERIFY2(request.has_value(), qPrintable(why));
     QCOMPARE((*request)["ids"].size(), static_cast<std::size_t>(fixture_.anchor + 1));
-    QCOMPARE((*request)["ids"][0].get<int>(), test::trueToken(0));
+    QCOMPARE((*request)["ids"][0].get<int>(), fixture::trueToken(0));
     QCOMPARE((*request)["anchor"].get<std::int64_t>(), fixture_.anchor);
     QCOMPARE((*request)["target"].get<std::string>(), std::string("/models/target"));
     QCOMPARE((*request)["drafter"].get<std::string>(), std::string("/models/drafter-b"));
@@ -159,7 +159,7 @@ class TestProbeViews : public QObject {
     QVERIFY(laterRequest.has_value());
     QCOMPARE((*laterRequest)["ids"].size(), static_cast<std::size_t>(later.anchorPosition + 1));
     for (std::int64_t p = 0; p <= later.anchorPosition; ++p)
-      QCOMPARE((*laterRequest)["ids"][static_cast<std::size_t>(p)].get<int>(), test::trueToken(p));
+      QCOMPARE((*laterRequest)["ids"][static_cast<std::size_t>(p)].get<int>(), fixture::trueToken(p));
   }
 
   // An engine that cannot be started is said so in the view, and the next try starts it anew.

@@ -24,10 +24,13 @@ double stepSum(const ResponseAcceptance& r) {
 
 }  // namespace
 
+std::optional<double> responseTau(const ResponseAcceptance& response) {
+  if (response.stepAcceptLengths.empty()) return std::nullopt;
+  return stepSum(response) / static_cast<double>(response.stepAcceptLengths.size());
+}
+
 double tauReference(std::span<const ResponseAcceptance> responses) {
-  return meanOverResponses(responses, [](const ResponseAcceptance& r) {
-    return stepSum(r) / static_cast<double>(r.stepAcceptLengths.size());
-  });
+  return meanOverResponses(responses, [](const ResponseAcceptance& r) { return *responseTau(r); });
 }
 
 double tauSglang(std::span<const ResponseAcceptance> responses) {
