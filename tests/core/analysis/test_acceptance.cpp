@@ -24,3 +24,10 @@ TEST(Acceptance, EmptyResponsesAreSkipped) {
   EXPECT_DOUBLE_EQ(tauVllm(responses), 16.0);
   EXPECT_DOUBLE_EQ(tauReference({}), 0.0);
 }
+
+// The per-response tau the bootstraps resample (CLI summary, compare view, export per prompt).
+TEST(Acceptance, ResponseTauIsTheMeanStepLength) {
+  EXPECT_DOUBLE_EQ(*responseTau({{4, 2}, 7}), 3.0);
+  EXPECT_DOUBLE_EQ(*responseTau({{1, 1, 1, 5}, 9}), 2.0);
+  EXPECT_FALSE(responseTau({{}, 1}).has_value());
+}
