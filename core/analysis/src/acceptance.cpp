@@ -24,9 +24,15 @@ double stepSum(const ResponseAcceptance& r) {
 
 }  // namespace
 
+std::optional<double> AcceptanceTally::tau() const {
+  if (steps == 0) return std::nullopt;
+  return lengthSum / static_cast<double>(steps);
+}
+
 std::optional<double> responseTau(const ResponseAcceptance& response) {
-  if (response.stepAcceptLengths.empty()) return std::nullopt;
-  return stepSum(response) / static_cast<double>(response.stepAcceptLengths.size());
+  AcceptanceTally tally;
+  for (int length : response.stepAcceptLengths) tally.add(length);
+  return tally.tau();
 }
 
 double tauReference(std::span<const ResponseAcceptance> responses) {
