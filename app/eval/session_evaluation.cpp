@@ -9,6 +9,7 @@
 #include "dfi/base/error.h"
 #include "dfi/engine/prompt_set.h"
 #include "dfi/session/reader.h"
+#include "dfi/session/record_fields.h"
 #include "dfi/session/writer.h"
 #include "recorded_summary.h"
 #include "summary_table.h"
@@ -43,7 +44,7 @@ std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
                                     const std::vector<engine::RunSummary>& runs) {
   std::vector<SummaryRun> out;
   for (const auto& r : runs) {
-    SummaryRun run{drafterLabel(r.drafter, settings), modeLabel(engine::evaluationModeName(r.mode), settings.ddtreeBudget),
+    SummaryRun run{drafterLabel(r.drafter, settings), modeLabel(enumName(r.mode), settings.ddtreeBudget),
                    std::string(analysis::maskVariantName(r.variant)), {}};
     for (const auto& response : r.responses)
       run.responses.push_back({response.promptId, promptSet(response.dataset, settings), response.acceptance});

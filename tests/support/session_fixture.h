@@ -20,6 +20,8 @@ struct FixtureShape {
   int stepsPerPrompt = 6;
   int blockSize = 8;
   int topK = 4;
+  session::MaskVariant maskVariant = session::MaskVariant::Reference;  // every run's
+  int slidingWindow = 0;                                                // every run's
 };
 
 inline constexpr session::TokenId kVocabulary = 40;
@@ -89,6 +91,8 @@ inline std::vector<session::RunId> writeFixture(session::Writer& writer, const F
     run.name = r == 0 ? "drafter-a" : "drafter-b";
     run.blockSize = shape.blockSize;
     run.topK = shape.topK;
+    run.maskVariant = shape.maskVariant;
+    run.slidingWindow = shape.slidingWindow;
     run.device = "cpu";
     run.dtype = "float32";
     run.drafter.path = "/models/" + run.name;

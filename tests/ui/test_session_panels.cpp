@@ -3,6 +3,7 @@
 // shows the libraries' messages, bad files become a dialog plus a log line, the layout can
 // be reset, and the current view exports. Screenshots: <build>/screenshots/window_*.png.
 
+#include <QComboBox>
 #include <QDockWidget>
 #include <QMessageBox>
 #include <QMimeData>
@@ -131,6 +132,27 @@ class TestSessionPanels : public QObject {
     test::saveScreenshot(window.maskView(), QStringLiteral("window_mask"));
     test::saveScreenshot(window.navigator(), QStringLiteral("window_navigator"));
     test::saveScreenshot(window.logDock(), QStringLiteral("window_log"));
+  }
+
+  // The mask picture of a recorded block is the mask its run ran: the run's variant (even where
+  // the step's own field says otherwise) and its drafter's sliding window, not a default.
+  void maskDrawsTheRunsVariantAndWindow() {
+    const QString path = dir_.filePath(QStringLiteral("sliding.dfi"));
+    dfi::fixture::writeFixtureFile(path.toStdString(), {.maskVariant = dfi::session::MaskVariant::AnchorVisible, .slidingWindow = 6});
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openFile(path));
+    selectStep(window, 0, 1);
+    MaskView* mask = window.maskView();
+    QTRY_COMPARE(mask->maskLayout()->scene().spec.variant, dfi::analysis::MaskVariant::AnchorVisible);
+    QComboBox* layer = nullptr;
+    for (QComboBox* combo : mask->findChildren<QComboBox*>())
+      if (combo->findText(QStringLiteral("sliding window")) >= 0) layer = combo;
+    QVERIFY(layer);
+    layer->setCurrentIndex(layer->findText(QStringLiteral("sliding window")));
+    QTRY_COMPARE(mask->maskLayout()->scene().spec.slidingWindow, 6);
   }
 
   void dropOpensAndRecentRemembersAndCloseClears() {

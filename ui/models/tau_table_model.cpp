@@ -1,5 +1,7 @@
 #include "models/tau_table_model.h"
 
+#include "dfi/session/record_fields.h"
+
 namespace dfi::ui {
 
 TauTableModel::TauTableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -20,7 +22,7 @@ void TauTableModel::setRows(const std::vector<analysis::ComparedSeries>& series,
   for (std::size_t i = 0; i < series.size() && i < stats.size(); ++i) {
     Row row;
     row.label = QString::fromStdString(series[i].label);
-    row.mode = QString::fromUtf8(session::stepModeName(series[i].mode).data());
+    row.mode = QString::fromUtf8(enumName(series[i].mode).data());
     row.drafter = QString::fromStdString(series[i].drafter);
     row.prompts = static_cast<qint64>(stats[i].prompts.size());
     row.steps = stats[i].steps;

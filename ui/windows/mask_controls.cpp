@@ -96,11 +96,15 @@ void MaskControls::setSessionAvailable(bool available) {
   updateEnabled();
 }
 
-void MaskControls::showBlockGeometry(std::int64_t anchor, int blockSize, analysis::MaskVariant variant) {
-  const QSignalBlocker a(anchor_), b(blockSize_), v(variant_);
+void MaskControls::showBlockGeometry(std::int64_t anchor, int blockSize, analysis::MaskVariant variant,
+                                     int slidingWindow) {
+  const QSignalBlocker a(anchor_), b(blockSize_), v(variant_), w(window_);
   anchor_->setValue(static_cast<int>(anchor));
   blockSize_->setValue(blockSize);
   variant_->setCurrentIndex(variant_->findData(static_cast<int>(variant)));
+  runWindow_ = slidingWindow;
+  if (slidingWindow > 0) window_->setValue(slidingWindow);
+  updateEnabled();
 }
 
 void MaskControls::showResponseGeometry(std::int64_t sequenceLength, int anchors) {
@@ -147,7 +151,9 @@ void MaskControls::updateEnabled() {
   const bool training = layout_->currentData().toInt() == static_cast<int>(MaskLayoutKind::Training);
   const bool fromSession = followSelection();
   diffVariant_->setEnabled(diff_->isChecked());
-  window_->setEnabled(layer_->currentData().toInt() == static_cast<int>(analysis::LayerAttention::Sliding));
+  // A run whose drafter has sliding layers fixes W too: the picture is the mask that ran.
+  window_->setEnabled(layer_->currentData().toInt() == static_cast<int>(analysis::LayerAttention::Sliding) &&
+                      !(fromSession && runWindow_ > 0));
   // The selected block fixes the anchor, B and the variant it ran with; a training picture
   // from a session uses the response's length and its step anchors.
   anchor_->setEnabled(!fromSession && !training);

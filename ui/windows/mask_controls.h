@@ -25,7 +25,9 @@ class MaskControls : public QWidget {
   bool followSelection() const;
   void setSessionAvailable(bool available);
   // Shows the geometry of the selected block without emitting changes for it.
-  void showBlockGeometry(std::int64_t anchor, int blockSize, analysis::MaskVariant variant);
+  // The recorded block's geometry as its run recorded it; slidingWindow 0: the run's drafter
+  // has no sliding layers (the window stays the user's, for exploring).
+  void showBlockGeometry(std::int64_t anchor, int blockSize, analysis::MaskVariant variant, int slidingWindow);
   // Shows the response's length and number of anchors (the session's training picture).
   void showResponseGeometry(std::int64_t sequenceLength, int anchors);
 
@@ -54,6 +56,7 @@ class MaskControls : public QWidget {
   QSpinBox* sequenceLength_;
   QSpinBox* anchorCount_;
   QCheckBox* follow_;
+  int runWindow_ = 0;  // the selected block's run's sliding window; 0: none
 };
 
 }  // namespace dfi::ui

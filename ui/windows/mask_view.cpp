@@ -250,7 +250,10 @@ void MaskView::onSelectionChanged(const Selection& selection) {
   runBlockSize_ = run && run->blockSize > 0 ? run->blockSize : static_cast<int>(step_->draftTokens.size()) + 1;
   if (loadedResponse_.run != step_->runId || loadedResponse_.prompt != step_->promptId)
     loadResponse({step_->runId, step_->promptId, 0});
-  std::optional<analysis::MaskVariant> variant = analysis::parseMaskVariant(step_->maskVariant);
+  // The run's typed variant is the mask that ran; a step read without its run falls back on
+  // the step's own record of it.
+  std::optional<analysis::MaskVariant> variant =
+      run ? std::optional(run->maskVariant) : analysis::parseMaskVariant(step_->maskVariant);
   if (!variant) {
     // Once per name: every step of a run usually carries the same variant.
     if (unknownVariants_.insert(step_->maskVariant).second)
@@ -258,7 +261,7 @@ void MaskView::onSelectionChanged(const Selection& selection) {
                               step_->maskVariant, step_->stepId);
     variant = analysis::MaskVariant::Reference;
   }
-  controls_->showBlockGeometry(step_->anchorPosition, runBlockSize_, *variant);
+  controls_->showBlockGeometry(step_->anchorPosition, runBlockSize_, *variant, run ? run->slidingWindow : 0);
   rebuild();
 }
 

@@ -2,11 +2,10 @@
 
 #include <array>
 
+#include "dfi/session/record_fields.h"
+
 namespace dfi::analysis {
 namespace {
-
-constexpr std::array<std::string_view, 5> kVariantNames{
-    "reference", "anchor-visible", "block-causal", "positions+1", "no-context"};
 
 bool causalWithinBlock(const MaskSpec& spec) {
   return spec.variant == MaskVariant::BlockCausal || spec.layer == LayerAttention::Sliding;
@@ -39,15 +38,9 @@ MaskCell ownBlockCell(const MaskSpec& spec, std::int64_t anchor, int querySlot, 
 
 }  // namespace
 
-std::string_view maskVariantName(MaskVariant variant) {
-  return kVariantNames[static_cast<std::size_t>(variant)];
-}
+std::string_view maskVariantName(MaskVariant variant) { return enumName(variant); }
 
-std::optional<MaskVariant> parseMaskVariant(std::string_view name) {
-  for (MaskVariant v : kAllMaskVariants)
-    if (maskVariantName(v) == name) return v;
-  return std::nullopt;
-}
+std::optional<MaskVariant> parseMaskVariant(std::string_view name) { return parseEnum<MaskVariant>(name); }
 
 std::string_view maskReasonText(MaskReason reason) {
   switch (reason) {

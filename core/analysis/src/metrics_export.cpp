@@ -3,6 +3,7 @@
 #include <string>
 
 #include "dfi/analysis/run_metrics.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::analysis {
 namespace {
@@ -12,7 +13,7 @@ using json = session::RowSink::Row;
 void writeJson(const RunMetrics& m, session::RowSink& sink) {
   json perPrompt = json::array();
   for (const PromptTau& p : m.perPrompt) perPrompt.push_back({{"prompt_id", p.promptId}, {"steps", p.steps}, {"tau", p.tau}});
-  sink.write({{"run_id", m.runId}, {"mode", std::string(session::stepModeName(m.mode))}, {"steps", m.steps},
+  sink.write({{"run_id", m.runId}, {"mode", std::string(enumName(m.mode))}, {"steps", m.steps},
               {"tau_reference", m.tauReference}, {"tau_sglang", m.tauSglang ? json(*m.tauSglang) : json(nullptr)},
               {"tau_vllm", m.tauVllm}, {"per_prompt", perPrompt}, {"accept_histogram", m.acceptHistogram}});
 }
@@ -21,7 +22,7 @@ void writeCsv(const RunMetrics& m, session::RowSink& sink) {
   auto line = [&](const char* metric, std::int64_t promptId, std::int64_t bucket, const json& value) {
     json row = json::object();
     row["run_id"] = m.runId;
-    row["mode"] = std::string(session::stepModeName(m.mode));
+    row["mode"] = std::string(enumName(m.mode));
     row["metric"] = metric;
     row["prompt_id"] = promptId;
     row["bucket"] = bucket;

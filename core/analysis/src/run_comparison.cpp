@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "dfi/analysis/acceptance.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::analysis {
 namespace {
@@ -35,12 +36,6 @@ SeriesStatistics summarizeOne(const ComparedSeries& series, int resamples) {
   return stats;
 }
 
-std::string modeText(session::StepMode mode) {
-  std::string text(session::stepModeName(mode));
-  std::replace(text.begin(), text.end(), '_', '-');
-  return text;
-}
-
 }  // namespace
 
 std::vector<ComparedSeries> loadComparedSeries(const std::vector<session::RunRecord>& runs,
@@ -57,7 +52,7 @@ std::vector<ComparedSeries> loadComparedSeries(const std::vector<session::RunRec
     for (auto& [mode, series] : byMode) {
       series.run = run.runId;
       series.mode = mode;
-      series.label = byMode.size() > 1 ? name + " (" + modeText(mode) + ")" : name;
+      series.label = byMode.size() > 1 ? name + " (" + std::string(enumName(mode)) + ")" : name;
       series.drafter = std::filesystem::path(run.drafter.path).filename().string();
       // A block size missing from the run record still covers every recorded step.
       series.blockSize = std::max(run.blockSize, longest);

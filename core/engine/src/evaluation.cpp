@@ -19,6 +19,7 @@
 #include "dfi/base/log_text.h"
 #include "dfi/base/version.h"
 #include "dfi/engine/prompt_set.h"
+#include "dfi/session/record_fields.h"
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/compatibility.h"
 #include "dfi/tokenizer/chat_template.h"
@@ -129,7 +130,7 @@ std::pair<session::StepRecord, session::TreeRecord> ddtreeStep(const session::St
 }
 
 std::string runName(const fs::path& drafter, EvaluationMode mode, analysis::MaskVariant variant) {
-  return drafter.filename().string() + "/" + std::string(evaluationModeName(mode)) + "/" +
+  return drafter.filename().string() + "/" + std::string(enumName(mode)) + "/" +
          std::string(analysis::maskVariantName(variant));
 }
 
@@ -143,16 +144,14 @@ void finishSummaries(std::vector<RunSummary>& runs) {
   }
 }
 
-}  // namespace
-
-std::string_view evaluationModeName(EvaluationMode mode) {
-  switch (mode) {
-    case EvaluationMode::Live: return "live";
-    case EvaluationMode::TeacherForced: return "teacher-forced";
-    case EvaluationMode::DDTree: return "ddtree";
-  }
-  return "unknown";
+// The window of the drafter's sliding-attention layers, 0 when it has none: what a mask
+// picture of the run must use.
+std::int32_t slidingWindowOf(const tensorfile::DrafterConfig& config) {
+  const bool sliding = std::ranges::count(config.layerTypes, tensorfile::LayerType::SlidingAttention) > 0;
+  return sliding ? config.slidingWindow.value_or(0) : 0;
 }
+
+}  // namespace
 
 AnchorSelection parseAnchorSelection(const std::string& text) {
   AnchorSelection s;
@@ -187,7 +186,7 @@ std::string EvaluationSettings::toJson() const {
   j["target"] = target.string();
   for (const auto& d : drafters) j["drafters"].push_back(d.string());
   j["prompts"] = prompts.string();
-  for (auto m : modes) j["modes"].push_back(evaluationModeName(m));
+  for (auto m : modes) j["modes"].push_back(enumName(m));
   for (auto v : maskVariants) j["mask_variants"].push_back(analysis::maskVariantName(v));
   j["anchors"] = {{"kind", static_cast<int>(anchors.kind)}, {"stride", anchors.stride},
                   {"count", anchors.count}, {"seed", anchors.seed}};
@@ -333,10 +332,13 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
       run.engineVersion = version() + " (git " + gitHash() + ")";
       for (const auto& d : settings.model.devices) run.device += (run.device.empty() ? "" : ",") + d;
       run.dtype = settings.model.dtype;
+      run.mode = key.mode;
+      run.maskVariant = key.variant;
       run.blockSize = drafter.model->blockSize();
+      run.slidingWindow = slidingWindowOf(drafter.model->config());
       run.topK = k;
       auto json = settingsJson;
-      json["mode"] = evaluationModeName(key.mode);
+      json["mode"] = enumName(key.mode);
       json["mask_variant"] = analysis::maskVariantName(key.variant);
       run.settingsJson = json.dump();
       if (settings.shardCount > 1)

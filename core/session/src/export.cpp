@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "dfi/base/error.h"
+#include "dfi/base/field_json.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::session {
 namespace {
@@ -16,54 +18,35 @@ json embedded(const std::string& text) {
   return parsed.is_discarded() ? json(text) : parsed;
 }
 
-json runRow(Reader& reader, const RunRecord& run, ExportFormat format) {
+// Every field of a record under its table name (record_fields.h), as the stream writes it;
+// a CSV leaves out the bulky ones, a JSON export embeds JSON-text fields as JSON.
+template <HasFieldTable R>
+json fieldsRow(const R& record, ExportFormat format) {
   json row = json::object();
-  row["run_id"] = run.runId;
-  row["name"] = run.name;
-  row["target_path"] = run.target.path;
-  row["target_weights_sha256"] = run.target.weightsSha256;
-  row["drafter_path"] = run.drafter.path;
-  row["drafter_weights_sha256"] = run.drafter.weightsSha256;
-  row["engine_version"] = run.engineVersion;
-  row["device"] = run.device;
-  row["dtype"] = run.dtype;
-  row["block_size"] = run.blockSize;
-  row["top_k"] = run.topK;
-  row["shard"] = run.shard;
-  row["started_at"] = run.startedAt;
-  row["finished_at"] = run.finishedAt;
+  forEachField<R>([&](const auto& f) {
+    if (format == ExportFormat::Csv && f.traits.bulky) return;
+    const auto& value = f.get(record);
+    const std::string name(f.name);
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::string>)
+      if (format == ExportFormat::Json && f.traits.jsonText) {
+        row[name] = embedded(value);
+        return;
+      }
+    row[name] = json(json_detail::encodeValue(value, f.traits.binary));
+  });
+  return row;
+}
+
+// Derived columns: computed for the export, not stored.
+json runRow(Reader& reader, const RunRecord& run, ExportFormat format) {
+  json row = fieldsRow(run, format);
   row["steps"] = reader.stepCount(run.runId);
-  if (format == ExportFormat::Json) {
-    row["settings"] = embedded(run.settingsJson);
-    row["timings"] = embedded(run.timingsJson);
-    row["target_config"] = embedded(run.target.configJson);
-    row["drafter_config"] = embedded(run.drafter.configJson);
-  } else {
-    row["settings_json"] = run.settingsJson;
-  }
   return row;
 }
 
 json stepRow(const StepRecord& step, ExportFormat format) {
-  json row = json::object();
-  row["step_id"] = step.stepId;
-  row["run_id"] = step.runId;
-  row["prompt_id"] = step.promptId;
-  row["step_index"] = step.stepIndex;
-  row["mode"] = stepModeName(step.mode);
-  row["anchor_position"] = step.anchorPosition;
-  row["anchor_token"] = step.anchorToken;
-  row["accepted_count"] = step.acceptedCount;
+  json row = fieldsRow(step, format);
   row["accept_length"] = step.acceptLength();
-  row["bonus_token"] = step.bonusToken;
-  row["draft_tokens"] = step.draftTokens;
-  row["target_tokens"] = step.targetTokens;
-  row["garble_flags"] = step.garbleFlags;
-  row["mask_variant"] = step.maskVariant;
-  if (format == ExportFormat::Json) {
-    row["topk_ids"] = step.topKIds;
-    row["topk_probs"] = step.topKProbs;
-  }
   return row;
 }
 

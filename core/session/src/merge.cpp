@@ -34,15 +34,29 @@ const std::map<std::string, std::string> kRekeyed = {
     {"annotation_id", "annotation_id + :annotation"},
 };
 
+// Copies every column of the output's table; a column the input's older schema lacks gets the
+// value its migration would give it.
 std::string copySql(Database& out, const std::string& table) {
   Statement columns(out, "SELECT name FROM pragma_table_info(?1) ORDER BY cid", "schema");
+  Statement inInput(out, "SELECT count(*) FROM pragma_table_info(?1, 'src') WHERE name = ?2", "schema");
   columns.bind(1, std::string_view(table));
   std::string names, values;
   while (columns.step()) {
     const std::string column = columns.text(0);
     const auto rekey = kRekeyed.find(column);
+    std::string value = rekey == kRekeyed.end() ? column : rekey->second;
+    {
+      auto guard = inInput.use();
+      inInput.bind(1, std::string_view(table));
+      inInput.bind(2, std::string_view(column));
+      if (inInput.step() && inInput.integer(0) == 0) {
+        const auto older = detail::olderColumnValue(table, column);
+        if (!older) throw FormatError("the input has no column '" + column + "'", {.item = table});
+        value = "(" + *older + ")";
+      }
+    }
     names += (names.empty() ? "" : ", ") + column;
-    values += (values.empty() ? "" : ", ") + (rekey == kRekeyed.end() ? column : rekey->second);
+    values += (values.empty() ? "" : ", ") + value;
   }
   return "INSERT INTO main." + table + " (" + names + ") SELECT " + values + " FROM src." + table;
 }

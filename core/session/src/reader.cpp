@@ -10,6 +10,7 @@
 #include "record_checks.h"
 #include "row_decode.h"
 #include "schema.h"
+#include "sql_table.h"
 #include "sqlite_handle.h"
 #include "tile_codec.h"
 
@@ -46,12 +47,7 @@ std::unique_ptr<Database> openForReading(const std::string& path) {
   // A bounded page cache keeps memory proportional to what is viewed, whatever the file size;
   // cell_size_check turns more kinds of damage into SQLITE_CORRUPT early.
   db->exec("PRAGMA cache_size=-8192; PRAGMA cell_size_check=ON", "schema");
-  checkSchema(*db);
   return db;
-}
-
-std::string select(const char* columns, const char* rest) {
-  return std::string("SELECT ") + columns + " " + rest;
 }
 
 }  // namespace
@@ -64,38 +60,41 @@ struct Reader::Impl {
       annotationsOfRun;
   std::int64_t lastDataVersion = 0;
 
-  explicit Impl(const std::string& path)
-      : db(openForReading(path)),
+  explicit Impl(const std::string& path) : Impl(openForReading(path)) {}
+  explicit Impl(std::unique_ptr<Database>&& opened) : Impl(std::move(opened), checkSchema(*opened)) {}
+
+  // `version` is the file's schema version: columns added since read as their older value.
+  Impl(std::unique_ptr<Database>&& opened, std::int32_t version)
+      : db(std::move(opened)),
         file(db->path()),
         dataVersion(*db, "PRAGMA data_version", "schema"),
-        allRuns(*db, select(kRunColumns, "FROM runs ORDER BY run_id"), "runs"),
-        oneRun(*db, select(kRunColumns, "FROM runs WHERE run_id=?1"), "runs"),
+        allRuns(*db, selectSql<RunRecord>(version, "ORDER BY run_id"), "runs"),
+        oneRun(*db, selectSql<RunRecord>(version, "WHERE run_id=?1"), "runs"),
         countSteps(*db, "SELECT count(*) FROM steps WHERE run_id=?1", "steps"),
-        promptsOfRun(*db, select(kPromptColumns, "FROM prompts WHERE run_id=?1 ORDER BY prompt_id"), "prompts"),
-        oneStep(*db, select(kStepColumns, "FROM steps WHERE step_id=?1"), "steps"),
+        promptsOfRun(*db, selectSql<PromptRecord>(version, "WHERE run_id=?1 ORDER BY prompt_id"), "prompts"),
+        oneStep(*db, selectSql<StepRecord>(version, "WHERE step_id=?1"), "steps"),
         stepsOfPrompt(*db,
-                      select(kStepColumns,
-                             "FROM steps WHERE run_id=?1 AND prompt_id=?2 AND step_index>=?3 "
-                             "ORDER BY step_index LIMIT ?4"),
+                      selectSql<StepRecord>(version,
+                                            "WHERE run_id=?1 AND prompt_id=?2 AND step_index>=?3 "
+                                            "ORDER BY step_index LIMIT ?4"),
                       "steps"),
-        stepsAfter(*db, select(kStepColumns, "FROM steps WHERE step_id>?1 ORDER BY step_id LIMIT ?2"), "steps"),
+        stepsAfter(*db, selectSql<StepRecord>(version, "WHERE step_id>?1 ORDER BY step_id LIMIT ?2"), "steps"),
         maxStep(*db, "SELECT coalesce(max(step_id), 0) FROM steps", "steps"),
-        stepsOfRun(*db, select(kStepColumns, "FROM steps WHERE run_id=?1 ORDER BY step_id"), "steps"),
+        stepsOfRun(*db, selectSql<StepRecord>(version, "WHERE run_id=?1 ORDER BY step_id"), "steps"),
         // Block order: the steps_by_block index gives it without sorting the run.
-        stepSummariesOfRun(*db, select(kStepSummaryColumns, "FROM steps WHERE run_id=?1 ORDER BY prompt_id, step_index"),
-                           "steps"),
-        oneTree(*db, select(kTreeColumns, "FROM trees WHERE step_id=?1"), "trees"),
-        statisticsOfStep(*db, select(kStatisticColumns, "FROM statistics WHERE step_id=?2 AND run_id=?1"),
+        stepSummariesOfRun(*db, stepSummarySql("WHERE run_id=?1 ORDER BY prompt_id, step_index"), "steps"),
+        oneTree(*db, selectSql<TreeRecord>(version, "WHERE step_id=?1"), "trees"),
+        statisticsOfStep(*db, selectSql<StatisticRecord>(version, "WHERE step_id=?2 AND run_id=?1"),
                          "statistics"),
-        tensorsOfStep(*db, select(kTensorColumns, "FROM tensors WHERE step_id=?2 AND run_id=?1 ORDER BY tensor_id"),
+        tensorsOfStep(*db, selectSql<TensorInfo>(version, "WHERE step_id=?2 AND run_id=?1 ORDER BY tensor_id"),
                       "tensors"),
-        oneTensor(*db, select(kTensorColumns, "FROM tensors WHERE tensor_id=?1"), "tensors"),
+        oneTensor(*db, selectSql<TensorInfo>(version, "WHERE tensor_id=?1"), "tensors"),
         tilesOfTensor(*db,
                       "SELECT tile_index, raw_bytes, data FROM tensor_tiles WHERE tensor_id=?1 AND "
                       "tile_index BETWEEN ?2 AND ?3 ORDER BY tile_index",
                       "tensor_tiles"),
-        oneToken(*db, select(kTokenColumns, "FROM token_strings WHERE token_id=?1"), "token_strings"),
-        annotationsOfRun(*db, select(kAnnotationColumns, "FROM annotations WHERE run_id=?1 ORDER BY annotation_id"),
+        oneToken(*db, selectSql<TokenString>(version, "WHERE token_id=?1"), "token_strings"),
+        annotationsOfRun(*db, selectSql<Annotation>(version, "WHERE run_id=?1 ORDER BY annotation_id"),
                          "annotations") {
     lastDataVersion = currentDataVersion();
   }
@@ -118,7 +117,7 @@ struct Reader::Impl {
     oneTensor.bind(1, id);
     if (!oneTensor.step())
       throw FormatError("no tensor " + std::to_string(id), {.file = file, .item = "tensors"});
-    return decodeTensorInfo(oneTensor, file);
+    return decodeRecord<TensorInfo>(oneTensor, file);
   }
 
   // Decompresses tiles [first, last] of a tensor, checking each is present and of its size.
@@ -158,14 +157,14 @@ bool Reader::refresh() {
 
 std::vector<RunRecord> Reader::runs() {
   auto guard = impl_->allRuns.use();
-  return impl_->collect(impl_->allRuns, [](const Statement& row) { return decodeRun(row); });
+  return impl_->collect(impl_->allRuns, [&](const Statement& row) { return decodeRecord<RunRecord>(row, impl_->file); });
 }
 
 std::optional<RunRecord> Reader::run(RunId id) {
   auto guard = impl_->oneRun.use();
   impl_->oneRun.bind(1, id);
   if (!impl_->oneRun.step()) return std::nullopt;
-  return decodeRun(impl_->oneRun);
+  return decodeRecord<RunRecord>(impl_->oneRun, impl_->file);
 }
 
 std::int64_t Reader::stepCount(RunId run) {
@@ -179,7 +178,7 @@ std::vector<PromptRecord> Reader::prompts(RunId run) {
   auto& st = impl_->promptsOfRun;
   auto guard = st.use();
   st.bind(1, run);
-  return impl_->collect(st, [&](const Statement& row) { return decodePrompt(row, impl_->file); });
+  return impl_->collect(st, [&](const Statement& row) { return decodeRecord<PromptRecord>(row, impl_->file); });
 }
 
 std::optional<StepRecord> Reader::step(StepId id) {
@@ -187,7 +186,7 @@ std::optional<StepRecord> Reader::step(StepId id) {
   auto guard = st.use();
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
-  return decodeStep(st, impl_->file);
+  return decodeRecord<StepRecord>(st, impl_->file);
 }
 
 std::vector<StepRecord> Reader::steps(RunId run, PromptId prompt, std::int32_t firstIndex, std::int32_t count) {
@@ -197,7 +196,7 @@ std::vector<StepRecord> Reader::steps(RunId run, PromptId prompt, std::int32_t f
   st.bind(2, prompt);
   st.bind(3, std::int64_t{firstIndex});
   st.bind(4, std::int64_t{count});
-  return impl_->collect(st, [&](const Statement& row) { return decodeStep(row, impl_->file); });
+  return impl_->collect(st, [&](const Statement& row) { return decodeRecord<StepRecord>(row, impl_->file); });
 }
 
 std::vector<StepRecord> Reader::stepsSince(StepId lastSeen, std::int32_t limit) {
@@ -205,7 +204,7 @@ std::vector<StepRecord> Reader::stepsSince(StepId lastSeen, std::int32_t limit) 
   auto guard = st.use();
   st.bind(1, lastSeen);
   st.bind(2, std::int64_t{limit});
-  return impl_->collect(st, [&](const Statement& row) { return decodeStep(row, impl_->file); });
+  return impl_->collect(st, [&](const Statement& row) { return decodeRecord<StepRecord>(row, impl_->file); });
 }
 
 StepId Reader::lastStepId() {
@@ -218,7 +217,7 @@ void Reader::forEachStep(RunId run, const std::function<void(const StepRecord&)>
   auto& st = impl_->stepsOfRun;
   auto guard = st.use();
   st.bind(1, run);
-  while (st.step()) visit(decodeStep(st, impl_->file));
+  while (st.step()) visit(decodeRecord<StepRecord>(st, impl_->file));
 }
 
 void Reader::forEachStepSummary(RunId run, const std::function<void(const StepSummary&)>& visit) {
@@ -233,7 +232,7 @@ std::optional<TreeRecord> Reader::tree(StepId step) {
   auto guard = st.use();
   st.bind(1, step);
   if (!st.step()) return std::nullopt;
-  return decodeTree(st, impl_->file);
+  return decodeRecord<TreeRecord>(st, impl_->file);
 }
 
 std::vector<StatisticRecord> Reader::statistics(RunId run, StepId step) {
@@ -241,7 +240,7 @@ std::vector<StatisticRecord> Reader::statistics(RunId run, StepId step) {
   auto guard = st.use();
   st.bind(1, run);
   st.bind(2, step);
-  return impl_->collect(st, [&](const Statement& row) { return decodeStatistic(row, impl_->file); });
+  return impl_->collect(st, [&](const Statement& row) { return decodeRecord<StatisticRecord>(row, impl_->file); });
 }
 
 std::vector<TensorInfo> Reader::tensors(RunId run, StepId step) {
@@ -249,7 +248,7 @@ std::vector<TensorInfo> Reader::tensors(RunId run, StepId step) {
   auto guard = st.use();
   st.bind(1, run);
   st.bind(2, step);
-  return impl_->collect(st, [&](const Statement& row) { return decodeTensorInfo(row, impl_->file); });
+  return impl_->collect(st, [&](const Statement& row) { return decodeRecord<TensorInfo>(row, impl_->file); });
 }
 
 BlockRecords Reader::block(StepId id) {
@@ -295,7 +294,7 @@ std::optional<TokenString> Reader::tokenString(TokenId id) {
   auto guard = st.use();
   st.bind(1, std::int64_t{id});
   if (!st.step()) return std::nullopt;
-  return decodeToken(st);
+  return decodeRecord<TokenString>(st, impl_->file);
 }
 
 std::vector<TokenString> Reader::tokenStrings(std::span<const TokenId> ids) {
@@ -309,7 +308,7 @@ std::vector<Annotation> Reader::annotations(RunId run) {
   auto& st = impl_->annotationsOfRun;
   auto guard = st.use();
   st.bind(1, run);
-  return impl_->collect(st, [&](const Statement& row) { return decodeAnnotation(row, impl_->file); });
+  return impl_->collect(st, [&](const Statement& row) { return decodeRecord<Annotation>(row, impl_->file); });
 }
 
 }  // namespace dfi::session

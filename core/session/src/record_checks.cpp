@@ -1,5 +1,6 @@
 #include "record_checks.h"
 
+#include "dfi/session/record_fields.h"
 #include "tile_codec.h"
 
 namespace dfi::session::detail {
@@ -20,7 +21,7 @@ std::optional<std::string> stepProblem(const StepRecord& step, std::int32_t topK
   if (!step.garbleFlags.empty() && step.garbleFlags.size() != slots)
     return "garble flags cover " + std::to_string(step.garbleFlags.size()) + " slots, the block has " +
            std::to_string(slots);
-  if (static_cast<std::uint32_t>(step.mode) > static_cast<std::uint32_t>(StepMode::DDTree))
+  if (!isKnownEnum(step.mode))
     return "unknown step mode " + std::to_string(static_cast<std::int32_t>(step.mode));
   return std::nullopt;
 }
@@ -46,7 +47,7 @@ std::optional<std::string> treeProblem(const TreeRecord& tree) {
 }
 
 std::optional<std::string> tileLayoutProblem(const TensorInfo& info, bool chooseTileSize, TileLayout& layout) {
-  if (static_cast<std::uint32_t>(info.dtype) > static_cast<std::uint32_t>(TensorDType::I32))
+  if (!isKnownEnum(info.dtype))
     return "unknown tensor dtype " + std::to_string(static_cast<std::int32_t>(info.dtype));
   const std::uint64_t element = tensorDTypeSize(info.dtype);
   std::uint64_t total = element;

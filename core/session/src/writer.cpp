@@ -6,20 +6,19 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
-#include "blob_codec.h"
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
 #include "dfi/base/version.h"
 #include "record_checks.h"
-#include "schema.h"
-#include "writer_setup.h"
+#include "sql_table.h"
 #include "sqlite_handle.h"
 #include "tile_codec.h"
+#include "writer_setup.h"
 
 namespace dfi::session {
 
 using detail::Database;
-using detail::encodeBlob;
+using detail::insertSql;
 using detail::Statement;
 
 namespace {
@@ -51,23 +50,23 @@ struct Writer::Impl {
   bool failed = false;
   bool closed = false;
   detail::TileCompressor compressor;
-  std::vector<std::uint8_t> scratch[4];  // byte-swapped arrays, on big-endian hosts only
+  detail::RowScratch scratch;  // byte-swapped arrays, on big-endian hosts only
 
   Impl(const std::string& file, WriterOptions opts)
       : path(file),
         options(std::move(opts)),
         db(detail::openForWriting(path, options.mode)),
-        insertRun(*db, "INSERT INTO runs VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18)", "runs"),
+        insertRun(*db, insertSql<RunRecord>(), "runs"),
         finishRun(*db, "UPDATE runs SET finished_at=?2, timings_json=?3 WHERE run_id=?1", "runs"),
-        insertPrompt(*db, "INSERT INTO prompts VALUES(?1,?2,?3,?4,?5,?6,?7)", "prompts"),
-        insertStep(*db, "INSERT INTO steps VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15)", "steps"),
-        insertTree(*db, "INSERT INTO trees VALUES(?1,?2,?3,?4,?5)", "trees"),
-        insertStatistic(*db, "INSERT INTO statistics VALUES(NULL,?1,?2,?3,?4,?5,?6)", "statistics"),
-        insertTensor(*db, "INSERT INTO tensors VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,'zstd')", "tensors"),
+        insertPrompt(*db, insertSql<PromptRecord>(), "prompts"),
+        insertStep(*db, insertSql<StepRecord>(), "steps"),
+        insertTree(*db, insertSql<TreeRecord>(), "trees"),
+        insertStatistic(*db, insertSql<StatisticRecord>(), "statistics"),
+        insertTensor(*db, insertSql<TensorInfo>(), "tensors"),
         insertTile(*db, "INSERT INTO tensor_tiles VALUES(?1,?2,?3,?4)", "tensor_tiles"),
-        insertToken(*db, "INSERT INTO token_strings VALUES(?1,?2,?3) ON CONFLICT(token_id) DO NOTHING", "token_strings"),
+        insertToken(*db, insertSql<TokenString>("ON CONFLICT(token_id) DO NOTHING"), "token_strings"),
         selectToken(*db, "SELECT raw, display FROM token_strings WHERE token_id=?1", "token_strings"),
-        insertAnnotation(*db, "INSERT INTO annotations VALUES(?1,?2,?3,?4,?5,?6)", "annotations"),
+        insertAnnotation(*db, insertSql<Annotation>(), "annotations"),
         lastRun(maxId(*db, "runs", "run_id")),
         lastStep(maxId(*db, "steps", "step_id")),
         committedStep(lastStep),
@@ -85,6 +84,32 @@ struct Writer::Impl {
   }
 
   ErrorContext where(const std::string& item) const { return {.file = path, .item = item}; }
+
+  // The id a new record gets: the next one, or with keepIds the one it carries.
+  std::int64_t nextId(std::int64_t carried, std::int64_t last, const char* column) const {
+    if (!options.keepIds) return last + 1;
+    if (carried <= last)
+      throw ValidationError("id " + std::to_string(carried) + " is not above the last one written (" +
+                                std::to_string(last) + ")",
+                            where(column));
+    return carried;
+  }
+
+  template <typename R>
+  void bindAndStep(Statement& st, const R& record) {
+    auto guard = st.use();
+    detail::bindFields(st, record, scratch);
+    st.step();
+  }
+
+  // One record's row, inside the current batch; `then` runs once the row is in.
+  template <typename R, typename Then = void (*)()>
+  void insert(Boundary boundary, Statement& st, const R& record, Then then = [] {}) {
+    this->record(boundary, [&] {
+      bindAndStep(st, record);
+      then();
+    });
+  }
 
   // Runs one record's inserts inside the current batch. A due batch is committed only before a
   // record that starts a new block (a step, prompt or run), so a step and the tree, statistics
@@ -188,34 +213,14 @@ RunId Writer::addRun(const RunRecord& run) {
                                     {&run.settingsJson, "settings_json"},
                                     {&run.timingsJson, "timings_json"}})
     impl_->checkJson(*text, field);
-  if (run.topK < 0 || run.blockSize < 0) throw ValidationError("negative top_k or block_size", impl_->where("runs"));
-  const RunId id = impl_->lastRun + 1;
-  impl_->record(Boundary::StartsBlock, [&] {
-    Statement& st = impl_->insertRun;
-    auto guard = st.use();
-    st.bind(1, id);
-    st.bind(2, std::string_view(run.name));
-    int column = 3;
-    for (const ModelIdentity* model : {&run.target, &run.drafter}) {
-      st.bind(column++, std::string_view(model->path));
-      st.bind(column++, std::string_view(model->configJson));
-      st.bind(column++, std::string_view(model->weightsSha256));
-    }
-    st.bind(9, std::string_view(run.engineVersion));
-    st.bind(10, std::string_view(run.device));
-    st.bind(11, std::string_view(run.dtype));
-    st.bind(12, std::int64_t{run.blockSize});
-    st.bind(13, std::int64_t{run.topK});
-    st.bind(14, std::string_view(run.settingsJson));
-    st.bind(15, std::string_view(run.shard));
-    st.bind(16, run.startedAt);
-    st.bind(17, run.finishedAt);
-    st.bind(18, std::string_view(run.timingsJson));
-    st.step();
-  });
-  impl_->lastRun = id;
-  impl_->topKByRun[id] = run.topK;
-  return id;
+  if (run.topK < 0 || run.blockSize < 0 || run.slidingWindow < 0)
+    throw ValidationError("negative top_k, block_size or sliding_window", impl_->where("runs"));
+  RunRecord stored = run;
+  stored.runId = impl_->nextId(run.runId, impl_->lastRun, "runs.run_id");
+  impl_->insert(Boundary::StartsBlock, impl_->insertRun, stored);
+  impl_->lastRun = stored.runId;
+  impl_->topKByRun[stored.runId] = run.topK;
+  return stored.runId;
 }
 
 void Writer::finishRun(RunId run, double finishedAt, const std::string& timingsJson) {
@@ -231,18 +236,7 @@ void Writer::finishRun(RunId run, double finishedAt, const std::string& timingsJ
 }
 
 void Writer::addPrompt(const PromptRecord& prompt) {
-  impl_->record(Boundary::StartsBlock, [&] {
-    Statement& st = impl_->insertPrompt;
-    auto guard = st.use();
-    st.bind(1, prompt.runId);
-    st.bind(2, prompt.promptId);
-    st.bind(3, std::string_view(prompt.dataset));
-    st.bind(4, std::int64_t{prompt.turn});
-    st.bind(5, std::string_view(prompt.text));
-    st.bindBlob(6, encodeBlob<TokenId>(prompt.promptTokens, impl_->scratch[0]));
-    st.bind(7, std::int64_t{prompt.completionTokens});
-    st.step();
-  });
+  impl_->insert(Boundary::StartsBlock, impl_->insertPrompt, prompt);
 }
 
 StepId Writer::addStep(const StepRecord& step) {
@@ -252,63 +246,23 @@ StepId Writer::addStep(const StepRecord& step) {
                           impl_->where("steps.run_id"));
   if (auto problem = detail::stepProblem(step, run->second))
     throw ValidationError(*problem, impl_->where("steps"));
-  const StepId id = impl_->lastStep + 1;
-  impl_->record(Boundary::StartsBlock, [&] {
-    Statement& st = impl_->insertStep;
-    auto& scratch = impl_->scratch;
-    auto guard = st.use();
-    st.bind(1, id);
-    st.bind(2, step.runId);
-    st.bind(3, step.promptId);
-    st.bind(4, std::int64_t{step.stepIndex});
-    st.bind(5, std::int64_t{static_cast<std::int32_t>(step.mode)});
-    st.bind(6, step.anchorPosition);
-    st.bind(7, std::int64_t{step.anchorToken});
-    st.bindBlob(8, encodeBlob<TokenId>(step.draftTokens, scratch[0]));
-    st.bindBlob(9, encodeBlob<TokenId>(step.targetTokens, scratch[1]));
-    st.bind(10, std::int64_t{step.acceptedCount});
-    st.bind(11, std::int64_t{step.bonusToken});
-    st.bindBlob(12, encodeBlob<TokenId>(step.topKIds, scratch[2]));
-    st.bindBlob(13, encodeBlob<float>(step.topKProbs, scratch[3]));
-    st.bindBlob(14, step.garbleFlags);
-    st.bind(15, std::string_view(step.maskVariant));
-    st.step();
-    impl_->lastStep = id;
-  });
-  return id;
+  StepRecord stored = step;
+  stored.stepId = impl_->nextId(step.stepId, impl_->lastStep, "steps.step_id");
+  impl_->insert(Boundary::StartsBlock, impl_->insertStep, stored, [&] { impl_->lastStep = stored.stepId; });
+  return stored.stepId;
 }
 
 void Writer::addTree(const TreeRecord& tree) {
   if (auto problem = detail::treeProblem(tree)) throw ValidationError(*problem, impl_->where("trees"));
-  impl_->record(Boundary::PartOfBlock, [&] {
-    Statement& st = impl_->insertTree;
-    auto& scratch = impl_->scratch;
-    auto guard = st.use();
-    st.bind(1, tree.stepId);
-    st.bindBlob(2, encodeBlob<TokenId>(tree.nodeTokens, scratch[0]));
-    st.bindBlob(3, encodeBlob<float>(tree.nodeLogProbs, scratch[1]));
-    st.bindBlob(4, encodeBlob<std::int32_t>(tree.parents, scratch[2]));
-    st.bindBlob(5, encodeBlob<std::int32_t>(tree.acceptedPath, scratch[3]));
-    st.step();
-  });
+  impl_->insert(Boundary::PartOfBlock, impl_->insertTree, tree);
 }
 
 void Writer::addStatistic(const StatisticRecord& statistic) {
-  impl_->record(Boundary::PartOfBlock, [&] {
-    Statement& st = impl_->insertStatistic;
-    auto guard = st.use();
-    st.bind(1, statistic.runId);
-    st.bind(2, statistic.stepId);
-    st.bind(3, std::string_view(statistic.name));
-    st.bind(4, std::int64_t{statistic.layer});
-    st.bind(5, std::int64_t{statistic.head});
-    st.bindBlob(6, encodeBlob<float>(statistic.values, impl_->scratch[0]));
-    st.step();
-  });
+  impl_->insert(Boundary::PartOfBlock, impl_->insertStatistic, statistic);
 }
 
 TensorId Writer::addTensor(const TensorRecord& tensor) {
-  const TensorInfo& info = tensor.info;
+  TensorInfo info = tensor.info;
   detail::TileLayout tiles;
   if (auto problem = detail::tileLayoutProblem(info, /*chooseTileSize=*/true, tiles))
     throw ValidationError(*problem, impl_->where("tensors"));
@@ -316,48 +270,30 @@ TensorId Writer::addTensor(const TensorRecord& tensor) {
     throw ValidationError("tensor '" + info.name + "' has " + std::to_string(tensor.data.size()) +
                               " bytes of data, its shape and dtype need " + std::to_string(tiles.totalBytes),
                           impl_->where("tensors"));
-  const TensorId id = impl_->lastTensor + 1;
+  info.tensorId = impl_->nextId(info.tensorId, impl_->lastTensor, "tensors.tensor_id");
+  info.tileBytes = static_cast<std::int64_t>(tiles.tileBytes);
   impl_->record(Boundary::PartOfBlock, [&] {
-    Statement& st = impl_->insertTensor;
-    {
-      auto guard = st.use();
-      st.bind(1, id);
-      st.bind(2, info.runId);
-      st.bind(3, info.stepId);
-      st.bind(4, std::string_view(info.name));
-      st.bind(5, std::int64_t{info.layer});
-      st.bind(6, std::int64_t{info.head});
-      st.bind(7, std::int64_t{static_cast<std::int32_t>(info.dtype)});
-      st.bindBlob(8, encodeBlob<std::int64_t>(info.shape, impl_->scratch[0]));
-      st.bind(9, std::string_view(info.layout));
-      st.bind(10, static_cast<std::int64_t>(tiles.tileBytes));
-      st.step();
-    }
+    impl_->bindAndStep(impl_->insertTensor, info);
     Statement& tile = impl_->insertTile;
     for (std::uint64_t t = 0; t < tiles.tileCount; ++t) {
       const auto raw = std::span<const std::uint8_t>(tensor.data).subspan(t * tiles.tileBytes, tiles.tileSize(t));
       auto guard = tile.use();
-      tile.bind(1, id);
+      tile.bind(1, info.tensorId);
       tile.bind(2, static_cast<std::int64_t>(t));
       tile.bind(3, static_cast<std::int64_t>(raw.size()));
       tile.bindBlob(4, impl_->compressor.compress(raw));
       tile.step();
     }
   });
-  impl_->lastTensor = id;
-  return id;
+  impl_->lastTensor = info.tensorId;
+  return info.tensorId;
 }
 
 void Writer::addTokenStrings(std::span<const TokenString> strings) {
   impl_->record(Boundary::PartOfBlock, [&] {
-    Statement& insert = impl_->insertToken;
     Statement& select = impl_->selectToken;
     for (const TokenString& token : strings) {
-      auto guard = insert.use();
-      insert.bind(1, std::int64_t{token.tokenId});
-      insert.bindBlob(2, {reinterpret_cast<const std::uint8_t*>(token.raw.data()), token.raw.size()});
-      insert.bind(3, std::string_view(token.display));
-      insert.step();
+      impl_->bindAndStep(impl_->insertToken, token);
       if (sqlite3_changes(impl_->db->get()) == 1) continue;
       auto selectGuard = select.use();
       select.bind(1, std::int64_t{token.tokenId});
@@ -373,20 +309,11 @@ void Writer::addTokenStrings(std::span<const TokenString> strings) {
 }
 
 AnnotationId Writer::addAnnotation(const Annotation& annotation) {
-  const AnnotationId id = impl_->lastAnnotation + 1;
-  impl_->record(Boundary::PartOfBlock, [&] {
-    Statement& st = impl_->insertAnnotation;
-    auto guard = st.use();
-    st.bind(1, id);
-    st.bind(2, annotation.runId);
-    st.bind(3, annotation.stepId);
-    st.bind(4, std::int64_t{static_cast<std::int32_t>(annotation.kind)});
-    st.bind(5, std::string_view(annotation.body));
-    st.bind(6, annotation.createdAt);
-    st.step();
-  });
-  impl_->lastAnnotation = id;
-  return id;
+  Annotation stored = annotation;
+  stored.annotationId = impl_->nextId(annotation.annotationId, impl_->lastAnnotation, "annotations.annotation_id");
+  impl_->insert(Boundary::PartOfBlock, impl_->insertAnnotation, stored);
+  impl_->lastAnnotation = stored.annotationId;
+  return stored.annotationId;
 }
 
 void Writer::flush() {

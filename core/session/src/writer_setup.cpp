@@ -22,7 +22,7 @@ std::unique_ptr<Database> openForWriting(const std::string& path, OpenMode mode)
   auto db = std::make_unique<Database>(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
   sqlite3_busy_timeout(db->get(), 5000);
   if (mode == OpenMode::Append) {
-    checkSchema(*db);
+    migrateSchema(*db, checkSchema(*db));
   } else {
     // Tiles of up to 128 KB compress to tens of KB: larger pages mean fewer overflow pages.
     db->exec("PRAGMA page_size=8192", "schema");

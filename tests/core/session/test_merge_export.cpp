@@ -118,7 +118,7 @@ TEST(SessionExport, StepsAndRunsInBothFormats) {
   std::ostringstream runs;
   exportSession(reader, ExportWhat::Runs, ExportFormat::Json, runs);
   const auto runsJson = nlohmann::json::parse(runs.str());
-  EXPECT_EQ(runsJson[0]["settings"]["max_new_tokens"], 2048);
+  EXPECT_EQ(runsJson[0]["settings_json"]["max_new_tokens"], 2048);  // one name for the field everywhere
   EXPECT_EQ(runsJson[0]["steps"], 3);
   EXPECT_THROW(parseExportWhat("everything"), dfi::UsageError);
 }

@@ -16,18 +16,13 @@
 #include <string_view>
 #include <vector>
 
+#include "dfi/session/records.h"
+
 namespace dfi::analysis {
 
-enum class MaskVariant {
-  Reference,         // context k < anchor, own block bidirectional
-  AnchorVisible,     // context k <= anchor: the anchor's feature is seen twice (user story)
-  BlockCausal,       // own block causal (slot k sees slots <= k) instead of bidirectional
-  PositionsPlusOne,  // same mask, block slot k placed at anchor + k + 1
-  NoContext,         // the block sees only itself
-};
-inline constexpr MaskVariant kAllMaskVariants[] = {
-    MaskVariant::Reference, MaskVariant::AnchorVisible, MaskVariant::BlockCausal,
-    MaskVariant::PositionsPlusOne, MaskVariant::NoContext};
+// The variants are part of the record vocabulary (a run records which one it ran with).
+using session::MaskVariant;
+using session::kAllMaskVariants;
 
 std::string_view maskVariantName(MaskVariant variant);  // "reference", "anchor-visible", ...
 std::optional<MaskVariant> parseMaskVariant(std::string_view name);

@@ -16,13 +16,13 @@
 #include "dfi/analysis/acceptance.h"
 #include "dfi/analysis/attention_mask.h"
 #include "dfi/engine/model_options.h"
+#include "dfi/session/records.h"
 #include "dfi/engine/model_registry.h"
 #include "dfi/engine/record_sink.h"
 
 namespace dfi::engine {
 
-enum class EvaluationMode { Live, TeacherForced, DDTree };
-std::string_view evaluationModeName(EvaluationMode mode);  // "live", "teacher-forced", "ddtree"
+using session::EvaluationMode;  // the records' enum: live, teacher-forced, ddtree
 
 // Which positions of the greedy continuation get a teacher-forced block.
 struct AnchorSelection {

@@ -19,6 +19,9 @@ struct Frame {
   std::string payload;     // raw bytes, may be empty
 };
 
+// Every frame's header says what it is under this key (a record type or a message type).
+inline constexpr std::string_view kFrameTypeKey = "type";
+
 // Refuses payloads above this size so that a corrupted length cannot exhaust memory.
 inline constexpr std::size_t kMaxPayloadBytes = std::size_t{1} << 30;
 

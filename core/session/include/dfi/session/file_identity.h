@@ -9,8 +9,9 @@ namespace dfi::session {
 
 // PRAGMA application_id of every .dfi file: the ASCII bytes "DFIS".
 inline constexpr std::int32_t kApplicationId = 0x44464953;
-// PRAGMA user_version: the schema version this build writes and the newest it reads.
-inline constexpr std::int32_t kSchemaVersion = 1;
+// PRAGMA user_version: the schema version this build writes and the newest it reads (1: the
+// first; 2: runs gain mode, mask_variant and sliding_window as columns).
+inline constexpr std::int32_t kSchemaVersion = 2;
 
 enum class FileKind { Session, NotSqlite, OtherSqliteDatabase, Unreadable };
 

@@ -4,6 +4,7 @@
 // step, slot, layer, head, position, token id), so comparing two runs is a join on those ids.
 // Ids a writer assigns (run, step, tensor, annotation) are 0 until the record is written.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -25,6 +26,22 @@ struct ModelIdentity {
   std::string weightsSha256;  // SHA-256 (hex) over the safetensors headers
 };
 
+// How a run drafted its blocks: one enum for the engine, the file, the stream and the GUI.
+enum class EvaluationMode : std::int32_t { Live = 0, TeacherForced = 1, DDTree = 2 };
+
+// The drafter's attention-mask variant (analysis/attention_mask.h has the rules): `reference`
+// is the published mask, the others are the known train/eval mismatches.
+enum class MaskVariant : std::int32_t {
+  Reference,         // context k < anchor, own block bidirectional
+  AnchorVisible,     // context k <= anchor: the anchor's feature is seen twice (user story)
+  BlockCausal,       // own block causal (slot k sees slots <= k) instead of bidirectional
+  PositionsPlusOne,  // same mask, block slot k placed at anchor + k + 1
+  NoContext,         // the block sees only itself
+};
+inline constexpr MaskVariant kAllMaskVariants[] = {MaskVariant::Reference, MaskVariant::AnchorVisible,
+                                                   MaskVariant::BlockCausal, MaskVariant::PositionsPlusOne,
+                                                   MaskVariant::NoContext};
+
 struct RunRecord {
   RunId runId = 0;
   std::string name;
@@ -33,8 +50,11 @@ struct RunRecord {
   std::string engineVersion;
   std::string device;  // "cuda:0 (NVIDIA H200)", "cpu"
   std::string dtype;   // "bfloat16", ...
-  std::int32_t blockSize = 0;  // B: anchor + B-1 draft slots
-  std::int32_t topK = 0;       // k of the per-slot top-k tables of this run's steps
+  EvaluationMode mode = EvaluationMode::Live;
+  MaskVariant maskVariant = MaskVariant::Reference;  // the mask the drafter ran with
+  std::int32_t blockSize = 0;      // B: anchor + B-1 draft slots
+  std::int32_t slidingWindow = 0;  // W of the drafter's sliding-attention layers; 0: none
+  std::int32_t topK = 0;           // k of the per-slot top-k tables of this run's steps
   std::string settingsJson;    // every setting of the run, as JSON
   std::string shard;           // "i/N" when recorded with --shard, else empty
   double startedAt = 0;        // Unix seconds
@@ -52,9 +72,8 @@ struct PromptRecord {
   std::int32_t completionTokens = 0;  // generated tokens, the one sampled at prefill included
 };
 
-enum class StepMode : std::int32_t { Live = 0, TeacherForced = 1, DDTree = 2 };
-
-std::string_view stepModeName(StepMode mode);  // "live", "teacher_forced", "ddtree"
+// TODO(vocabulary): StepMode is the old name of EvaluationMode, kept until every user is renamed.
+using StepMode = EvaluationMode;
 
 // One verify step: the anchor, the drafter's block and what the target said about it.
 struct StepRecord {
@@ -121,7 +140,6 @@ struct StatisticRecord {
 };
 
 enum class TensorDType : std::int32_t { F32 = 0, F16 = 1, BF16 = 2, U8 = 3, I32 = 4 };
-std::string_view tensorDTypeName(TensorDType dtype);
 std::size_t tensorDTypeSize(TensorDType dtype);
 
 // Describes a stored tensor; its bytes are fetched separately (Reader::readTensor).

@@ -26,6 +26,10 @@ struct WriterOptions {
   OpenMode mode = OpenMode::CreateNew;
   int batchRecords = 2000;
   std::chrono::milliseconds batchInterval{250};
+  // Keep the ids the records carry (run, step, tensor, annotation) instead of assigning new
+  // ones: a copy of another writer's stream (the GUI following the engine) then has the same
+  // ids as the engine's own file. An id must be above every id of its kind already written.
+  bool keepIds = false;
   // Called after each commit with the highest step id now durable in the file.
   std::function<void(StepId lastCommittedStep)> onCommit;
 };
@@ -38,7 +42,7 @@ class Writer {
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
-  // Each add assigns the record's id where it has one and returns it. Any failure (disk full,
+  // Each add assigns the record's id where it has one (or keeps it, with keepIds) and returns it. Any failure (disk full,
   // I/O error) throws a dfi::Error, rolls back the open batch only, and ends the writer:
   // everything committed before stays in the file.
   RunId addRun(const RunRecord& run);

@@ -1,0 +1,194 @@
+// The record vocabulary: field tables that name each column once, the schema document generated
+// from them, files of schema v1 (written before the runs gained typed mode, mask and window
+// columns) still read and appended to, and a writer that keeps the ids of a copied stream.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <sqlite3.h>
+
+#include "dfi/base/error.h"
+#include "dfi/session/file_identity.h"
+#include "dfi/session/merge.h"
+#include "dfi/session/reader.h"
+#include "dfi/session/record_fields.h"
+#include "dfi/session/schema_doc.h"
+#include "dfi/session/writer.h"
+#include "session_test_util.h"
+
+namespace dfi::session {
+namespace {
+
+using testutil::freshPath;
+
+template <typename R>
+std::set<std::string_view> namesOf() {
+  std::set<std::string_view> names;
+  forEachField<R>([&](const auto& f) { EXPECT_TRUE(names.insert(f.name).second) << f.name << " twice"; });
+  return names;
+}
+
+TEST(SessionVocabulary, EveryTableNamesEachFieldOnce) {
+  EXPECT_EQ(namesOf<RunRecord>().size(), 21u);
+  EXPECT_EQ(namesOf<StepRecord>().size(), 15u);
+  namesOf<PromptRecord>();
+  namesOf<TreeRecord>();
+  namesOf<StatisticRecord>();
+  namesOf<TensorInfo>();
+  namesOf<TokenString>();
+  namesOf<Annotation>();
+  EXPECT_EQ(fieldName(&StepRecord::draftTokens), "draft_tokens");
+  EXPECT_EQ(fieldName(&StepRecord::topKIds), "topk_ids");
+  EXPECT_EQ(fieldName(&RunRecord::slidingWindow), "sliding_window");
+}
+
+// SCHEMA.md's record tables are what schemaTablesMarkdown() generates. DFI_UPDATE_SCHEMA_DOC=1
+// rewrites them after a field table changed.
+TEST(SessionVocabulary, SchemaDocumentMatchesTheFieldTables) {
+  const std::string path = std::string(DFI_SOURCE_DIR) + "/core/session/SCHEMA.md";
+  std::ifstream in(path);
+  ASSERT_TRUE(in) << path;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  const std::string begin = "<!-- BEGIN generated: schemaTablesMarkdown() -->\n";
+  const std::string end = "<!-- END generated -->";
+  const auto from = text.find(begin);
+  const auto to = text.find(end);
+  ASSERT_NE(from, std::string::npos);
+  ASSERT_NE(to, std::string::npos);
+  const std::string generated = schemaTablesMarkdown();
+  const std::string documented = text.substr(from + begin.size(), to - from - begin.size());
+  if (documented != generated && std::getenv("DFI_UPDATE_SCHEMA_DOC")) {
+    text.replace(from + begin.size(), to - from - begin.size(), generated);
+    std::ofstream(path) << text;
+    return;
+  }
+  EXPECT_EQ(documented, generated) << "run this test with DFI_UPDATE_SCHEMA_DOC=1 to regenerate " << path;
+}
+
+void execSql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  EXPECT_EQ(rc, SQLITE_OK) << (error ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(db);
+}
+
+// A session as main wrote it before schema 2: the runs table had no mode, mask_variant or
+// sliding_window; they lived in settings_json and the drafter's config only. Made here by
+// dropping those columns from a current file and stamping version 1, which gives exactly the
+// v1 layout of every other table.
+std::string writeVersion1Session(const std::string& name) {
+  const std::string path = freshPath(name);
+  {
+    Writer writer(path, {.mode = OpenMode::Overwrite});
+    RunRecord run = synthetic::run("v1");
+    run.settingsJson = R"({"mode":"teacher-forced","mask_variant":"anchor-visible"})";
+    run.drafter.configJson = R"({"layer_types":["sliding_attention","full_attention"],"sliding_window":512})";
+    const RunId id = writer.addRun(run);
+    writer.addPrompt(synthetic::prompt(id, 0));
+    writer.addStep(synthetic::step(id, 0, 0));
+    RunRecord plain = synthetic::run("v1-plain");
+    plain.settingsJson = "";
+    writer.addRun(plain);
+    writer.close();
+  }
+  execSql(path,
+          "ALTER TABLE runs DROP COLUMN mode; ALTER TABLE runs DROP COLUMN mask_variant; "
+          "ALTER TABLE runs DROP COLUMN sliding_window; PRAGMA user_version=1;");
+  return path;
+}
+
+TEST(SessionVocabulary, Version1FilesReadTheirRunsTyped) {
+  Reader reader(writeVersion1Session("v1_read.dfi"));
+  const auto runs = reader.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].mode, EvaluationMode::TeacherForced);
+  EXPECT_EQ(runs[0].maskVariant, MaskVariant::AnchorVisible);
+  EXPECT_EQ(runs[0].slidingWindow, 512);
+  EXPECT_EQ(runs[1].mode, EvaluationMode::Live);  // no settings: the defaults
+  EXPECT_EQ(runs[1].maskVariant, MaskVariant::Reference);
+  EXPECT_EQ(runs[1].slidingWindow, 0);
+  EXPECT_EQ(reader.stepCount(runs[0].runId), 1);
+}
+
+TEST(SessionVocabulary, AppendingToAVersion1FileMigratesIt) {
+  const std::string path = writeVersion1Session("v1_append.dfi");
+  {
+    Writer writer(path, {.mode = OpenMode::Append});
+    RunRecord run = synthetic::run("v2");
+    run.mode = EvaluationMode::DDTree;
+    run.slidingWindow = 64;
+    writer.addRun(run);
+    writer.close();
+  }
+  Reader reader(path);
+  const auto runs = reader.runs();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].maskVariant, MaskVariant::AnchorVisible);  // migrated from settings_json
+  EXPECT_EQ(runs[0].slidingWindow, 512);
+  EXPECT_EQ(runs[2].mode, EvaluationMode::DDTree);
+  EXPECT_EQ(runs[2].slidingWindow, 64);
+}
+
+TEST(SessionVocabulary, MergingAVersion1FileDerivesItsNewColumns) {
+  const std::string v1 = writeVersion1Session("v1_merge_in.dfi");
+  const std::string v2 = freshPath("v2_merge_in.dfi");
+  testutil::writeSmallSession(v2);
+  const std::string out = freshPath("v1_merge_out.dfi");
+  const std::vector<std::string> inputs{v1, v2};
+  mergeSessions(inputs, out, true);
+  Reader reader(out);
+  const auto runs = reader.runs();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].maskVariant, MaskVariant::AnchorVisible);
+  EXPECT_EQ(runs[0].slidingWindow, 512);
+}
+
+TEST(SessionVocabulary, KeepIdsCopiesAStreamWithItsIds) {
+  const std::string path = freshPath("keep_ids.dfi");
+  Writer writer(path, {.mode = OpenMode::Overwrite, .keepIds = true});
+  RunRecord run = synthetic::run("engine's");
+  run.runId = 7;
+  EXPECT_EQ(writer.addRun(run), 7);
+  StepRecord step = synthetic::step(7, 0, 0);
+  step.stepId = 41;
+  EXPECT_EQ(writer.addStep(step), 41);
+  step.stepIndex = 1;  // an id that is not above the last one is refused, naming the column
+  try {
+    writer.addStep(step);
+    FAIL() << "a repeated step id was accepted";
+  } catch (const dfi::ValidationError& e) {
+    EXPECT_EQ(e.context().item, "steps.step_id");
+  }
+  writer.close();
+  Reader reader(path);
+  ASSERT_TRUE(reader.step(41));
+  EXPECT_EQ(reader.step(41)->runId, 7);
+}
+
+TEST(SessionVocabulary, UnknownEnumValuesNameTheColumn) {
+  const std::string path = freshPath("bad_enum.dfi");
+  {
+    Writer writer(path, {.mode = OpenMode::Overwrite});
+    writer.addRun(synthetic::run("r"));
+  }
+  execSql(path, "UPDATE runs SET mask_variant = 'sideways'");
+  Reader reader(path);
+  try {
+    reader.runs();
+    FAIL() << "an unknown mask variant was read";
+  } catch (const dfi::FormatError& e) {
+    EXPECT_EQ(e.context().item, "runs.mask_variant");
+    EXPECT_NE(std::string(e.what()).find("sideways"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace dfi::session
