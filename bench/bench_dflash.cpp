@@ -28,12 +28,12 @@
 #include <c10/core/InferenceMode.h>
 #include <nlohmann/json.hpp>
 
-#include "argmax.h"
-#include "dflash_decode.h"
-#include "dflash_teacher_forced.h"
-#include "evaluation_models.h"
+#include "evaluation/dflash_decode.h"
+#include "evaluation/dflash_teacher_forced.h"
+#include "evaluation/evaluation_models.h"
+#include "kernels/argmax.h"
+#include "models/target_model.h"
 #include "reference_script.h"
-#include "target_model.h"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include <c10/core/InferenceMode.h>
 #include <nlohmann/json.hpp>
 
-#include "gated_delta_rule.h"
+#include "kernels/gated_delta_rule.h"
 
 namespace {
 

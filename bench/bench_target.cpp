@@ -21,9 +21,9 @@
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
-#include "model_cache.h"
+#include "models/model_cache.h"
+#include "models/target_model.h"
 #include "reference_script.h"
-#include "target_model.h"
 
 namespace {
 

@@ -27,8 +27,8 @@
 #include "dfi/tensorfile/safetensors_writer.h"
 #include "dfi/tensorfile/target_config.h"
 #include "dfi/tensorfile/weight_layout.h"
-#include "model_cache.h"
-#include "target_model.h"
+#include "models/model_cache.h"
+#include "models/target_model.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 
 #include <ATen/ATen.h>
 
-#include "dflash_drafter.h"
+#include "models/dflash_drafter.h"
 
 namespace dfi::engine::testing {
 

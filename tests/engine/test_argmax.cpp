@@ -10,7 +10,7 @@
 
 #include <ATen/ATen.h>
 
-#include "argmax.h"
+#include "kernels/argmax.h"
 
 namespace dfi::engine {
 namespace {

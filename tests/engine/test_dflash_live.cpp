@@ -19,11 +19,11 @@
 
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/drafter_config.h"
-#include "dflash_decode.h"
-#include "dflash_parity.h"
-#include "draft_distribution.h"
-#include "dflash_teacher_forced.h"
-#include "teacher_forced_pass.h"
+#include "evaluation/dflash_decode.h"
+#include "evaluation/dflash_parity.h"
+#include "evaluation/dflash_teacher_forced.h"
+#include "evaluation/draft_distribution.h"
+#include "evaluation/teacher_forced_pass.h"
 
 namespace dfi::engine {
 namespace {

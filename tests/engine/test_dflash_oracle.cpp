@@ -14,8 +14,8 @@
 #include "dfi/base/error.h"
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/drafter_config.h"
-#include "dflash_drafter.h"
-#include "dflash_weights.h"
+#include "models/dflash_drafter.h"
+#include "models/dflash_weights.h"
 
 namespace dfi::engine {
 namespace {

@@ -14,7 +14,7 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
-#include "float_casts.h"
+#include "kernels/float_casts.h"
 
 namespace dfi::engine {
 namespace {

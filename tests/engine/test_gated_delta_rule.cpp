@@ -6,7 +6,7 @@
 
 #include <ATen/ATen.h>
 
-#include "gated_delta_rule.h"
+#include "kernels/gated_delta_rule.h"
 #include "reference_tensors.h"
 
 namespace dfi::engine {

@@ -8,7 +8,7 @@
 
 #include <ATen/ATen.h>
 
-#include "norms.h"
+#include "kernels/norms.h"
 #include "reference_tensors.h"
 
 namespace dfi::engine {

@@ -10,7 +10,7 @@
 
 #include <ATen/ATen.h>
 
-#include "projection.h"
+#include "kernels/projection.h"
 #include "reference_tensors.h"
 
 namespace dfi::engine {

@@ -6,8 +6,8 @@
 
 #include <ATen/ATen.h>
 
+#include "kernels/rotary.h"
 #include "reference_tensors.h"
-#include "rotary.h"
 
 namespace dfi::engine {
 namespace {

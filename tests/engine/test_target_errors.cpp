@@ -10,8 +10,8 @@
 #include "dfi/base/error.h"
 #include "dfi/tensorfile/safetensors_file.h"
 #include "dfi/tensorfile/safetensors_writer.h"
+#include "models/target_model.h"
 #include "reference_tensors.h"
-#include "target_model.h"
 
 namespace dfi::engine {
 namespace {

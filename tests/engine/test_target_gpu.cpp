@@ -6,8 +6,8 @@
 
 #include <torch/cuda.h>
 
+#include "models/target_model.h"
 #include "reference_tensors.h"
-#include "target_model.h"
 
 namespace dfi::engine {
 namespace {

@@ -10,8 +10,8 @@
 #include <ATen/ATen.h>
 
 #include "dfi/base/error.h"
+#include "models/target_model.h"
 #include "reference_tensors.h"
-#include "target_model.h"
 
 namespace dfi::engine {
 namespace {

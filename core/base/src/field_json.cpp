@@ -2,6 +2,16 @@
 
 namespace dfi::json_detail {
 
+std::string Path::item() const {
+  std::string text = parent ? parent->item() : std::string();
+  if (index != static_cast<std::size_t>(-1)) return text + "[" + std::to_string(index) + "]";
+  return text.empty() ? std::string(name) : text + "." + std::string(name);
+}
+
+void Path::fail(const std::string& why) const {
+  throw FormatError(why, {.file = std::string(stream), .item = item()});
+}
+
 std::string toHex(std::string_view bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string hex;

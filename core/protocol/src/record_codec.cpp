@@ -34,7 +34,8 @@ nlohmann::json header(const T& record) {
 template <typename T>
 T fromFrame(const Frame& frame, std::string_view stream) {
   if constexpr (std::is_same_v<T, TokenStrings>) {
-    const json_detail::Path path{stream, std::string(kTokensType) + "." + std::string(kTokensField)};
+    const json_detail::Path type{stream, nullptr, kTokensType};
+    const json_detail::Path path = type.field(kTokensField);
     const auto it = frame.header.find(std::string(kTokensField));
     if (it == frame.header.end()) path.fail("missing");
     TokenStrings tokens;

@@ -40,7 +40,7 @@ struct SqlTable;
 template <>
 struct SqlTable<RunRecord> {
   static constexpr std::string_view name = "runs";
-  static constexpr std::string_view integerKey = "run_id";
+  static constexpr std::string_view integerKey = fieldName(&RunRecord::runId);
   // Schema v1 kept the mode and mask variant in settings_json only, and no sliding window: a
   // v1 run's window is the drafter config's sliding_window when it has sliding layers.
   static constexpr std::array<AddedColumn, 3> added{{
@@ -66,13 +66,13 @@ struct SqlTable<PromptRecord> {
 template <>
 struct SqlTable<StepRecord> {
   static constexpr std::string_view name = "steps";
-  static constexpr std::string_view integerKey = "step_id";
+  static constexpr std::string_view integerKey = fieldName(&StepRecord::stepId);
 };
 
 template <>
 struct SqlTable<TreeRecord> {
   static constexpr std::string_view name = "trees";
-  static constexpr std::string_view integerKey = "step_id";
+  static constexpr std::string_view integerKey = fieldName(&TreeRecord::stepId);
 };
 
 template <>
@@ -84,7 +84,7 @@ struct SqlTable<StatisticRecord> {
 template <>
 struct SqlTable<TensorInfo> {
   static constexpr std::string_view name = "tensors";
-  static constexpr std::string_view integerKey = "tensor_id";
+  static constexpr std::string_view integerKey = fieldName(&TensorInfo::tensorId);
   // How the tiles in tensor_tiles are compressed; every writer so far writes zstd.
   static constexpr std::string_view extraColumns = "codec TEXT NOT NULL, ";
   static constexpr std::pair<std::string_view, std::string_view> insertExtra{"codec", "'zstd'"};
@@ -93,13 +93,13 @@ struct SqlTable<TensorInfo> {
 template <>
 struct SqlTable<TokenString> {
   static constexpr std::string_view name = "token_strings";
-  static constexpr std::string_view integerKey = "token_id";
+  static constexpr std::string_view integerKey = fieldName(&TokenString::tokenId);
 };
 
 template <>
 struct SqlTable<Annotation> {
   static constexpr std::string_view name = "annotations";
-  static constexpr std::string_view integerKey = "annotation_id";
+  static constexpr std::string_view integerKey = fieldName(&Annotation::annotationId);
 };
 
 template <typename R>
@@ -142,6 +142,13 @@ const AddedColumn* addedColumn(std::string_view column) {
     for (const AddedColumn& a : SqlTable<R>::added)
       if (a.name == column) return &a;
   return nullptr;
+}
+
+// The largest id of R's table in the file, 0 when it is empty.
+template <typename R>
+std::int64_t maxId(Database& db) {
+  const std::string table(SqlTable<R>::name);
+  return db.queryInt("SELECT coalesce(max(" + std::string(integerKeyOf<R>()) + "), 0) FROM " + table, table);
 }
 
 // --- statements -----------------------------------------------------------------------------

@@ -23,10 +23,6 @@ using detail::Statement;
 
 namespace {
 
-std::int64_t maxId(Database& db, const char* table, const char* column) {
-  return db.queryInt(std::string("SELECT coalesce(max(") + column + "), 0) FROM " + table, table);
-}
-
 }  // namespace
 
 // Where a record sits in the stream: a batch may be committed before a block starts, never
@@ -67,11 +63,11 @@ struct Writer::Impl {
         insertToken(*db, insertSql<TokenString>("ON CONFLICT(token_id) DO NOTHING"), "token_strings"),
         selectToken(*db, "SELECT raw, display FROM token_strings WHERE token_id=?1", "token_strings"),
         insertAnnotation(*db, insertSql<Annotation>(), "annotations"),
-        lastRun(maxId(*db, "runs", "run_id")),
-        lastStep(maxId(*db, "steps", "step_id")),
+        lastRun(detail::maxId<RunRecord>(*db)),
+        lastStep(detail::maxId<StepRecord>(*db)),
         committedStep(lastStep),
-        lastTensor(maxId(*db, "tensors", "tensor_id")),
-        lastAnnotation(maxId(*db, "annotations", "annotation_id")) {
+        lastTensor(detail::maxId<TensorInfo>(*db)),
+        lastAnnotation(detail::maxId<Annotation>(*db)) {
     Statement runs(*db, "SELECT run_id, top_k FROM runs", "runs");
     while (runs.step()) topKByRun[runs.integer(0)] = static_cast<std::int32_t>(runs.integer(1));
     if (options.mode != OpenMode::Append) {
@@ -86,12 +82,13 @@ struct Writer::Impl {
   ErrorContext where(const std::string& item) const { return {.file = path, .item = item}; }
 
   // The id a new record gets: the next one, or with keepIds the one it carries.
-  std::int64_t nextId(std::int64_t carried, std::int64_t last, const char* column) const {
+  template <typename R>
+  std::int64_t nextId(std::int64_t carried, std::int64_t last) const {
     if (!options.keepIds) return last + 1;
     if (carried <= last)
       throw ValidationError("id " + std::to_string(carried) + " is not above the last one written (" +
                                 std::to_string(last) + ")",
-                            where(column));
+                            where(std::string(detail::SqlTable<R>::name) + "." + std::string(detail::integerKeyOf<R>())));
     return carried;
   }
 
@@ -162,7 +159,7 @@ struct Writer::Impl {
 
   void checkJson(const std::string& text, const std::string& field) const {
     if (!text.empty() && !nlohmann::json::accept(text))
-      throw ValidationError("not valid JSON", where("runs." + field));
+      throw ValidationError("not valid JSON", where(field));
   }
 
   // A reader following the file can keep it busy; that is not an error, only a deferral.
@@ -208,15 +205,14 @@ Writer::~Writer() {
 }
 
 RunId Writer::addRun(const RunRecord& run) {
-  for (const auto& [text, field] : {std::pair{&run.target.configJson, "target_config_json"},
-                                    {&run.drafter.configJson, "drafter_config_json"},
-                                    {&run.settingsJson, "settings_json"},
-                                    {&run.timingsJson, "timings_json"}})
-    impl_->checkJson(*text, field);
+  forEachField<RunRecord>([&](const auto& f) {
+    if constexpr (std::is_same_v<FieldValue<std::decay_t<decltype(f)>, RunRecord>, std::string>)
+      if (f.traits.jsonText) impl_->checkJson(f.get(run), "runs." + std::string(f.name));
+  });
   if (run.topK < 0 || run.blockSize < 0 || run.slidingWindow < 0)
     throw ValidationError("negative top_k, block_size or sliding_window", impl_->where("runs"));
   RunRecord stored = run;
-  stored.runId = impl_->nextId(run.runId, impl_->lastRun, "runs.run_id");
+  stored.runId = impl_->nextId<RunRecord>(run.runId, impl_->lastRun);
   impl_->insert(Boundary::StartsBlock, impl_->insertRun, stored);
   impl_->lastRun = stored.runId;
   impl_->topKByRun[stored.runId] = run.topK;
@@ -224,7 +220,7 @@ RunId Writer::addRun(const RunRecord& run) {
 }
 
 void Writer::finishRun(RunId run, double finishedAt, const std::string& timingsJson) {
-  impl_->checkJson(timingsJson, "timings_json");
+  impl_->checkJson(timingsJson, "runs." + std::string(fieldName(&RunRecord::timingsJson)));
   impl_->record(Boundary::StartsBlock, [&] {
     Statement& st = impl_->finishRun;
     auto guard = st.use();
@@ -243,11 +239,11 @@ StepId Writer::addStep(const StepRecord& step) {
   const auto run = impl_->topKByRun.find(step.runId);
   if (run == impl_->topKByRun.end())
     throw ValidationError("step refers to run " + std::to_string(step.runId) + ", which is not in the session",
-                          impl_->where("steps.run_id"));
+                          impl_->where("steps." + std::string(fieldName(&StepRecord::runId))));
   if (auto problem = detail::stepProblem(step, run->second))
     throw ValidationError(*problem, impl_->where("steps"));
   StepRecord stored = step;
-  stored.stepId = impl_->nextId(step.stepId, impl_->lastStep, "steps.step_id");
+  stored.stepId = impl_->nextId<StepRecord>(step.stepId, impl_->lastStep);
   impl_->insert(Boundary::StartsBlock, impl_->insertStep, stored, [&] { impl_->lastStep = stored.stepId; });
   return stored.stepId;
 }
@@ -270,7 +266,7 @@ TensorId Writer::addTensor(const TensorRecord& tensor) {
     throw ValidationError("tensor '" + info.name + "' has " + std::to_string(tensor.data.size()) +
                               " bytes of data, its shape and dtype need " + std::to_string(tiles.totalBytes),
                           impl_->where("tensors"));
-  info.tensorId = impl_->nextId(info.tensorId, impl_->lastTensor, "tensors.tensor_id");
+  info.tensorId = impl_->nextId<TensorInfo>(info.tensorId, impl_->lastTensor);
   info.tileBytes = static_cast<std::int64_t>(tiles.tileBytes);
   impl_->record(Boundary::PartOfBlock, [&] {
     impl_->bindAndStep(impl_->insertTensor, info);
@@ -310,7 +306,7 @@ void Writer::addTokenStrings(std::span<const TokenString> strings) {
 
 AnnotationId Writer::addAnnotation(const Annotation& annotation) {
   Annotation stored = annotation;
-  stored.annotationId = impl_->nextId(annotation.annotationId, impl_->lastAnnotation, "annotations.annotation_id");
+  stored.annotationId = impl_->nextId<Annotation>(annotation.annotationId, impl_->lastAnnotation);
   impl_->insert(Boundary::PartOfBlock, impl_->insertAnnotation, stored);
   impl_->lastAnnotation = stored.annotationId;
   return stored.annotationId;

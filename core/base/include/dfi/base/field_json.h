@@ -40,13 +40,18 @@ std::string toHex(std::string_view bytes);
 // nullopt unless `hex` is lowercase hex digits in pairs.
 std::optional<std::string> fromHex(std::string_view hex);
 
-// Where a value is being read: the stream and the dotted path of the field ("step.draft_tokens").
+// Where a value is being read: the stream and the path of the field ("step.draft_tokens[3]"),
+// as a chain of parents so that nothing is built unless a value is wrong.
 struct Path {
   std::string_view stream;
-  std::string item;
-  [[noreturn]] void fail(const std::string& why) const {
-    throw FormatError(why, {.file = std::string(stream), .item = item});
-  }
+  const Path* parent = nullptr;
+  std::string_view name;                         // a type or a field
+  std::size_t index = static_cast<std::size_t>(-1);  // or an array element
+
+  Path field(std::string_view fieldName) const { return {stream, this, fieldName}; }
+  Path element(std::size_t i) const { return {stream, this, {}, i}; }
+  std::string item() const;
+  [[noreturn]] void fail(const std::string& why) const;
 };
 
 template <typename T>
@@ -73,7 +78,7 @@ void decodeObject(const nlohmann::json& j, T& value, const Path& path) {
   if (!j.is_object()) path.fail("expected an object");
   forEachField<T>([&](const auto& f) {
     using V = FieldValue<std::decay_t<decltype(f)>, T>;
-    const Path inner{path.stream, path.item + "." + std::string(f.name)};
+    const Path inner = path.field(f.name);
     const auto it = j.find(std::string(f.name));
     if (it == j.end() || (IsOptional<V>::value && it->is_null())) {
       if (!f.traits.optional && !IsOptional<V>::value) inner.fail("missing");
@@ -114,7 +119,7 @@ void decodeValue(const nlohmann::json& j, T& value, bool binary, const Path& pat
     value.reserve(j.size());
     for (std::size_t i = 0; i < j.size(); ++i) {
       typename T::value_type element{};
-      decodeValue(j[i], element, binary, Path{path.stream, path.item + "[" + std::to_string(i) + "]"});
+      decodeValue(j[i], element, binary, path.element(i));
       value.push_back(std::move(element));
     }
   } else if constexpr (NamedEnum<T>) {
@@ -161,7 +166,7 @@ nlohmann::json toJson(const T& value) {
 template <HasFieldTable T>
 T fromJson(const nlohmann::json& object, std::string_view stream) {
   T value{};
-  json_detail::decodeObject(object, value, json_detail::Path{stream, std::string(FieldTable<T>::name)});
+  json_detail::decodeObject(object, value, json_detail::Path{stream, nullptr, FieldTable<T>::name});
   return value;
 }
 

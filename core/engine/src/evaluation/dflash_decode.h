@@ -1,0 +1,45 @@
+#pragma once
+// The DFlash speculative-decoding loop of the reference benchmark (spec-dflash 3), greedy:
+// target prefill -> per step: draft one block from the anchor, verify it with the target in
+// one forward, accept the leading drafts that equal the target's tokens plus the target's
+// bonus token, crop the target cache back to the committed length, and hand the committed
+// tokens' target features to the drafter as new context.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "dfi/session/records.h"
+#include "models/dflash_drafter.h"
+#include "models/target_model.h"
+
+namespace dfi::engine {
+
+struct SpeculativeOptions {
+  int maxNewTokens = 256;
+  std::vector<std::int64_t> stopTokens;  // generation ends after a step that commits one
+  int topK = 0;  // per-slot top-k of the draft distribution recorded with each step
+};
+
+struct SpeculativeResult {
+  std::int64_t promptLength = 0;
+  // Prompt and every committed token, the last step's bonus included (even past a stop token
+  // or maxNewTokens, as the reference's output buffer holds them before it is cut).
+  std::vector<std::int64_t> tokens;
+  // One live record per step (run, prompt and step ids left for the session writer).
+  std::vector<session::StepRecord> steps;
+
+  // tau of this response: the mean of acceptedCount + 1 over its steps.
+  double meanAcceptLength() const;
+};
+
+SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDrafter& drafter,
+                                    std::span<const std::int64_t> prompt,
+                                    const SpeculativeOptions& options);
+
+// The taps of one target forward ([1, T, Ht] each) side by side: [T, F*Ht], in tap order.
+at::Tensor concatenatedTaps(const std::vector<at::Tensor>& taps);
+
+}  // namespace dfi::engine

@@ -1,0 +1,453 @@
+#include "dfi/engine/evaluation.h"
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include <c10/core/InferenceMode.h>
+#include <nlohmann/json.hpp>
+
+#include "dfi/analysis/acceptance.h"
+#include "dfi/analysis/ddtree.h"
+#include "dfi/analysis/garble.h"
+#include "dfi/base/error.h"
+#include "dfi/base/log_text.h"
+#include "dfi/base/version.h"
+#include "dfi/engine/prompt_set.h"
+#include "dfi/session/record_fields.h"
+#include "dfi/tensorfile/checkpoint.h"
+#include "dfi/tensorfile/compatibility.h"
+#include "dfi/tokenizer/chat_template.h"
+#include "dfi/tokenizer/tokenizer.h"
+#include "evaluation/dflash_decode.h"
+#include "evaluation/dflash_teacher_forced.h"
+#include "evaluation/evaluation_models.h"
+#include "evaluation/teacher_forced_pass.h"
+
+namespace dfi::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double unixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::vector<std::int64_t> promptIds(const PromptSpec& prompt, const std::optional<tokenizer::Tokenizer>& tokenizer,
+                                    const EvaluationSettings& settings, const fs::path& promptsFile) {
+  if (!prompt.ids.empty()) return {prompt.ids.begin(), prompt.ids.end()};
+  if (!tokenizer)
+    throw UsageError("a text prompt needs the target's tokenizer.json, which is missing; give \"ids\"",
+                     {.file = promptsFile.string(), .item = "line " + std::to_string(prompt.line)});
+  const tokenizer::Tokenizer& tok = *tokenizer;
+  std::string text;
+  if (settings.chatTemplate) {
+    const auto kind = tok.chatTemplate();
+    if (!kind)
+      throw UsageError("the target's tokenizer has no known chat template; pass --no-chat to "
+                       "tokenize prompts as plain text",
+                       {.file = settings.target.string()});
+    std::vector<tokenizer::ChatMessage> messages;
+    for (const auto& m : prompt.messages) messages.push_back({m.role, m.content});
+    text = tokenizer::applyChatTemplate(*kind, messages, true, settings.enableThinking);
+  } else {
+    for (const auto& m : prompt.messages) text += m.content;
+  }
+  const auto ids = tok.encode(text);
+  if (ids.empty())
+    throw FormatError("the prompt tokenizes to nothing",
+                      {.file = promptsFile.string(), .item = "line " + std::to_string(prompt.line)});
+  return {ids.begin(), ids.end()};
+}
+
+std::vector<std::int64_t> chooseAnchors(const AnchorSelection& selection, const SpeculativeResult& live) {
+  std::vector<std::int64_t> anchors;
+  const auto end = static_cast<std::int64_t>(live.tokens.size()) - 1;  // the last bonus: nothing to verify
+  switch (selection.kind) {
+    case AnchorSelection::Kind::LiveAnchors:
+      for (const auto& step : live.steps) anchors.push_back(step.anchorPosition);
+      break;
+    case AnchorSelection::Kind::Every:
+      for (std::int64_t p = live.promptLength; p < end; p += selection.stride) anchors.push_back(p);
+      break;
+    case AnchorSelection::Kind::Random: {
+      std::vector<std::int64_t> all;
+      for (std::int64_t p = live.promptLength; p < end; ++p) all.push_back(p);
+      std::mt19937_64 rng(selection.seed);
+      std::shuffle(all.begin(), all.end(), rng);
+      all.resize(std::min<std::size_t>(all.size(), static_cast<std::size_t>(selection.count)));
+      std::sort(all.begin(), all.end());
+      anchors = std::move(all);
+      break;
+    }
+  }
+  return anchors;
+}
+
+// Per-slot top-k of a step as DDTree input (log-probabilities, most probable first).
+std::vector<analysis::SlotTopK> slotTopK(const session::StepRecord& step, int k) {
+  std::vector<analysis::SlotTopK> slots(step.draftTokens.size());
+  if (step.topKIds.size() != slots.size() * static_cast<std::size_t>(k) || step.topKProbs.size() != step.topKIds.size())
+    throw Error("internal: a teacher-forced step carries " + std::to_string(step.topKIds.size()) +
+                " top-k entries, DDTree needs " + std::to_string(slots.size()) + " slots x " + std::to_string(k));
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    for (int r = 0; r < k; ++r) {
+      const std::size_t i = s * static_cast<std::size_t>(k) + static_cast<std::size_t>(r);
+      slots[s].tokens.push_back(step.topKIds[i]);
+      slots[s].logProbs.push_back(std::log(step.topKProbs[i]));
+    }
+  return slots;
+}
+
+// DDTree-N at a teacher-forced step: the target's greedy tokens after the anchor decide the
+// accepted path, exactly as tree verification with a greedy target would.
+std::pair<session::StepRecord, session::TreeRecord> ddtreeStep(const session::StepRecord& tf, int k,
+                                                               int budget) {
+  const analysis::DDTree tree = analysis::buildDDTree(slotTopK(tf, k), budget, tf.anchorToken);
+  const auto path = analysis::acceptedPath(tree, tf.targetTokens);
+  session::StepRecord step = tf;
+  step.mode = session::StepMode::DDTree;
+  step.acceptedCount = static_cast<std::int32_t>(path.size()) - 1;
+  // The bonus is the target's token after the path. A path through non-top-1 candidates can
+  // reach the last slot where the chain did not: the target's token after the block is not in
+  // the record then (targetTokens stop at slot B-2), so the bonus is unknown.
+  const auto accepted = static_cast<std::size_t>(step.acceptedCount);
+  if (step.acceptedCount != tf.acceptedCount)
+    step.bonusToken = accepted < tf.targetTokens.size() ? tf.targetTokens[accepted] : kUnknownToken;
+  session::TreeRecord record;
+  record.nodeTokens = tree.tokens;
+  for (double w : tree.logWeights) record.nodeLogProbs.push_back(static_cast<float>(w));
+  record.parents = tree.parents;
+  record.acceptedPath = path;
+  return {step, record};
+}
+
+std::string runName(const fs::path& drafter, EvaluationMode mode, analysis::MaskVariant variant) {
+  return drafter.filename().string() + "/" + std::string(enumName(mode)) + "/" +
+         std::string(analysis::maskVariantName(variant));
+}
+
+void finishSummaries(std::vector<RunSummary>& runs) {
+  for (auto& run : runs) {
+    std::vector<analysis::ResponseAcceptance> responses;
+    for (const auto& r : run.responses) responses.push_back(r.acceptance);
+    run.tauReference = analysis::tauReference(responses);
+    run.tauVllm = analysis::tauVllm(responses);
+    if (run.mode == EvaluationMode::Live) run.tauSglang = analysis::tauSglang(responses);
+  }
+}
+
+// The window of the drafter's sliding-attention layers, 0 when it has none: what a mask
+// picture of the run must use.
+std::int32_t slidingWindowOf(const tensorfile::DrafterConfig& config) {
+  const bool sliding = std::ranges::count(config.layerTypes, tensorfile::LayerType::SlidingAttention) > 0;
+  return sliding ? config.slidingWindow.value_or(0) : 0;
+}
+
+}  // namespace
+
+AnchorSelection parseAnchorSelection(const std::string& text) {
+  AnchorSelection s;
+  auto number = [&](const std::string& part) {
+    try {
+      std::size_t used = 0;
+      const long long v = std::stoll(part, &used);
+      if (used == part.size() && v > 0) return v;
+    } catch (const std::exception&) {
+    }
+    throw UsageError("anchors: '" + text + "' is not live, every[:k] or random:N[:seed]");
+  };
+  if (text == "live") return s;
+  if (text == "every" || text.starts_with("every:")) {
+    s.kind = AnchorSelection::Kind::Every;
+    if (text != "every") s.stride = static_cast<int>(number(text.substr(6)));
+    return s;
+  }
+  if (text.starts_with("random:")) {
+    s.kind = AnchorSelection::Kind::Random;
+    const std::string rest = text.substr(7);
+    const auto colon = rest.find(':');
+    s.count = static_cast<int>(number(rest.substr(0, colon)));
+    if (colon != std::string::npos) s.seed = static_cast<std::uint64_t>(number(rest.substr(colon + 1)));
+    return s;
+  }
+  return number(text), s;  // throws
+}
+
+std::string EvaluationSettings::toJson() const {
+  nlohmann::json j;
+  j["target"] = target.string();
+  for (const auto& d : drafters) j["drafters"].push_back(d.string());
+  j["prompts"] = prompts.string();
+  for (auto m : modes) j["modes"].push_back(enumName(m));
+  for (auto v : maskVariants) j["mask_variants"].push_back(analysis::maskVariantName(v));
+  j["anchors"] = {{"kind", static_cast<int>(anchors.kind)}, {"stride", anchors.stride},
+                  {"count", anchors.count}, {"seed", anchors.seed}};
+  j["ddtree_budget"] = ddtreeBudget;
+  j["max_new_tokens"] = maxNewTokens;
+  j["top_k"] = topK;
+  j["devices"] = model.devices;
+  j["dtype"] = model.dtype;
+  j["chat_template"] = chatTemplate;
+  j["enable_thinking"] = enableThinking;
+  if (blockSize) j["block_size"] = *blockSize;
+  if (limit) j["limit"] = *limit;
+  j["skip_bad_prompts"] = skipBadPrompts;
+  j["parity_check"] = parityCheck;
+  j["hidden_statistics"] = hiddenStatistics;
+  j["shard"] = std::to_string(shardIndex) + "/" + std::to_string(shardCount);
+  return j.dump();
+}
+
+namespace {
+
+// Adds the strings of token ids the session has not seen yet, so a reader needs no tokenizer.
+class TokenStringBook {
+ public:
+  TokenStringBook(const std::optional<tokenizer::Tokenizer>& tok, RecordSink& sink) : tok_(tok), sink_(sink) {}
+
+  void note(std::span<const session::TokenId> ids) {
+    for (session::TokenId id : ids)
+      if (id >= 0 && known_.insert(id).second) pending_.push_back(stringOf(id));
+  }
+  void flush() {
+    if (pending_.empty()) return;
+    sink_.addTokenStrings(pending_);
+    pending_.clear();
+  }
+
+ private:
+  session::TokenString stringOf(session::TokenId id) const {
+    if (tok_ && static_cast<std::size_t>(id) < tok_->vocabSize())
+      return {id, tok_->tokenText(id), tok_->displayToken(id)};
+    // No tokenizer, or a padded embedding row (the mask token, usually): no text exists.
+    return {id, "", "\u27e8id " + std::to_string(id) + "\u27e9"};
+  }
+
+  const std::optional<tokenizer::Tokenizer>& tok_;
+  RecordSink& sink_;
+  std::set<session::TokenId> known_;
+  std::vector<session::TokenString> pending_;
+};
+
+void noteStep(TokenStringBook& book, const session::StepRecord& step) {
+  book.note(std::span(&step.anchorToken, 1));
+  book.note(step.draftTokens);
+  book.note(step.targetTokens);
+  book.note(std::span(&step.bonusToken, 1));
+  book.note(step.topKIds);
+}
+
+std::vector<std::int64_t> stopTokens(const LoadedModels& models) {
+  std::vector<std::int64_t> stops(models.target->config().eosTokenIds.begin(),
+                                  models.target->config().eosTokenIds.end());
+  if (models.tokenizer)
+    for (const char* name : {"<|im_end|>", "<|endoftext|>"})
+      if (auto id = models.tokenizer->tokenId(name)) stops.push_back(*id);
+  return stops;
+}
+
+struct RunKey {
+  EvaluationMode mode;
+  analysis::MaskVariant variant;
+};
+
+// Live decoding runs with the reference mask only: other variants need features the live
+// loop does not have (the anchor's own) or change positions; they are measured teacher-forced.
+std::vector<RunKey> runKeys(const EvaluationSettings& settings) {
+  std::vector<RunKey> keys;
+  for (EvaluationMode mode : settings.modes) {
+    if (mode == EvaluationMode::Live) {
+      keys.push_back({mode, analysis::MaskVariant::Reference});
+      continue;
+    }
+    for (analysis::MaskVariant v : settings.maskVariants) keys.push_back({mode, v});
+  }
+  return keys;
+}
+
+void validate(const EvaluationSettings& s) {
+  if (s.modes.empty()) throw UsageError("no evaluation mode selected");
+  if (s.maskVariants.empty()) throw UsageError("no mask variant selected");
+  if (s.maxNewTokens < 1) throw UsageError("--max-new-tokens must be at least 1");
+  if (s.topK < 1) throw UsageError("--top-k must be at least 1");
+  if (s.ddtreeBudget < 1) throw UsageError("--ddtree-budget must be at least 1");
+  if (s.blockSize && *s.blockSize < 2)
+    throw UsageError("--block-size must be at least 2 (an anchor and one draft slot), got " +
+                     std::to_string(*s.blockSize));
+}
+
+// The prompts this process evaluates; skipped lines and unevaluated turns are warned about.
+std::vector<PromptSpec> evaluatedPrompts(const EvaluationSettings& s) {
+  PromptSet set = readPromptSet(s.prompts, {.skipMalformed = s.skipBadPrompts});
+  for (const SkippedPromptLine& bad : set.skipped)
+    logText("engine", LogLevel::Warn, "skipping a malformed prompt line (--skip-bad-prompts): " + bad.message);
+  std::size_t multiTurn = 0;
+  for (const PromptSpec& p : set.prompts) multiTurn += p.unevaluatedTurns > 0 ? 1 : 0;
+  if (multiTurn > 0)
+    logText("engine", LogLevel::Warn,
+            s.prompts.string() + ": " + std::to_string(multiTurn) +
+                " prompt(s) have several \"turns\"; only the first turn of each is evaluated");
+  auto selected = selectPrompts(set.prompts, s.limit, s.shardIndex, s.shardCount);
+  if (selected.empty())
+    logText("engine", LogLevel::Warn,
+            "shard " + std::to_string(s.shardIndex) + "/" + std::to_string(s.shardCount) +
+                " has no prompts (fewer prompts than shards); its session holds runs without prompts");
+  return selected;
+}
+
+}  // namespace
+
+std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, RecordSink& sink,
+                                      const std::function<void(const EvaluationProgress&)>& progress,
+                                      const CancellationToken& cancel, ModelRegistry* registry) {
+  validate(settings);
+  const auto prompts = evaluatedPrompts(settings);
+  const LoadedModels models = loadModels(settings, registry);
+  c10::InferenceMode inference;
+  const bool wantsTrees = std::ranges::count(settings.modes, EvaluationMode::DDTree) > 0;
+  const int k = std::max(settings.topK, wantsTrees ? settings.ddtreeBudget : 0);
+  const auto stops = stopTokens(models);
+  const auto keys = runKeys(settings);
+  const auto settingsJson = nlohmann::json::parse(settings.toJson());  // each run adds its mode and mask
+  TokenStringBook book(models.tokenizer, sink);
+  const auto started = Clock::now();
+  EvaluationProgress state{0, static_cast<std::int64_t>(models.drafters.size() * prompts.size())};
+  std::vector<RunSummary> summaries;
+
+  for (const LoadedDrafter& drafter : models.drafters) {
+    std::vector<RunSummary> runs;
+    for (const RunKey& key : keys) {
+      session::RunRecord run;
+      run.name = runName(drafter.dir, key.mode, key.variant);
+      run.target = models.targetIdentity;
+      run.drafter = drafter.identity;
+      run.engineVersion = version() + " (git " + gitHash() + ")";
+      for (const auto& d : settings.model.devices) run.device += (run.device.empty() ? "" : ",") + d;
+      run.dtype = settings.model.dtype;
+      run.mode = key.mode;
+      run.maskVariant = key.variant;
+      run.blockSize = drafter.model->blockSize();
+      run.slidingWindow = slidingWindowOf(drafter.model->config());
+      run.topK = k;
+      auto json = settingsJson;
+      json["mode"] = enumName(key.mode);
+      json["mask_variant"] = analysis::maskVariantName(key.variant);
+      run.settingsJson = json.dump();
+      if (settings.shardCount > 1)
+        run.shard = std::to_string(settings.shardIndex) + "/" + std::to_string(settings.shardCount);
+      run.startedAt = unixNow();
+      runs.push_back({sink.addRun(run), run.name, drafter.dir.string(), key.mode, key.variant});
+    }
+    analysis::GarbleContext garble{drafter.model->config().maskTokenId, std::nullopt};
+    if (models.tokenizer) garble.tokenizerVocabSize = static_cast<std::int32_t>(models.tokenizer->vocabSize());
+    double liveSeconds = 0, teacherForcedSeconds = 0;
+
+    for (std::size_t p = 0; p < prompts.size(); ++p) {
+      if (cancel.cancelled()) {
+        sink.flush();
+        throw CancelledError("evaluation cancelled after " + std::to_string(state.done) + " of " +
+                             std::to_string(state.total) + " prompt runs; recorded steps are kept");
+      }
+      const PromptSpec& prompt = prompts[p];
+      const auto ids = promptIds(prompt, models.tokenizer, settings, settings.prompts);
+      auto t0 = Clock::now();
+      const SpeculativeResult live = speculativeDecode(
+          *models.target, *drafter.model, ids,
+          {.maxNewTokens = settings.maxNewTokens, .stopTokens = stops, .topK = k});
+      liveSeconds += seconds(Clock::now() - t0);
+      const std::vector<session::TokenId> promptTokens(ids.begin(), ids.end());
+      book.note(promptTokens);
+      const std::vector<std::int64_t> anchors = chooseAnchors(settings.anchors, live);
+
+      // One target forward serves every variant; one teacher-forced pass per variant serves
+      // both its teacher-forced and its DDTree run.
+      std::optional<SequenceFeatures> sequence;
+      std::map<analysis::MaskVariant, TeacherForcedPass> teacherForced;
+      for (RunSummary& run : runs) {
+        sink.addPrompt({run.runId, prompt.id, prompt.dataset, 0,
+                        models.tokenizer ? models.tokenizer->decode(promptTokens) : std::string(), promptTokens,
+                        static_cast<std::int32_t>(live.tokens.size() - ids.size())});
+        std::vector<session::StepRecord> steps;
+        const std::vector<std::vector<session::StatisticRecord>>* statistics = nullptr;
+        if (run.mode == EvaluationMode::Live) {
+          steps = live.steps;
+        } else {
+          auto [it, fresh] = teacherForced.try_emplace(run.variant);
+          if (fresh) {
+            t0 = Clock::now();
+            if (!sequence) sequence = sequenceFeatures(*models.target, *drafter.model, live.tokens);
+            it->second = runTeacherForcedPass(
+                *sequence, *drafter.model, anchors, run.variant,
+                {.topK = k, .parity = settings.parityCheck, .hiddenStatistics = settings.hiddenStatistics});
+            teacherForcedSeconds += seconds(Clock::now() - t0);
+            for (std::int64_t anchor : it->second.parityFlaggedAnchors)
+              logText("engine", LogLevel::Warn,
+                      drafter.dir.string() + ", prompt " + std::to_string(prompt.id) + ", anchor " +
+                          std::to_string(anchor) + ": the training and inference paths draft differently under the " +
+                          std::string(analysis::maskVariantName(run.variant)) + " mask");
+          }
+          steps = it->second.steps;
+          statistics = &it->second.statistics;
+          // DDTree runs share the pass; count its flags once, on the teacher-forced run.
+          if (run.mode == EvaluationMode::TeacherForced)
+            run.parityFlagged += static_cast<std::int64_t>(it->second.parityFlaggedAnchors.size());
+        }
+        ResponseSummary response{prompt.id, prompt.dataset, {}};
+        response.acceptance.completionTokens = static_cast<int>(live.tokens.size() - ids.size());
+        for (std::size_t s = 0; s < steps.size(); ++s) {
+          session::StepRecord step = steps[s];
+          step.runId = run.runId;
+          step.promptId = prompt.id;
+          step.garbleFlags = analysis::detectGarble(step.draftTokens, garble);
+          if (run.mode == EvaluationMode::DDTree) {
+            auto [treeStep, tree] = ddtreeStep(step, k, settings.ddtreeBudget);
+            tree.stepId = sink.addStep(treeStep);
+            sink.addTree(tree);
+            book.note(tree.nodeTokens);
+            step = treeStep;
+          } else {
+            const session::StepId stepId = sink.addStep(step);
+            if (statistics) {
+              for (session::StatisticRecord statistic : (*statistics)[s]) {
+                statistic.runId = run.runId;
+                statistic.stepId = stepId;
+                sink.addStatistic(statistic);
+              }
+            }
+          }
+          noteStep(book, step);
+          response.acceptance.stepAcceptLengths.push_back(step.acceptLength());
+        }
+        run.steps += static_cast<std::int64_t>(steps.size());
+        run.responses.push_back(std::move(response));
+      }
+      book.flush();
+      ++state.done;
+      state.elapsedSeconds = seconds(Clock::now() - started);
+      state.etaSeconds = state.elapsedSeconds / static_cast<double>(state.done) *
+                         static_cast<double>(state.total - state.done);
+      state.current = drafter.dir.filename().string() + ": prompt " + std::to_string(p + 1) + "/" +
+                      std::to_string(prompts.size());
+      if (progress) progress(state);
+    }
+
+    const std::string timings = nlohmann::json{{"live_seconds", liveSeconds},
+                                               {"teacher_forced_seconds", teacherForcedSeconds}}
+                                    .dump();
+    for (const RunSummary& run : runs) sink.finishRun(run.runId, unixNow(), timings);
+    finishSummaries(runs);
+    summaries.insert(summaries.end(), runs.begin(), runs.end());
+  }
+  sink.flush();
+  return summaries;
+}
+
+}  // namespace dfi::engine

@@ -1,0 +1,61 @@
+#pragma once
+// Full softmax attention of a decoder layer: Qwen3's (per-head q/k RMSNorm, full rotary) and
+// the gated variant of Qwen3.5 / Qwen3-Next (query and output gate interleaved per head in
+// q_proj, zero-centred q/k norms, partial rotary, o_proj(o * sigmoid(gate))). GQA throughout.
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include <ATen/core/Tensor.h>
+
+#include "kernels/norms.h"
+#include "kernels/rotary.h"
+
+namespace dfi::engine {
+
+class WeightLoader;
+
+struct AttentionDims {
+  int hiddenSize = 0;
+  int numHeads = 0;
+  int numKvHeads = 0;
+  int headDim = 0;
+  bool outputGate = false;  // Qwen3.5 / Next
+  bool bias = false;        // attention_bias: q/k/v/o biases
+  NormKind norm = NormKind::Qwen3;
+  double eps = 1e-6;
+};
+
+// Post-norm, post-RoPE keys and post-projection values of one layer. Storage grows by
+// doubling, so a decode or verification step writes only its new tokens instead of copying
+// the whole cache, and cropping just moves the length back.
+class KvCache {
+ public:
+  int64_t length() const { return length_; }
+  void crop(int64_t length) { length_ = std::min(length_, length); }
+
+  // k, v: [B, nkv, T, hd]. Returns views of all cached keys and values including them.
+  std::pair<at::Tensor, at::Tensor> append(const at::Tensor& k, const at::Tensor& v);
+
+ private:
+  at::Tensor keys_, values_;  // [B, nkv, capacity, hd]; the first length_ positions are valid
+  int64_t length_ = 0;
+};
+
+class Attention {
+ public:
+  Attention(const WeightLoader& weights, const std::string& prefix, const AttentionDims& dims, at::Device device);
+
+  // x: [B, T, H] (already input-normed). `angles` cover the T new positions, which start at
+  // cache->length() (0 without a cache). Appends to the cache when given.
+  at::Tensor forward(const at::Tensor& x, const RotaryAngles& angles, KvCache* cache) const;
+
+ private:
+  AttentionDims dims_;
+  at::Tensor qkvProj_, oProj_;  // q_proj, k_proj and v_proj stacked
+  at::Tensor qkvBias_, oBias_;  // undefined without attention_bias
+  at::Tensor qNorm_, kNorm_;
+};
+
+}  // namespace dfi::engine

@@ -1,0 +1,362 @@
+#include "models/dflash_drafter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/embedding.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/scaled_dot_product_attention.h>
+#include <ATen/ops/silu.h>
+#include <ATen/ops/softmax.h>
+#include <ATen/ops/tensor.h>
+#include <c10/core/InferenceMode.h>
+
+#include "dfi/base/error.h"
+#include "io/weight_loader.h"
+#include "kernels/norms.h"
+#include "kernels/projection.h"
+#include "kernels/tensor_cast.h"
+
+namespace dfi::engine {
+namespace {
+
+using analysis::LayerAttention;
+using analysis::MaskVariant;
+
+// A dense analysis mask (1 = allowed) as a bool tensor on `device`.
+at::Tensor maskTensor(const std::vector<std::uint8_t>& mask, std::int64_t rows, std::int64_t columns,
+                      at::Device device) {
+  return at::tensor(mask, at::kByte).view({rows, columns}).to(device, at::kBool);
+}
+
+void require(bool ok, const std::string& item, const std::string& message) {
+  if (!ok) throw ValidationError(message, ErrorContext{.file = "", .item = item});
+}
+
+}  // namespace
+
+DFlashDrafter::DFlashDrafter(tensorfile::DrafterConfig config, DrafterWeights weights,
+                             TargetHead target)
+    : config_(std::move(config)),
+      weights_(std::move(weights)),
+      target_(std::move(target)),
+      rotary_(config_.rope, config_.headDim, config_.maxPositionEmbeddings),
+      dtype_(weights_.fc.scalar_type()),
+      device_(weights_.fc.device()) {
+  const int h = config_.hiddenSize;
+  require(config_.maskTokenId.has_value(), "dflash_config.mask_token_id",
+          "the drafter config has no mask token id");
+  require(static_cast<int>(weights_.layers.size()) == config_.numHiddenLayers, "num_hidden_layers",
+          "config has " + std::to_string(config_.numHiddenLayers) + " layers, weights have " +
+              std::to_string(weights_.layers.size()));
+  for (const auto& [name, tensor] : {std::pair{"embed_tokens", &target_.embedTokens},
+                                     std::pair{"lm_head", &target_.lmHead}}) {
+    require(tensor->dim() == 2 && tensor->size(1) == h, std::string("target ") + name,
+            std::string("the target's ") + name + " has " +
+                (tensor->dim() == 2 ? std::to_string(tensor->size(1)) : "no") +
+                " columns, the drafter's hidden_size is " + std::to_string(h));
+  }
+  // vLLM's is_causal makes full layers causal too; no published DFlash drafter sets it, and
+  // running it bidirectionally would silently be a different model.
+  require(!config_.isCausal.value_or(false), "is_causal",
+          "is_causal: true (causal full-attention layers) is not supported");
+  const std::int64_t vocab = target_.embedTokens.size(0);
+  require(*config_.maskTokenId >= 0 && *config_.maskTokenId < vocab, "dflash_config.mask_token_id",
+          "mask token id " + std::to_string(*config_.maskTokenId) +
+              " is outside the target's embedding (" + std::to_string(vocab) + " rows)");
+}
+
+std::vector<at::Tensor> concatenatePerLayer(const std::vector<std::vector<at::Tensor>>& parts) {
+  std::vector<at::Tensor> joined;
+  if (parts.empty()) return joined;
+  for (std::size_t layer = 0; layer < parts.front().size(); ++layer) {
+    std::vector<at::Tensor> rows;
+    for (const auto& part : parts) rows.push_back(part[layer]);
+    joined.push_back(at::cat(rows, 0));
+  }
+  return joined;
+}
+
+at::Tensor DFlashDrafter::contextStates(const at::Tensor& targetFeatures, DrafterProbes* probes) const {
+  const at::Tensor projected = project(onDevice(targetFeatures, device_, dtype_), weights_.fc);
+  at::Tensor normed = rmsNormQwen3(projected, weights_.hiddenNorm, config_.rmsNormEps);
+  if (probes && probes->wantContext) {
+    probes->fcOutput = projected;
+    probes->hiddenNormOutput = normed;
+  }
+  return normed;
+}
+
+at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
+                                std::int64_t anchorToken, std::int64_t anchor,
+                                MaskVariant variant, DrafterProbes* probes) const {
+  c10::InferenceMode inference;
+  const int b = blockSize();
+  const std::int64_t contextLength = analysis::inferenceContextLength(variant, anchor);
+  if (cache.length() + newContextFeatures.size(0) != contextLength)
+    throw UsageError("a block anchored at position " + std::to_string(anchor) + " sees " +
+                     std::to_string(contextLength) + " context positions under the " +
+                     std::string(analysis::maskVariantName(variant)) + " mask, but the cache holds " +
+                     std::to_string(cache.length()) + " and " +
+                     std::to_string(newContextFeatures.size(0)) + " new rows were given");
+  QueryLayout layout;
+  std::vector<std::int64_t> positions;
+  for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
+  layout.positions = std::move(positions);
+  layout.probes = probes;
+  layout.collectAttention = probes && probes->wantAttention;
+  if (probes) {
+    probes->attention.clear();
+    probes->layerOutputs.clear();
+  }
+  for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
+    if (!hasLayersOf(kind)) continue;
+    at::Tensor mask = maskTensor(analysis::inferenceMask(maskSpec(variant, kind), anchor), b,
+                                 contextLength + b, device_);
+    (kind == LayerAttention::Full ? layout.fullMask : layout.slidingMask) = std::move(mask);
+  }
+  const at::Tensor anchorTokens = at::full({1}, anchorToken, at::TensorOptions().dtype(at::kLong));
+  const at::Tensor states =
+      decode(blockEmbeddings(anchorTokens), contextStates(newContextFeatures, probes), layout, cache);
+  return logits(states.narrow(0, 1, b - 1));
+}
+
+at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Tensor& tokens,
+                                        std::span<const std::int64_t> anchors, MaskVariant variant,
+                                        std::int64_t anchorsPerForward, DrafterProbes* probes) const {
+  c10::InferenceMode inference;
+  at::Tensor out = at::empty({static_cast<std::int64_t>(anchors.size()), blockSize() - 1, target_.lmHead.size(0)},
+                             target_.lmHead.options());
+  teacherForcedChunks(
+      features, tokens, anchors, variant, anchorsPerForward,
+      [&](std::size_t first, const at::Tensor& logits) {
+        out.narrow(0, static_cast<std::int64_t>(first), logits.size(0)).copy_(logits);
+      },
+      probes);
+  return out;
+}
+
+void DFlashDrafter::teacherForcedChunks(const at::Tensor& features, const at::Tensor& tokens,
+                                        std::span<const std::int64_t> anchors, MaskVariant variant,
+                                        std::int64_t anchorsPerForward, const ChunkLogitsSink& sink,
+                                        DrafterProbes* probes) const {
+  c10::InferenceMode inference;
+  const std::int64_t length = features.size(0);
+  if (tokens.dim() != 1 || tokens.size(0) != length)
+    throw UsageError("teacher forcing needs one token per feature row: " +
+                     std::to_string(length) + " feature rows, tokens of shape " +
+                     shapeText(tokens.sizes().vec()));
+  for (std::int64_t anchor : anchors)
+    if (anchor < 0 || anchor >= length)
+      throw UsageError("anchor " + std::to_string(anchor) + " is outside the sequence of " +
+                       std::to_string(length) + " positions");
+  const auto n = static_cast<std::int64_t>(anchors.size());
+  const std::int64_t chunk = anchorsPerForward > 0 ? std::min(anchorsPerForward, n) : n;
+  const at::Tensor tokensCpu = tokens.to(at::kCPU, at::kLong);
+  // The first forward stores the whole sequence's context keys and values in the cache;
+  // later chunks only add their blocks (blocks never see each other, so chunks are exact).
+  DrafterKvCache cache = newCache();
+  // One buffer for every forward's logits: fresh pages per forward cost as much as the
+  // LM head's product itself on the CPU.
+  const at::Tensor logits = at::empty({chunk, blockSize() - 1, target_.lmHead.size(0)}, target_.lmHead.options());
+  std::vector<std::vector<at::Tensor>> layerOutputs;  // per chunk, per layer
+  if (probes) {
+    probes->attention.clear();
+    probes->layerOutputs.clear();
+  }
+  for (std::int64_t first = 0; first < n; first += chunk) {
+    const auto part = anchors.subspan(static_cast<std::size_t>(first),
+                                      static_cast<std::size_t>(std::min(chunk, n - first)));
+    const at::Tensor ctx = first == 0 ? contextStates(features, probes) : contextStates(features.narrow(0, 0, 0));
+    const at::Tensor partLogits = logits.narrow(0, 0, static_cast<std::int64_t>(part.size()));
+    teacherForcedChunk(cache, ctx, tokensCpu, part, variant, length, probes, partLogits);
+    sink(static_cast<std::size_t>(first), partLogits);
+    if (probes && probes->wantLayerOutputs) layerOutputs.push_back(std::exchange(probes->layerOutputs, {}));
+  }
+  if (probes && probes->wantLayerOutputs) probes->layerOutputs = concatenatePerLayer(layerOutputs);
+}
+
+void DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
+                                       std::span<const std::int64_t> anchors, MaskVariant variant,
+                                       std::int64_t length, DrafterProbes* probes, at::Tensor logitsOut) const {
+  const int b = blockSize();
+  const auto n = static_cast<std::int64_t>(anchors.size());
+  std::vector<std::int64_t> positions;
+  for (std::int64_t anchor : anchors)
+    for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
+  QueryLayout layout;
+  layout.positions = std::move(positions);
+  layout.probes = probes;
+  layout.blocks = n;
+  for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
+    if (!hasLayersOf(kind)) continue;
+    at::Tensor mask = maskTensor(analysis::trainingMaskPerBlock(maskSpec(variant, kind), anchors, length), n * b,
+                                 length + b, device_)
+                          .view({n, 1, b, length + b});
+    (kind == LayerAttention::Full ? layout.fullMask : layout.slidingMask) = std::move(mask);
+  }
+  const at::Tensor anchorIndex = at::tensor(std::vector<std::int64_t>(anchors.begin(), anchors.end()), at::kLong);
+  const at::Tensor states = decode(blockEmbeddings(tokens.index_select(0, anchorIndex)), ctx, layout, cache);
+  logitsInto(states.view({n, b, config_.hiddenSize}).narrow(1, 1, b - 1), std::move(logitsOut));
+}
+
+at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens) const {
+  const std::int64_t n = anchorTokens.size(0);
+  at::Tensor ids = at::full({n, blockSize()}, static_cast<std::int64_t>(*config_.maskTokenId),
+                            at::TensorOptions().dtype(at::kLong));
+  ids.select(1, 0).copy_(anchorTokens);
+  const at::Tensor embedded = at::embedding(target_.embedTokens, onDevice(ids.view({-1}), target_.embedTokens.device()));
+  return onDevice(embedded, device_, dtype_);
+}
+
+at::Tensor DFlashDrafter::decode(at::Tensor h, const at::Tensor& ctx, const QueryLayout& layout,
+                                 DrafterKvCache& cache) const {
+  const std::int64_t contextStart = cache.length();
+  const RotaryAngles blockAngles = anglesAt(layout.positions);
+  const RotaryAngles contextAngles = rotary_.angles(contextStart, ctx.size(0), dtype_, device_);
+  const double eps = config_.rmsNormEps;
+  for (int i = 0; i < config_.numHiddenLayers; ++i) {
+    const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(i)];
+    const at::Tensor& mask = isSliding(i) ? layout.slidingMask : layout.fullMask;
+    DrafterProbes* probes = layout.probes;
+    h = h + attention(i, rmsNormQwen3(h, w.inputLayernorm, eps), ctx, blockAngles, contextAngles, mask,
+                      layout.blocks, cache,
+                      layout.collectAttention ? &probes->attention : nullptr);
+    const at::Tensor x = rmsNormQwen3(h, w.postAttentionLayernorm, eps);
+    h = h + project(at::silu(project(x, w.gateProj)) * project(x, w.upProj), w.downProj);
+    if (probes && probes->wantLayerOutputs) probes->layerOutputs.push_back(h);
+  }
+  return rmsNormQwen3(h, weights_.norm, eps);
+}
+
+std::pair<at::Tensor, at::Tensor> DFlashDrafter::keysValues(int layer, const at::Tensor& x,
+                                                            const RotaryAngles& angles) const {
+  const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(layer)];
+  const std::int64_t rows = x.size(0);
+  const int kvHeads = config_.numKeyValueHeads;
+  const int d = config_.headDim;
+  // Context and block rows share Wk, k_norm and Wv (spec-dflash 2.2); V is not normed.
+  const at::Tensor k = rmsNormQwen3(project(x, w.kProj, w.kBias).view({rows, kvHeads, d}), w.kNorm,
+                                    config_.rmsNormEps);
+  const at::Tensor v = project(x, w.vProj, w.vBias).view({rows, kvHeads, d});
+  return {Rotary::apply(k.transpose(0, 1), angles), v.transpose(0, 1)};
+}
+
+at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Tensor& ctx,
+                                    const RotaryAngles& blockAngles,
+                                    const RotaryAngles& contextAngles, const at::Tensor& mask,
+                                    std::int64_t blocks, DrafterKvCache& cache,
+                                    std::vector<at::Tensor>* probabilities) const {
+  const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(layer)];
+  const std::int64_t rows = x.size(0);
+  const int heads = config_.numAttentionHeads;
+  const int kvHeads = config_.numKeyValueHeads;
+  const int d = config_.headDim;
+  const at::Tensor q = Rotary::apply(
+      rmsNormQwen3(project(x, w.qProj, w.qBias).view({rows, heads, d}), w.qNorm, config_.rmsNormEps)
+          .transpose(0, 1),
+      blockAngles);  // [heads, Q, d]
+
+  // Context rows contribute keys and values only, and persist; block rows are transient.
+  const auto [contextKeys, contextValues] = keysValues(layer, ctx, contextAngles);
+  cache.append(layer, contextKeys, contextValues);
+  const auto [blockKeys, blockValues] = keysValues(layer, x, blockAngles);
+  // [batch, heads, rows per batch, d] against [batch, kvHeads, keys, d]: one batch of all rows
+  // over [context | block] when drafting, one per block over [context | own block] in the
+  // training layout (see analysis::trainingMaskPerBlock).
+  const std::int64_t batch = std::max<std::int64_t>(1, blocks), perBatch = rows / batch;
+  auto withOwnBlock = [&](const at::Tensor& context, const at::Tensor& block) {  // [kvHeads, *, d] each
+    const at::Tensor perBlock = block.view({kvHeads, batch, perBatch, d}).transpose(0, 1);
+    return at::cat({context.unsqueeze(0).expand({batch, kvHeads, context.size(1), d}), perBlock}, 2);
+  };
+  at::Tensor keys, values;
+  if (blocks == 0) {  // drafting: the block goes after the cached context, in place
+    std::tie(keys, values) = cache.withBlock(layer, blockKeys, blockValues);
+    keys = keys.unsqueeze(0), values = values.unsqueeze(0);
+  } else {
+    keys = withOwnBlock(cache.keys(layer), blockKeys);
+    values = withOwnBlock(cache.values(layer), blockValues);
+  }
+  const at::Tensor queries = q.view({heads, batch, perBatch, d}).transpose(0, 1);  // [batch, heads, rows, d]
+  auto merged = [&](const at::Tensor& out) {  // [batch, heads, rows, d] -> [rows, heads * d]
+    return out.permute({0, 2, 1, 3}).reshape({rows, heads * d});
+  };
+
+  if (!probabilities && q.scalar_type() == at::kFloat) {
+    // The fused kernel: no score tensor in memory. Query head i reads kv head
+    // i / (heads / kvHeads) (GQA). fp32 only: in bf16/fp16 it rounds at other points than the
+    // written-out path below (the one the oracle's half-precision reference follows), by as
+    // much as bf16 differs from fp32.
+    const at::Tensor out =
+        at::scaled_dot_product_attention(queries, keys, values, mask, 0.0, false, std::nullopt, /*enable_gqa=*/true);
+    return project(merged(out), w.oProj);
+  }
+  // With probabilities asked for (the attention view), the same computation written out.
+  // GQA without copies: query head i uses kv head i / (heads / kvHeads), as repeat_kv does.
+  const at::Tensor grouped = queries.reshape({batch, kvHeads, heads / kvHeads, perBatch, d});
+  at::Tensor scores = at::matmul(grouped, keys.unsqueeze(2).transpose(-1, -2)) *
+                      (1.0 / std::sqrt(static_cast<double>(d)));  // [batch, kvHeads, g, rows, keys]
+  const at::Tensor allowed = mask.dim() == 4 ? mask.unsqueeze(2) : mask;
+  scores = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
+  const at::Tensor probs = at::softmax(scores, -1, at::kFloat).to(scores.scalar_type());
+  if (probabilities) {
+    if (batch != 1) throw UsageError("attention probabilities are collected for one block at a time (draft)");
+    probabilities->push_back(probs.reshape({heads, rows, keys.size(2)}).to(at::kFloat));
+  }
+  const at::Tensor out = at::matmul(probs, values.unsqueeze(2)).reshape({batch, heads, perBatch, d});
+  return project(merged(out), w.oProj);
+}
+
+RotaryAngles DFlashDrafter::anglesAt(const std::vector<std::int64_t>& positions) const {
+  if (positions.empty()) return rotary_.angles(0, 0, dtype_, device_);
+  const auto [lowest, highest] = std::minmax_element(positions.begin(), positions.end());
+  const RotaryAngles table = rotary_.angles(*lowest, *highest - *lowest + 1, dtype_, device_);
+  std::vector<std::int64_t> rows;
+  for (std::int64_t p : positions) rows.push_back(p - *lowest);
+  const at::Tensor index = onDevice(at::tensor(rows, at::kLong), device_);
+  return {table.cos.index_select(0, index), table.sin.index_select(0, index)};
+}
+
+bool DFlashDrafter::isSliding(int layer) const {
+  return !config_.layerTypes.empty() &&
+         config_.layerTypes[static_cast<std::size_t>(layer)] == tensorfile::LayerType::SlidingAttention;
+}
+
+bool DFlashDrafter::hasLayersOf(LayerAttention kind) const {
+  for (int i = 0; i < config_.numHiddenLayers; ++i)
+    if (isSliding(i) == (kind == LayerAttention::Sliding)) return true;
+  return false;
+}
+
+analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention kind) const {
+  return {.variant = variant,
+          .layer = kind,
+          .blockSize = blockSize(),
+          .slidingWindow = kind == LayerAttention::Sliding ? config_.slidingWindow.value_or(0) : 0};
+}
+
+at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
+  // A drafted block's few rows: project() has a CPU kernel for them (projection.h).
+  return project(onDevice(states, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead);
+}
+
+void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
+  // The LM head may live on another device than the drafter (layers split across GPUs).
+  // Rows flattened into one contiguous matrix: a strided [N, B-1, H] input makes matmul
+  // fall back to a batched product over N, ~10x slower than one GEMM.
+  const at::Tensor rows = states.reshape({-1, states.size(-1)}).contiguous();
+  at::Tensor into = out.view({rows.size(0), target_.lmHead.size(0)});
+  projectInto(onDevice(rows, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead, std::move(into));
+}
+
+}  // namespace dfi::engine

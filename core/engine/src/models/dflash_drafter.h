@@ -1,0 +1,152 @@
+#pragma once
+// The DFlash block-diffusion drafter (spec-dflash 2): target features of the committed
+// context enter every layer as extra keys and values (KV injection); a block of
+// [anchor, MASK x (B-1)] embeddings is denoised in one forward; the target's LM head turns
+// slots 1..B-1 into draft logits for positions anchor+1 .. anchor+B-1.
+//
+// Two layouts, one decoder (so they cannot drift apart):
+//  - draft(): one block against the context cache (the live speculative-decoding step);
+//  - teacherForced(): every anchor of a fixed sequence in one forward with the training
+//    anchor-block mask (spec-dflash 4.4), equal to draft() at each anchor by construction.
+// Masks and block positions come from dfi::analysis so the GUI shows exactly what ran.
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "dfi/analysis/attention_mask.h"
+#include "dfi/tensorfile/drafter_config.h"
+#include "kernels/rotary.h"
+#include "models/dflash_kv_cache.h"
+#include "models/dflash_weights.h"
+
+namespace dfi::engine {
+
+// Intermediate tensors of a drafter forward, for inspection (attention view, statistics,
+// `dflash-eval draft`). Each is filled only when asked for, so the plain forward pays nothing.
+struct DrafterProbes {
+  bool wantAttention = false;     // draft() only: scores of teacher-forced forwards are huge
+  bool wantLayerOutputs = false;
+  bool wantContext = false;
+
+  // Per layer: the block's attention probabilities [heads, Q, context + Q] in fp32 (columns:
+  // context positions 0.., then the block rows).
+  std::vector<at::Tensor> attention;
+  // Per layer: the residual stream of the block rows after the layer [Q, H] (Q = B for
+  // draft(), N*B for teacherForced(), anchor-major).
+  std::vector<at::Tensor> layerOutputs;
+  // The context rows this forward added: fc(features) and hidden_norm(fc(features)), [S, H].
+  at::Tensor fcOutput, hiddenNormOutput;
+};
+
+// Layer outputs of several forwards (each [rows, H] per layer) joined per layer along the rows,
+// in the order given: how chunked or per-block forwards report one probe set.
+std::vector<at::Tensor> concatenatePerLayer(const std::vector<std::vector<at::Tensor>>& parts);
+
+// The target's token embedding and LM head. at::Tensor is a shared handle, so the target
+// model hands over its own tensors and nothing is copied (tied models pass one tensor twice).
+struct TargetHead {
+  at::Tensor embedTokens;  // [V, Ht]
+  at::Tensor lmHead;       // [V, Ht]
+};
+
+class DFlashDrafter {
+ public:
+  // Throws dfi::ValidationError when the target head does not fit the drafter (hidden width,
+  // vocabulary, mask token id), naming the field and both values.
+  DFlashDrafter(tensorfile::DrafterConfig config, DrafterWeights weights, TargetHead target);
+
+  const tensorfile::DrafterConfig& config() const { return config_; }
+  // The mask its layers of `kind` use under `variant` (the one the GUI draws), and whether it
+  // has layers of that kind at all.
+  analysis::MaskSpec maskSpec(analysis::MaskVariant variant, analysis::LayerAttention kind) const;
+  bool hasLayersOf(analysis::LayerAttention kind) const;
+  int blockSize() const { return config_.blockSize; }
+  DrafterKvCache newCache() const { return DrafterKvCache(config_.numHiddenLayers); }
+
+  // ctx = hidden_norm(fc(features)): [S, F*Ht] -> [S, H]; `probes` may keep both stages.
+  at::Tensor contextStates(const at::Tensor& targetFeatures, DrafterProbes* probes = nullptr) const;
+
+  // Drafts the block anchored at position `anchor` (slot 0 holds `anchorToken`).
+  // `newContextFeatures` [S, F*Ht] are the target features of positions cache.length() ..
+  // cache.length()+S-1; they are appended to `cache`, which must then reach the context the
+  // variant lets the block see (analysis::inferenceContextLength). Returns [B-1, V] logits for
+  // slots 1..B-1 in the LM head's dtype.
+  at::Tensor draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
+                   std::int64_t anchorToken, std::int64_t anchor,
+                   analysis::MaskVariant variant = analysis::MaskVariant::Reference,
+                   DrafterProbes* probes = nullptr) const;
+
+  // Teacher-forced drafting of a whole sequence: `features` [T, F*Ht] and `tokens` [T] (int64)
+  // of positions 0..T-1, `anchors` in [0, T). Returns [N, B-1, V] logits. All anchors go
+  // through one forward, or `anchorsPerForward` at a time (the scores of one forward take
+  // heads * N*B * (T + N*B) floats); the result is the same either way. `probes` gets the
+  // layer outputs of every chunk concatenated and the context of all T positions.
+  at::Tensor teacherForced(const at::Tensor& features, const at::Tensor& tokens,
+                           std::span<const std::int64_t> anchors,
+                           analysis::MaskVariant variant = analysis::MaskVariant::Reference,
+                           std::int64_t anchorsPerForward = 0, DrafterProbes* probes = nullptr) const;
+
+  // Receives one forward's logits [n, B-1, V] for anchors[first .. first+n). The tensor is
+  // overwritten by the next forward: copy what must outlive the call.
+  using ChunkLogitsSink = std::function<void(std::size_t first, const at::Tensor& logits)>;
+
+  // teacherForced() without the [N, B-1, V] result: each forward's logits go to `sink` and are
+  // dropped. For every anchor of a long sequence over a real vocabulary the whole result is
+  // tens of GB (2048 x 15 x 151936 floats); this keeps one forward's worth.
+  void teacherForcedChunks(const at::Tensor& features, const at::Tensor& tokens,
+                           std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
+                           std::int64_t anchorsPerForward, const ChunkLogitsSink& sink,
+                           DrafterProbes* probes = nullptr) const;
+
+ private:
+  struct QueryLayout {
+    std::vector<std::int64_t> positions;  // RoPE position of every block row (host: no sync)
+    // Training layout: the rows are `blocks` blocks of B, each attending to [context | its own
+    // block] ([blocks, 1, B, T + B] masks); 0 when drafting one block ([Q, Kv] masks).
+    std::int64_t blocks = 0;
+    at::Tensor fullMask;      // bool; undefined when no layer of that kind exists
+    at::Tensor slidingMask;
+    DrafterProbes* probes = nullptr;
+    bool collectAttention = false;  // draft() only
+  };
+
+  // One forward of teacherForced(), writing its anchors' [n, B-1, V] logits into `logitsOut`;
+  // `cache` holds the whole sequence's context after it.
+  void teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
+                          std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
+                          std::int64_t length, DrafterProbes* probes, at::Tensor logitsOut) const;
+  // [N*B, H]: target embeddings of [anchorToken_j, MASK x (B-1)] for each j.
+  at::Tensor blockEmbeddings(const at::Tensor& anchorTokens) const;
+  // Runs every layer: appends the context rows `ctx` (positions cache.length() ..) to `cache`,
+  // then lets the block rows `h` attend over [cache | block]. Returns final-normed states.
+  at::Tensor decode(at::Tensor h, const at::Tensor& ctx, const QueryLayout& layout,
+                    DrafterKvCache& cache) const;
+  at::Tensor attention(int layer, const at::Tensor& x, const at::Tensor& ctx,
+                       const RotaryAngles& blockAngles, const RotaryAngles& contextAngles,
+                       const at::Tensor& mask, std::int64_t blocks, DrafterKvCache& cache,
+                       std::vector<at::Tensor>* probabilities) const;
+  // Keys (RoPE'd) and values [kvHeads, n, headDim] of `layer` for rows `x` [n, H].
+  std::pair<at::Tensor, at::Tensor> keysValues(int layer, const at::Tensor& x,
+                                               const RotaryAngles& angles) const;
+  RotaryAngles anglesAt(const std::vector<std::int64_t>& positions) const;
+  bool isSliding(int layer) const;
+  // The LM head over `states` [..., H]: [..., V] in the LM head's dtype and on its device.
+  at::Tensor logits(const at::Tensor& states) const;
+  // The same product written into `out` (contiguous, shape states' with the last dimension V),
+  // so that teacherForced's chunks fill one result: no temporary per chunk, no concatenation.
+  void logitsInto(const at::Tensor& states, at::Tensor out) const;
+
+  tensorfile::DrafterConfig config_;
+  DrafterWeights weights_;
+  TargetHead target_;
+  Rotary rotary_;
+  at::ScalarType dtype_;
+  at::Device device_;
+};
+
+}  // namespace dfi::engine

@@ -1,0 +1,100 @@
+#include "models/dflash_weights.h"
+
+#include <map>
+#include <set>
+
+#include "dfi/base/log_text.h"
+#include "io/weight_loader.h"
+
+namespace dfi::engine {
+namespace {
+
+// z-lab files store names unprefixed; vLLM-style exports put them under "model.".
+tensorfile::NameMapping drafterNames() {
+  return {.skippedPrefixes = {}, .renames = {{.from = "model.", .to = ""}}};
+}
+
+std::string layerName(int layer, const char* suffix) {
+  return "layers." + std::to_string(layer) + "." + suffix;
+}
+
+}  // namespace
+
+std::vector<ExpectedTensor> expectedDrafterTensors(const tensorfile::DrafterConfig& c,
+                                                   int targetHiddenSize) {
+  const std::int64_t h = c.hiddenSize;
+  const std::int64_t q = std::int64_t{c.numAttentionHeads} * c.headDim;
+  const std::int64_t kv = std::int64_t{c.numKeyValueHeads} * c.headDim;
+  const std::int64_t inter = c.intermediateSize;
+  const auto taps = static_cast<std::int64_t>(c.targetLayerIds.size());
+  std::vector<ExpectedTensor> out{{"fc.weight", {h, taps * targetHiddenSize}},
+                                  {"hidden_norm.weight", {h}}};
+  for (int i = 0; i < c.numHiddenLayers; ++i) {
+    out.push_back({layerName(i, "input_layernorm.weight"), {h}});
+    out.push_back({layerName(i, "self_attn.q_proj.weight"), {q, h}});
+    if (c.attentionBias) out.push_back({layerName(i, "self_attn.q_proj.bias"), {q}});
+    out.push_back({layerName(i, "self_attn.k_proj.weight"), {kv, h}});
+    if (c.attentionBias) out.push_back({layerName(i, "self_attn.k_proj.bias"), {kv}});
+    out.push_back({layerName(i, "self_attn.v_proj.weight"), {kv, h}});
+    if (c.attentionBias) out.push_back({layerName(i, "self_attn.v_proj.bias"), {kv}});
+    out.push_back({layerName(i, "self_attn.o_proj.weight"), {h, q}});
+    out.push_back({layerName(i, "self_attn.q_norm.weight"), {c.headDim}});
+    out.push_back({layerName(i, "self_attn.k_norm.weight"), {c.headDim}});
+    out.push_back({layerName(i, "post_attention_layernorm.weight"), {h}});
+    out.push_back({layerName(i, "mlp.gate_proj.weight"), {inter, h}});
+    out.push_back({layerName(i, "mlp.up_proj.weight"), {inter, h}});
+    out.push_back({layerName(i, "mlp.down_proj.weight"), {h, inter}});
+  }
+  out.push_back({"norm.weight", {h}});
+  return out;
+}
+
+DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
+                                  const tensorfile::DrafterConfig& config, int targetHiddenSize,
+                                  at::ScalarType dtype, at::Device device) {
+  auto checkpoint = std::make_shared<const tensorfile::Checkpoint>(
+      tensorfile::Checkpoint::open(dir, drafterNames()));
+  const WeightLoader loader(*checkpoint, dtype);
+  const std::vector<ExpectedTensor> expected = expectedDrafterTensors(config, targetHiddenSize);
+  std::map<std::string, at::Tensor> loaded;
+  for (const ExpectedTensor& t : expected) loaded[t.name] = loader.load(t.name, t.shape, device);
+
+  // An embedding, an LM head or DFlash2 extras are not part of the DFlash forward; say so
+  // rather than silently running something other than what the checkpoint's authors trained.
+  std::set<std::string> known;
+  for (const ExpectedTensor& t : expected) known.insert(t.name);
+  for (const std::string& name : checkpoint->names())
+    if (!known.contains(name))
+      logText("engine", LogLevel::Warn, dir.string() + ": tensor " + name + " is not used by the DFlash drafter");
+
+  auto take = [&loaded](const std::string& name) {
+    auto it = loaded.find(name);
+    return it == loaded.end() ? at::Tensor() : it->second;
+  };
+  DrafterWeights w{.source = checkpoint,
+                   .fc = take("fc.weight"),
+                   .hiddenNorm = take("hidden_norm.weight"),
+                   .layers = {},
+                   .norm = take("norm.weight")};
+  for (int i = 0; i < config.numHiddenLayers; ++i) {
+    w.layers.push_back({
+        .inputLayernorm = take(layerName(i, "input_layernorm.weight")),
+        .qProj = take(layerName(i, "self_attn.q_proj.weight")),
+        .kProj = take(layerName(i, "self_attn.k_proj.weight")),
+        .vProj = take(layerName(i, "self_attn.v_proj.weight")),
+        .oProj = take(layerName(i, "self_attn.o_proj.weight")),
+        .qBias = take(layerName(i, "self_attn.q_proj.bias")),
+        .kBias = take(layerName(i, "self_attn.k_proj.bias")),
+        .vBias = take(layerName(i, "self_attn.v_proj.bias")),
+        .qNorm = take(layerName(i, "self_attn.q_norm.weight")),
+        .kNorm = take(layerName(i, "self_attn.k_norm.weight")),
+        .postAttentionLayernorm = take(layerName(i, "post_attention_layernorm.weight")),
+        .gateProj = take(layerName(i, "mlp.gate_proj.weight")),
+        .upProj = take(layerName(i, "mlp.up_proj.weight")),
+        .downProj = take(layerName(i, "mlp.down_proj.weight")),
+    });
+  }
+  return w;
+}
+
+}  // namespace dfi::engine

@@ -1,0 +1,113 @@
+#include "models/target_model.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include "dfi/base/error.h"
+#include "evaluation/hidden_stats.h"
+#include "io/weight_loader.h"
+#include "kernels/projection.h"
+#include "kernels/tensor_cast.h"
+
+namespace dfi::engine {
+
+std::unique_ptr<TargetModel> TargetModel::load(const std::filesystem::path& dir, const ModelOptions& options) {
+  tensorfile::TargetConfig config = tensorfile::parseTargetConfig(dir / "config.json");
+  return std::make_unique<TargetModel>(tensorfile::Checkpoint::open(dir), std::move(config), options);
+}
+
+TargetModel::TargetModel(tensorfile::Checkpoint checkpoint, tensorfile::TargetConfig config,
+                         const ModelOptions& options)
+    : checkpoint_(std::move(checkpoint)),
+      config_(std::move(config)),
+      placement_(placeLayers(options, config_.numHiddenLayers)),
+      rotary_(config_.rope, config_.headDim, config_.maxPositionEmbeddings) {
+  c10::InferenceMode inference;
+  const WeightLoader weights(checkpoint_, placement_.dtype);
+  const int64_t v = config_.vocabSize, h = config_.hiddenSize;
+  embedTokens_ = weights.load("model.embed_tokens.weight", {v, h}, placement_.first);
+  layers_.reserve(config_.numHiddenLayers);
+  for (int i = 0; i < config_.numHiddenLayers; ++i)
+    layers_.emplace_back(weights, config_, i, placement_.layerDevice[i]);
+  finalNorm_ = weights.load("model.norm.weight", {h}, placement_.last);
+  // Tied models have no lm_head.weight; the embedding matrix serves (moved if on another device).
+  lmHead_ = config_.tieWordEmbeddings && !weights.contains("lm_head.weight")
+                ? embedTokens_.to(placement_.last)
+                : weights.load("lm_head.weight", {v, h}, placement_.last);
+}
+
+ModelCache TargetModel::newCache() const {
+  std::vector<bool> linear;
+  for (const DecoderLayer& layer : layers_) linear.push_back(layer.isLinear());
+  return ModelCache(std::move(linear));
+}
+
+at::Tensor TargetModel::embed(const at::Tensor& ids) const {
+  return at::embedding(embedTokens_, ids.to(placement_.first, at::kLong));
+}
+
+void TargetModel::checkTokenIds(std::span<const std::int64_t> ids) const {
+  const std::int64_t vocab = config_.vocabSize;
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] < 0 || ids[i] >= vocab)
+      throw UsageError("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                           " is outside the vocabulary (0.." + std::to_string(vocab - 1) + ")",
+                       {.item = "ids"});
+}
+
+at::Tensor TargetModel::lmHead(const at::Tensor& hidden) const {
+  return project(onDevice(hidden, placement_.last), lmHead_);
+}
+
+ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, const ForwardRequest& request) const {
+  if (ids.dim() != 2) throw UsageError("token ids must be [batch, tokens], got " + std::to_string(ids.dim()) + " dims");
+  std::map<int, size_t> tapIndex;  // layer id -> position in request.tapLayers
+  for (size_t i = 0; i < request.tapLayers.size(); ++i) {
+    const int layer = request.tapLayers[i];
+    if (layer < 0 || layer >= numLayers())
+      throw UsageError("tap layer " + std::to_string(layer) + " is outside 0.." + std::to_string(numLayers() - 1),
+                       {.item = "taps"});
+    tapIndex.emplace(layer, i);
+  }
+  c10::InferenceMode inference;
+  const int64_t start = cache ? cache->length() : 0;
+  const int64_t steps = ids.size(1);
+
+  ForwardOutput out;
+  out.taps.resize(request.tapLayers.size());
+  if (request.statistics) out.statistics.resize(request.tapLayers.size());
+  std::vector<std::pair<c10::Device, RotaryAngles>> angles;  // one table per device the layers live on
+  auto anglesOn = [&](c10::Device device) -> const RotaryAngles& {
+    for (const auto& [d, a] : angles)
+      if (d == device) return a;
+    return angles.emplace_back(device, rotary_.angles(start, steps, placement_.dtype, device)).second;
+  };
+  at::Tensor x = embed(ids);
+  for (int i = 0; i < numLayers(); ++i) {
+    const DecoderLayer& layer = layers_[i];
+    x = layer.forward(onDevice(x, layer.device()), anglesOn(layer.device()), cache, request.rewindable);
+    for (auto [it, end] = tapIndex.equal_range(i); it != end; ++it) {
+      out.taps[it->second] = x;  // the layer's output tensor itself, no copy
+      if (request.statistics) out.statistics[it->second] = hiddenStatistics(x);
+    }
+  }
+  // Duplicate tap ids share the tensor of their first occurrence.
+  for (size_t i = 0; i < request.tapLayers.size(); ++i)
+    if (!out.taps[i].defined()) {
+      out.taps[i] = out.taps[tapIndex.at(request.tapLayers[i])];
+      if (request.statistics) out.statistics[i] = out.statistics[tapIndex.at(request.tapLayers[i])];
+    }
+  if (cache) cache->advance(steps, request.rewindable);
+  out.finalHidden = rmsNorm(normKindOf(config_), onDevice(x, placement_.last), finalNorm_, config_.rmsNormEps);
+  if (request.logits) {
+    const std::int64_t keep = request.logitsToKeep > 0 ? std::min(request.logitsToKeep, steps) : steps;
+    out.logits = lmHead(out.finalHidden.narrow(1, steps - keep, keep));
+  }
+  return out;
+}
+
+}  // namespace dfi::engine
