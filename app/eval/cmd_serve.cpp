@@ -1,15 +1,17 @@
 // dflash-eval serve: the engine as a child process of the GUI (locally or through ssh),
-// speaking the protocol over stdin/stdout. Requests (one JSON object per line):
-//   {"type":"run", "request_id":1, "target":..., "drafters":[...], "prompts":..., ...,
-//    "session":"/path/on/engine/side.dfi" (optional)}
-//   {"type":"inspect", "request_id":2, "target":..., "drafter":..., "ids":[...], "anchor":12, ...}
-//     (inspect_request.h): one block re-drafted with every probe on
-//   {"type":"cancel", "request_id":1}
-//   {"type":"shutdown"}   (cancels the active request; at the end of input the queue is
-//                          finished first)
-// Replies: "hello" first, then per run the records (record_codec.h), "progress" frames,
-// and "done" (with the tau summary) or "error" (message and exit code); per inspect the block's
-// step, tensor and statistic records, then "done". A failing request never ends the server.
+// speaking the protocol over stdin/stdout. The messages are the types of
+// dfi/protocol/messages.h (their keys in message_fields.h); this file is their dispatch:
+//   run      (protocol::RunRequest: `run`'s options, and an optional engine-side session file)
+//   inspect  (protocol::InspectRequest, inspect_request.h): one block re-drafted with every probe on
+//   cancel   the queued or active request of that id
+//   shutdown cancels the active request and drops the queue; at the end of input the queue
+//            is finished first
+// Replies: "hello" first, then per run the records (record_codec.h), "progress", and "done"
+// (with the tau summary) or "error" (message and exit code); per inspect the block's step,
+// tensor and statistic records, then "done" with their counts. A request that does not decode
+// (invalid JSON, an unknown type, a missing or mistyped field) is answered with an "error"
+// naming the field, under its request id when that can be read, else -1; neither that nor a
+// failing request ever ends the server.
 // Requests queue and run one at a time; models stay loaded between requests (ModelRegistry):
 // a run or an inspect with the same target, devices and dtype reuses them.
 
@@ -21,6 +23,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <variant>
 
 #include <CLI/CLI.hpp>
 
@@ -32,6 +35,7 @@
 #include "dfi/engine/model_registry.h"
 #include "dfi/engine/runtime.h"
 #include "dfi/protocol/frame.h"
+#include "dfi/protocol/messages.h"
 #include "dfi/protocol/record_codec.h"
 #include "dfi/session/writer.h"
 #include "inspect_request.h"
@@ -41,40 +45,28 @@
 namespace dfi::eval {
 namespace {
 
-using nlohmann::json;
+constexpr const char* kStream = "serve stdin";
 
 class Server {
  public:
   int serve(std::istream& in, std::ostream& out) {
     out_ = &out;
     const auto rt = engine::runtimeInfo();
-    send({{"type", "hello"}, {"protocol", 1}, {"engine_version", version()}, {"git", gitHash()},
-          {"torch", rt.torchVersion}, {"cuda_compiled", rt.cudaCompiled},
-          {"cuda_available", rt.cudaAvailable}, {"cuda_devices", rt.cudaDeviceCount}});
+    send(protocol::Hello{.engineVersion = version(), .git = gitHash(),
+                         .torch = rt.torchVersion, .cudaCompiled = rt.cudaCompiled,
+                         .cudaAvailable = rt.cudaAvailable, .cudaDevices = rt.cudaDeviceCount});
     std::thread worker([this] { work(); });
-    protocol::FrameReader reader(in, "serve stdin");
+    protocol::FrameReader reader(in, kStream);
     while (true) {
       std::optional<protocol::Frame> frame;
       try {
         frame = reader.next();
-      } catch (const Error& e) {
-        send({{"type", "error"}, {"message", e.what()}, {"exit_code", e.exitCode()}});
+      } catch (const std::exception& e) {  // a line that is not a frame: not even its id can be read
+        sendError(protocol::kNoRequest, e);
         continue;
       }
       if (!frame) break;  // end of input: finish what is queued, then exit
-      const std::string type = frame->header.value("type", "");
-      if (type == "shutdown") {  // stop now: cancel the active request, drop the queue
-        std::lock_guard lock(jobsMutex_);
-        stopping_ = true;
-        if (active_) active_->cancel();
-        break;
-      }
-      if (type == "run") enqueue(frame->header, &Server::runOne);
-      else if (type == "inspect") enqueue(frame->header, &Server::inspectOne);
-      else if (type == "cancel") cancel(frame->header.value("request_id", -1));
-      else
-        send({{"type", "error"}, {"request_id", frame->header.value("request_id", std::int64_t{-1})},
-              {"message", "unknown request type '" + type + "'"}, {"exit_code", 2}});
+      if (!dispatch(*frame)) break;
     }
     {
       std::lock_guard lock(jobsMutex_);
@@ -86,91 +78,120 @@ class Server {
   }
 
  private:
-  void send(const json& header) {
+  void send(const protocol::Reply& reply) {
+    const protocol::Frame frame = protocol::encodeMessage(reply);
     std::lock_guard lock(outMutex_);
-    protocol::writeFrame(*out_, {header, ""});
+    protocol::writeFrame(*out_, frame);
   }
 
-  using Job = void (Server::*)(const json&, std::int64_t);
-  struct Pending {
-    json request;
-    std::int64_t requestId;
-    Job job;
-  };
+  // A dfi::Error with its message and exit code; anything else (CUDA out of memory, a libtorch
+  // error) as an engine failure.
+  void sendError(protocol::RequestId requestId, const std::exception& e) {
+    if (const auto* error = dynamic_cast<const Error*>(&e))
+      send(protocol::ErrorReply{.requestId = requestId, .message = error->what(), .exitCode = error->exitCode()});
+    else
+      send(protocol::ErrorReply{
+          .requestId = requestId, .message = std::string("engine failure: ") + e.what(), .exitCode = 70});
+  }
+
+  // Decodes one request and queues, cancels or stops; false on "shutdown". Runs on the reading
+  // thread, so nothing may escape it: a request that does not decode is answered here.
+  bool dispatch(const protocol::Frame& frame) {
+    protocol::Request request;
+    try {
+      request = protocol::decodeRequest(frame, kStream);
+    } catch (const std::exception& e) {
+      sendError(protocol::requestIdOf(frame), e);
+      return true;
+    }
+    return std::visit(
+        protocol::Overloaded{[this](protocol::RunRequest& r) { return enqueue(std::move(r)); },
+                             [this](protocol::InspectRequest& r) { return enqueue(std::move(r)); },
+                             [this](const protocol::CancelRequest& r) {
+                               cancel(r.requestId);
+                               return true;
+                             },
+                             [this](const protocol::ShutdownRequest&) {
+                               std::lock_guard lock(jobsMutex_);
+                               stopping_ = true;
+                               if (active_) active_->cancel();
+                               return false;
+                             }},
+        request);
+  }
+
+  using Job = std::variant<protocol::RunRequest, protocol::InspectRequest>;
+  static protocol::RequestId idOf(const Job& job) {
+    return std::visit([](const auto& r) { return r.requestId; }, job);
+  }
 
   // Requests run one at a time, in arrival order, on the worker thread, so the server keeps
   // reading (an inspect queued behind a run, a cancel for either).
-  void enqueue(const json& request, Job job) {
+  bool enqueue(Job job) {
     {
       std::lock_guard lock(jobsMutex_);
-      pending_.push_back({request, request.value("request_id", std::int64_t{0}), job});
+      pending_.push_back(std::move(job));
     }
     jobsChanged_.notify_one();
+    return true;
   }
 
-  void cancel(std::int64_t requestId) {
+  void cancel(protocol::RequestId requestId) {
     std::lock_guard lock(jobsMutex_);
     if (active_ && requestId == activeRequest_) active_->cancel();
-    const auto queued = std::ranges::find(pending_, requestId, &Pending::requestId);
+    const auto queued = std::ranges::find(pending_, requestId, &Server::idOf);
     if (queued != pending_.end()) {
       pending_.erase(queued);
-      const CancelledError cancelled("request " + std::to_string(requestId) + " cancelled before it started");
-      send({{"type", "error"}, {"request_id", requestId}, {"message", cancelled.what()},
-            {"exit_code", cancelled.exitCode()}});
+      sendError(requestId, CancelledError("request " + std::to_string(requestId) + " cancelled before it started"));
     }
   }
 
   void work() {
     while (true) {
-      Pending next;
+      std::optional<Job> next;
       {
         std::unique_lock lock(jobsMutex_);
         jobsChanged_.wait(lock, [this] { return stopping_ || inputEnded_ || !pending_.empty(); });
         if (stopping_ || pending_.empty()) return;
         next = std::move(pending_.front());
         pending_.pop_front();
-        activeRequest_ = next.requestId;
+        activeRequest_ = idOf(*next);
         active_ = std::make_shared<engine::CancellationToken>();
       }
-      guarded(next.requestId, [&] { (this->*next.job)(next.request, next.requestId); });
+      try {
+        std::visit(protocol::Overloaded{[this](const protocol::RunRequest& r) { runOne(r); },
+                                        [this](const protocol::InspectRequest& r) { inspectOne(r); }},
+                   *next);
+      } catch (const std::exception& e) {  // ends this request, not the server
+        sendError(idOf(*next), e);
+      }
       std::lock_guard lock(jobsMutex_);
       active_.reset();
     }
   }
 
-  template <typename F>
-  void guarded(std::int64_t requestId, F&& body) {
-    try {
-      body();
-    } catch (const Error& e) {
-      send({{"type", "error"}, {"request_id", requestId}, {"message", e.what()}, {"exit_code", e.exitCode()}});
-    } catch (const std::exception& e) {
-      // An engine failure (CUDA out of memory, a libtorch error) ends this request, not the server.
-      send({{"type", "error"}, {"request_id", requestId}, {"message", std::string("engine failure: ") + e.what()},
-            {"exit_code", 70}});
-    }
-  }
-
-  void inspectOne(const json& request, std::int64_t requestId) {
-    const engine::InspectResult result = engine::inspectBlock(models_, inspectRequestFromJson(request));
+  void inspectOne(const protocol::InspectRequest& request) {
+    const engine::InspectResult result = engine::inspectBlock(models_, engineInspectRequest(request));
     std::lock_guard lock(outMutex_);
     protocol::writeFrame(*out_, protocol::encodeRecord(result.step));
     for (const auto& tensor : result.tensors) protocol::writeFrame(*out_, protocol::encodeRecord(tensor));
     for (const auto& statistic : result.statistics) protocol::writeFrame(*out_, protocol::encodeRecord(statistic));
-    protocol::writeFrame(*out_, {{{"type", "done"}, {"request_id", requestId}, {"request", "inspect"},
-                                  {"tensors", result.tensors.size()}, {"statistics", result.statistics.size()}},
-                                 ""});
+    protocol::writeFrame(*out_, protocol::encodeMessage(protocol::Done{
+                                    .requestId = request.requestId,
+                                    .request = protocol::RequestKind::Inspect,
+                                    .tensors = static_cast<std::int64_t>(result.tensors.size()),
+                                    .statistics = static_cast<std::int64_t>(result.statistics.size())}));
   }
 
-  void runOne(const json& request, std::int64_t requestId) {
-    const engine::EvaluationSettings settings = runOptionsFromJson(request).toSettings();
+  void runOne(const protocol::RunRequest& request) {
+    const engine::EvaluationSettings settings = RunOptions{request}.toSettings();
     std::optional<session::Writer> writer;
-    if (request.contains("session") && request["session"].is_string())
-      writer.emplace(request["session"].get<std::string>(), session::WriterOptions{.mode = session::OpenMode::Overwrite});
+    if (request.session)
+      writer.emplace(*request.session, session::WriterOptions{.mode = session::OpenMode::Overwrite});
     StreamingSink sink(*out_, outMutex_, writer ? &*writer : nullptr);
     auto progress = [&](const engine::EvaluationProgress& p) {
-      send({{"type", "progress"}, {"request_id", requestId}, {"done", p.done}, {"total", p.total},
-            {"elapsed_s", p.elapsedSeconds}, {"eta_s", p.etaSeconds}, {"current", p.current}});
+      send(protocol::Progress{.requestId = request.requestId, .done = p.done, .total = p.total,
+                              .elapsedSeconds = p.elapsedSeconds, .etaSeconds = p.etaSeconds, .current = p.current});
     };
     std::shared_ptr<engine::CancellationToken> token;
     {
@@ -179,20 +200,19 @@ class Server {
     }
     const auto runs = engine::runEvaluation(settings, sink, progress, *token, &models_);
     if (writer) writer->close();
-    json summary = json::array();
+    protocol::Done done{.requestId = request.requestId};
     for (const auto& r : runs)
-      summary.push_back({{"run_id", r.runId}, {"name", r.name}, {"steps", r.steps},
-                         {"tau_reference", r.tauReference}, {"tau_vllm", r.tauVllm},
-                         {"tau_sglang", r.tauSglang ? json(*r.tauSglang) : json(nullptr)}});
-    send({{"type", "done"}, {"request_id", requestId}, {"runs", summary}});
+      done.runs.push_back({.runId = r.runId, .name = r.name, .steps = r.steps, .tauReference = r.tauReference,
+                           .tauVllm = r.tauVllm, .tauSglang = r.tauSglang});
+    send(done);
   }
 
   std::ostream* out_ = nullptr;
   std::mutex outMutex_;
   std::mutex jobsMutex_;  // guards the queue, the active request and its token
   std::condition_variable jobsChanged_;
-  std::deque<Pending> pending_;
-  std::int64_t activeRequest_ = -1;
+  std::deque<Job> pending_;
+  protocol::RequestId activeRequest_ = protocol::kNoRequest;
   std::shared_ptr<engine::CancellationToken> active_;
   bool stopping_ = false;    // "shutdown": cancel and exit
   bool inputEnded_ = false;  // end of input: exit once the queue is empty

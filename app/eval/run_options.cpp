@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "dfi/base/error.h"
 
@@ -77,7 +76,7 @@ engine::EvaluationSettings RunOptions::toSettings(const EnvLookup& env) const {
   s.model.dtype = dtype;
   s.chatTemplate = !noChat;
   if (thinking != "on" && thinking != "off") throw UsageError("--thinking: '" + thinking + "' is not on or off");
-  s.enableThinking = thinking == "on";
+  s.enableThinking = thinking == "on" || enableThinking;
   if (s.enableThinking && noChat)
     throw UsageError("--thinking on needs the chat template, which --no-chat turns off");
   const ShardSpec sh = resolveShard(shard, env);
@@ -129,49 +128,6 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
                "Evaluate shard i of N (prompt k goes to shard k % N), or auto: torchrun's RANK/WORLD_SIZE, "
                "else Slurm's SLURM_PROCID/SLURM_NTASKS")
       ->capture_default_str();
-}
-
-RunOptions runOptionsFromJson(const nlohmann::json& r) {
-  RunOptions o;
-  auto get = [&](const char* key, auto& field) {
-    if (!r.contains(key)) return;
-    try {
-      r.at(key).get_to(field);
-    } catch (const nlohmann::json::exception& e) {
-      throw UsageError(std::string("run request: field '") + key + "': " + e.what());
-    }
-  };
-  auto getOptional = [&](const char* key, auto& field) {
-    typename std::remove_reference_t<decltype(field)>::value_type value{};
-    if (!r.contains(key)) return;
-    get(key, value);
-    field = value;
-  };
-  get("target", o.target);
-  get("drafters", o.drafters);
-  get("prompts", o.prompts);
-  get("modes", o.modes);
-  get("mask_variants", o.maskVariants);
-  get("anchors", o.anchors);
-  get("ddtree_budget", o.ddtreeBudget);
-  getOptional("block_size", o.blockSize);
-  get("max_new_tokens", o.maxNewTokens);
-  getOptional("limit", o.limit);
-  get("top_k", o.topK);
-  get("device", o.device);
-  get("dtype", o.dtype);
-  get("no_chat", o.noChat);
-  bool enableThinking = false;
-  get("enable_thinking", enableThinking);
-  if (enableThinking) o.thinking = "on";
-  get("thinking", o.thinking);
-  get("shard", o.shard);
-  get("skip_bad_prompts", o.skipBadPrompts);
-  get("no_parity", o.noParity);
-  get("hidden_statistics", o.hiddenStatistics);
-  if (o.target.empty() || o.drafters.empty() || o.prompts.empty())
-    throw UsageError("run request needs \"target\", \"drafters\" and \"prompts\"");
-  return o;
 }
 
 }  // namespace dfi::eval

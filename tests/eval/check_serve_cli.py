@@ -86,7 +86,7 @@ def check_block(answer, demo, drafter_config):
                 for k, allowed in enumerate(mask[q * columns:(q + 1) * columns]):
                     assert (row[k] > 0) == bool(allowed), (layer, h, q, k, row[k], allowed)
 
-    stats = {(h["name"], h["layer"]): h["values"] for h, _ in answer if h["type"] == "statistic"}
+    stats = {(h["name"], h["layer"]): h["values_f32"] for h, _ in answer if h["type"] == "statistic"}
     taps = drafter_config["dflash_config"]["target_layer_ids"]
     expected_names = {(f"target.tap.{s}", t) for s in STATS for t in taps}
     expected_names |= {(f"drafter.{n}.{s}", -1) for n in ("fc", "hidden_norm") for s in STATS}

@@ -8,7 +8,6 @@
 #include <map>
 
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
 #include "dfi/base/error.h"
 #include "run_options.h"
@@ -112,11 +111,17 @@ TEST(RunOptions, ShardFromLauncher) {
 }
 
 // The GUI's request lists its modes: an unticked DDTree stays off whatever the budget.
-TEST(RunOptions, JsonRequestKeepsItsModes) {
-  const auto request = nlohmann::json{{"target", "t"}, {"drafters", {"d"}}, {"prompts", "p"},
-                                      {"modes", {"live"}}, {"ddtree_budget", 8}, {"block_size", 4},
-                                      {"limit", 2}, {"enable_thinking", true}};
-  const auto s = runOptionsFromJson(request).toSettings(kNoEnv);
+TEST(RunOptions, RunRequestKeepsItsModes) {
+  protocol::RunRequest request;
+  request.target = "t";
+  request.drafters = {"d"};
+  request.prompts = "p";
+  request.modes = {"live"};
+  request.ddtreeBudget = 8;
+  request.blockSize = 4;
+  request.limit = 2;
+  request.enableThinking = true;
+  const auto s = RunOptions{request}.toSettings(kNoEnv);
   EXPECT_EQ(s.modes, (Modes{EvaluationMode::Live}));
   EXPECT_EQ(s.blockSize, 4);
   EXPECT_EQ(s.limit, 2);

@@ -48,16 +48,14 @@ bool recordSession(const QTemporaryDir& dir, const QString& session, const std::
   EngineClient runner;
   QSignalSpy finished(&runner, &EngineClient::finished);
   QSignalSpy failed(&runner, &EngineClient::failed);
-  nlohmann::json request{{"target", (kLive + "/target").toStdString()},
-                         {"drafters", {(kLive + "/drafter").toStdString()}},
-                         {"prompts", prompts.toStdString()},
-                         {"modes", modes},
-                         {"mask_variants", {"reference"}},
-                         {"device", "cpu"},
-                         {"dtype", "fp32"},
-                         {"max_new_tokens", 24},
-                         {"hidden_statistics", hiddenStatistics}};
-  runner.start({{}, QStringLiteral(DFLASH_EVAL)}, request, session);
+  protocol::RunOptions options;
+  options.target = (kLive + "/target").toStdString();
+  options.drafters = {(kLive + "/drafter").toStdString()};
+  options.prompts = prompts.toStdString();
+  options.modes = modes;
+  options.maxNewTokens = 24;
+  options.hiddenStatistics = hiddenStatistics;
+  runner.start({{}, QStringLiteral(DFLASH_EVAL)}, options, session);
   if (!QTest::qWaitFor([&] { return finished.count() + failed.count() > 0; }, 240000)) return false;
   return failed.isEmpty();
 }

@@ -14,7 +14,6 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
-#include <nlohmann/json.hpp>
 
 #include "context/file_session_source.h"
 #include "context/inspect_client.h"
@@ -147,20 +146,20 @@ class TestProbeViews : public QObject {
     QString why;
     const auto request = inspectRequestFor(*context_, fixture_.bareStep, &why);
     QVERIFY2(request.has_value(), qPrintable(why));
-    QCOMPARE((*request)["ids"].size(), static_cast<std::size_t>(fixture_.anchor + 1));
-    QCOMPARE((*request)["ids"][0].get<int>(), fixture::trueToken(0));
-    QCOMPARE((*request)["anchor"].get<std::int64_t>(), fixture_.anchor);
-    QCOMPARE((*request)["target"].get<std::string>(), std::string("/models/target"));
-    QCOMPARE((*request)["drafter"].get<std::string>(), std::string("/models/drafter-b"));
-    QCOMPARE((*request)["step_id"].get<std::int64_t>(), fixture_.bareStep);
-    QCOMPARE((*request)["block_size"].get<int>(), fixture_.blockSize);
+    QCOMPARE(request->ids.size(), static_cast<std::size_t>(fixture_.anchor + 1));
+    QCOMPARE(request->ids[0], std::int64_t{fixture::trueToken(0)});
+    QCOMPARE(request->anchor, fixture_.anchor);
+    QCOMPARE(request->target, std::string("/models/target"));
+    QCOMPARE(request->drafter, std::string("/models/drafter-b"));
+    QCOMPARE(request->stepId, fixture_.bareStep);
+    QCOMPARE(request->blockSize, std::optional<int>(fixture_.blockSize));
     // A later step: the rebuilt response reaches its anchor.
     const auto later = context_->steps(1, 0).back();
     const auto laterRequest = inspectRequestFor(*context_, later.stepId, &why);
     QVERIFY(laterRequest.has_value());
-    QCOMPARE((*laterRequest)["ids"].size(), static_cast<std::size_t>(later.anchorPosition + 1));
+    QCOMPARE(laterRequest->ids.size(), static_cast<std::size_t>(later.anchorPosition + 1));
     for (std::int64_t p = 0; p <= later.anchorPosition; ++p)
-      QCOMPARE((*laterRequest)["ids"][static_cast<std::size_t>(p)].get<int>(), fixture::trueToken(p));
+      QCOMPARE(laterRequest->ids[static_cast<std::size_t>(p)], std::int64_t{fixture::trueToken(p)});
   }
 
   // An engine that cannot be started is said so in the view, and the next try starts it anew.

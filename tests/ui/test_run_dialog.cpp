@@ -50,7 +50,7 @@ class TestRunDialog : public QObject {
     QCOMPARE(progress.count(), 2);
     QVERIFY(finished.front().front().toString().contains(QStringLiteral("drafter/live/reference")));
 
-    // What the engine streamed is now a complete local session, re-keyed by the local writer.
+    // What the engine streamed is now a complete local session, under the engine's ids.
     dfi::session::Reader reader(session.toStdString());
     const auto runs = reader.runs();
     QCOMPARE(static_cast<int>(runs.size()), 5);  // live + 2 variants x (teacher-forced, ddtree)

@@ -1,6 +1,6 @@
 #include "engine_client.h"
 
-#include <QFileInfo>
+#include <sstream>
 
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
@@ -10,32 +10,42 @@
 namespace dfi::ui {
 namespace {
 
-constexpr std::int64_t kRequestId = 1;
+constexpr protocol::RequestId kRequestId = 1;
 
-QString describeHello(const nlohmann::json& h) {
-  return QStringLiteral("dflash-eval %1 (git %2), libtorch %3, CUDA %4")
-      .arg(QString::fromStdString(h.value("engine_version", "?")), QString::fromStdString(h.value("git", "?")),
-           QString::fromStdString(h.value("torch", "?")),
-           h.value("cuda_available", false)
-               ? QStringLiteral("available (%1 devices)").arg(h.value("cuda_devices", 0))
-               : QStringLiteral("not available"));
-}
-
-QString describeRuns(const nlohmann::json& runs) {
+QString describeRuns(const std::vector<protocol::RunSummary>& runs) {
   QStringList lines;
-  for (const auto& r : runs) {
-    const auto sglang = r.value("tau_sglang", nlohmann::json());
+  for (const auto& r : runs)
     lines << QStringLiteral("%1: %2 steps, tau %3 (vLLM %4, SGLang %5)")
-                 .arg(QString::fromStdString(r.value("name", "")))
-                 .arg(r.value("steps", 0))
-                 .arg(r.value("tau_reference", 0.0), 0, 'f', 3)
-                 .arg(r.value("tau_vllm", 0.0), 0, 'f', 3)
-                 .arg(sglang.is_number() ? QString::number(sglang.get<double>(), 'f', 3) : QStringLiteral("n/a"));
-  }
+                 .arg(QString::fromStdString(r.name))
+                 .arg(r.steps)
+                 .arg(r.tauReference, 0, 'f', 3)
+                 .arg(r.tauVllm, 0, 'f', 3)
+                 .arg(r.tauSglang ? QString::number(*r.tauSglang, 'f', 3) : QStringLiteral("n/a"));
   return lines.join('\n');
 }
 
 }  // namespace
+
+QString describeEngine(const protocol::Hello& h) {
+  return QStringLiteral("dflash-eval %1 (git %2), libtorch %3, CUDA %4")
+      .arg(QString::fromStdString(h.engineVersion), QString::fromStdString(h.git), QString::fromStdString(h.torch),
+           h.cudaAvailable ? QStringLiteral("available (%1 devices)").arg(h.cudaDevices) : QStringLiteral("not available"));
+}
+
+QString protocolMismatch(const protocol::Hello& h) {
+  if (h.protocol == protocol::kProtocolVersion) return {};
+  return QStringLiteral("the engine (%1) speaks protocol version %2, this GUI version %3: install the same "
+                        "version of dflash-eval and dflash-inspector")
+      .arg(describeEngine(h))
+      .arg(h.protocol)
+      .arg(protocol::kProtocolVersion);
+}
+
+void sendRequest(QProcess& engine, const protocol::Request& request) {
+  std::ostringstream line;
+  protocol::writeFrame(line, protocol::encodeMessage(request));
+  engine.write(line.view().data(), static_cast<qint64>(line.view().size()));
+}
 
 EngineClient::EngineClient(QObject* parent) : QObject(parent) {
   connect(&process_, &QProcess::readyReadStandardOutput, this, &EngineClient::readOutput);
@@ -62,35 +72,30 @@ EngineClient::~EngineClient() {
 
 bool EngineClient::running() const { return process_.state() != QProcess::NotRunning; }
 
-void EngineClient::start(const EngineLaunch& launch, const nlohmann::json& request, const QString& localSession) {
+void EngineClient::start(const EngineLaunch& launch, const protocol::RunOptions& options, const QString& localSession) {
   if (running()) return fail(QStringLiteral("a run is already in progress"));
   try {
-    writer_ = std::make_unique<session::Writer>(localSession.toStdString(),
-                                                session::WriterOptions{.mode = session::OpenMode::Overwrite});
+    writer_ = std::make_unique<session::Writer>(
+        localSession.toStdString(), session::WriterOptions{.mode = session::OpenMode::Overwrite, .keepIds = true});
   } catch (const Error& e) {
     return fail(QString::fromStdString(e.what()));
   }
   localSession_ = localSession;
-  request_ = request;
-  request_["type"] = "run";
-  request_["request_id"] = kRequestId;
   decoder_ = std::make_unique<protocol::FrameDecoder>("engine (" + launch.enginePath.toStdString() + ")");
-  runIds_.clear();
-  stepIds_.clear();
+  runs_.clear();
   stderrTail_.clear();
   done_ = false;
   QStringList command = launch.commandPrefix;
   command << launch.enginePath << QStringLiteral("serve");
   process_.start(command.front(), command.mid(1));
-  const std::string line = request_.dump() + "\n";
-  process_.write(line.data(), static_cast<qint64>(line.size()));
+  protocol::RunRequest request{options};
+  request.requestId = kRequestId;
+  sendRequest(process_, request);
   emit sessionCreated(localSession);
 }
 
 void EngineClient::cancel() {
-  if (!running()) return;
-  const std::string line = nlohmann::json{{"type", "cancel"}, {"request_id", kRequestId}}.dump() + "\n";
-  process_.write(line.data(), static_cast<qint64>(line.size()));
+  if (running()) sendRequest(process_, protocol::CancelRequest{kRequestId});
 }
 
 void EngineClient::readOutput() {
@@ -108,63 +113,49 @@ void EngineClient::readOutput() {
 
 void EngineClient::handleFrame(const protocol::Frame& frame) {
   if (protocol::isRecordFrame(frame)) return handleRecord(frame);
-  const std::string type = frame.header.value("type", "");
-  if (type == "hello") {
-    emit engineReady(describeHello(frame.header));
-  } else if (type == "progress") {
-    emit progress(frame.header.value("done", 0), frame.header.value("total", 0), frame.header.value("eta_s", 0.0),
-                  QString::fromStdString(frame.header.value("current", "")));
-  } else if (type == "done") {
-    done_ = true;
-    closeSession();
-    emit finished(describeRuns(frame.header.value("runs", nlohmann::json::array())));
-    process_.closeWriteChannel();  // the engine exits at the end of its input
-  } else if (type == "error") {
-    done_ = true;
-    closeSession();
-    fail(QString::fromStdString(frame.header.value("message", "the engine reported an error")));
-    process_.closeWriteChannel();
-  }
+  handleReply(protocol::decodeReply(frame, "engine"));
+}
+
+void EngineClient::handleReply(const protocol::Reply& reply) {
+  std::visit(protocol::Overloaded{
+                 [this](const protocol::Hello& hello) {
+                   if (const QString mismatch = protocolMismatch(hello); !mismatch.isEmpty())
+                     throw Error(mismatch.toStdString());  // readOutput stops this engine
+                   emit engineReady(describeEngine(hello));
+                 },
+                 [this](const protocol::Progress& p) {
+                   emit progress(p.done, p.total, p.etaSeconds, QString::fromStdString(p.current));
+                 },
+                 [this](const protocol::Done& done) {
+                   done_ = true;
+                   closeSession();
+                   emit finished(describeRuns(done.runs));
+                   process_.closeWriteChannel();  // the engine exits at the end of its input
+                 },
+                 [this](const protocol::ErrorReply& error) {
+                   done_ = true;
+                   closeSession();
+                   fail(QString::fromStdString(error.message));
+                   process_.closeWriteChannel();
+                 }},
+             reply);
 }
 
 void EngineClient::handleRecord(const protocol::Frame& frame) {
   if (!writer_) return;
-  const protocol::Record record = protocol::decodeRecord(frame, "engine");
-  std::visit(
-      [&](const auto& r) {
-        using T = std::decay_t<decltype(r)>;
-        if constexpr (std::is_same_v<T, session::RunRecord>) {
-          if (auto it = runIds_.find(r.runId); it != runIds_.end())
-            writer_->finishRun(it->second, r.finishedAt, r.timingsJson);  // a run's final update
-          else
-            runIds_[r.runId] = writer_->addRun(r);
-        } else if constexpr (std::is_same_v<T, session::PromptRecord>) {
-          session::PromptRecord local = r;
-          local.runId = runIds_.at(r.runId);
-          writer_->addPrompt(local);
-        } else if constexpr (std::is_same_v<T, session::StepRecord>) {
-          session::StepRecord local = r;
-          local.runId = runIds_.at(r.runId);
-          stepIds_[r.stepId] = writer_->addStep(local);
-        } else if constexpr (std::is_same_v<T, session::TreeRecord>) {
-          session::TreeRecord local = r;
-          local.stepId = stepIds_.at(r.stepId);
-          writer_->addTree(local);
-        } else if constexpr (std::is_same_v<T, session::StatisticRecord>) {
-          session::StatisticRecord local = r;
-          local.runId = runIds_.at(r.runId);
-          if (r.stepId) local.stepId = stepIds_.at(r.stepId);
-          writer_->addStatistic(local);
-        } else if constexpr (std::is_same_v<T, session::TensorRecord>) {
-          session::TensorRecord local = r;
-          local.info.runId = runIds_.at(r.info.runId);
-          if (r.info.stepId) local.info.stepId = stepIds_.at(r.info.stepId);
-          writer_->addTensor(local);
-        } else {
-          writer_->addTokenStrings(r);
-        }
-      },
-      record);
+  std::visit(protocol::Overloaded{[this](const session::RunRecord& r) {
+                                    if (runs_.contains(r.runId))
+                                      writer_->finishRun(r.runId, r.finishedAt, r.timingsJson);
+                                    else
+                                      runs_.insert(writer_->addRun(r));
+                                  },
+                                  [this](const session::PromptRecord& r) { writer_->addPrompt(r); },
+                                  [this](const session::StepRecord& r) { writer_->addStep(r); },
+                                  [this](const session::TreeRecord& r) { writer_->addTree(r); },
+                                  [this](const session::StatisticRecord& r) { writer_->addStatistic(r); },
+                                  [this](const session::TensorRecord& r) { writer_->addTensor(r); },
+                                  [this](const protocol::TokenStrings& r) { writer_->addTokenStrings(r); }},
+             protocol::decodeRecord(frame, "engine"));
 }
 
 void EngineClient::processEnded(int exitCode, QProcess::ExitStatus status) {

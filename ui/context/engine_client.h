@@ -1,19 +1,20 @@
 #pragma once
 // The GUI's side of `dflash-eval serve`: starts the engine as a child process (locally, or
 // behind a user-given command prefix such as "ssh gpu-host"), sends a run request, and writes
-// every record it streams back into a local session file that the panels follow. The engine
-// can crash or run out of memory without taking the GUI down: that arrives as failed().
+// every record it streams back into a local session file that the panels follow, under the
+// engine's own run, step and tensor ids (WriterOptions::keepIds), so a step has one id in the
+// engine's file, on the stream and in the GUI's. The engine can crash or run out of memory
+// without taking the GUI down: that arrives as failed().
 
-#include <map>
 #include <memory>
+#include <set>
 
 #include <QObject>
 #include <QProcess>
 #include <QStringList>
 
-#include <nlohmann/json.hpp>
-
 #include "dfi/protocol/frame.h"
+#include "dfi/protocol/messages.h"
 #include "dfi/session/records.h"
 
 namespace dfi::session {
@@ -33,9 +34,9 @@ class EngineClient : public QObject {
   explicit EngineClient(QObject* parent = nullptr);
   ~EngineClient() override;
 
-  // Starts the engine and sends `request` (a run request without "type"/"request_id"); the
-  // records are written to `localSession` (replaced if it exists).
-  void start(const EngineLaunch& launch, const nlohmann::json& request, const QString& localSession);
+  // Starts the engine and sends `options` as a run request; the records are written to
+  // `localSession` (replaced if it exists).
+  void start(const EngineLaunch& launch, const protocol::RunOptions& options, const QString& localSession);
   void cancel();
   bool running() const;
 
@@ -50,6 +51,7 @@ class EngineClient : public QObject {
   void readOutput();
   void handleFrame(const protocol::Frame& frame);
   void handleRecord(const protocol::Frame& frame);
+  void handleReply(const protocol::Reply& reply);
   void processEnded(int exitCode, QProcess::ExitStatus status);
   void fail(const QString& message);
   void closeSession();
@@ -57,13 +59,17 @@ class EngineClient : public QObject {
   QProcess process_;
   std::unique_ptr<protocol::FrameDecoder> decoder_;
   std::unique_ptr<session::Writer> writer_;
-  nlohmann::json request_;
   QString localSession_;
   QString stderrTail_;
   bool done_ = false;
-  // The engine's ids and the local session's differ; trees and later run updates are re-keyed.
-  std::map<session::RunId, session::RunId> runIds_;
-  std::map<session::StepId, session::StepId> stepIds_;
+  std::set<session::RunId> runs_;  // written already: a run record again is its final update
 };
+
+// "dflash-eval 1.2 (git abc), libtorch 2.11, CUDA ...", or why this GUI cannot talk to that
+// engine (another protocol version): shared by the run and the inspect clients.
+QString describeEngine(const protocol::Hello& hello);
+QString protocolMismatch(const protocol::Hello& hello);  // empty when they match
+// Writes one request to the engine's stdin.
+void sendRequest(QProcess& engine, const protocol::Request& request);
 
 }  // namespace dfi::ui

@@ -52,7 +52,7 @@ void InspectClient::stop() {
   }
 }
 
-void InspectClient::inspect(const nlohmann::json& request, const QString& sessionPath) {
+void InspectClient::inspect(protocol::InspectRequest request, const QString& sessionPath) {
   if (active_) return fail(QStringLiteral("an inspect request is already in progress"));
   if (process_.state() == QProcess::NotRunning) {
     decoder_ = std::make_unique<protocol::FrameDecoder>("engine (" + launch_.enginePath.toStdString() + ")");
@@ -64,13 +64,10 @@ void InspectClient::inspect(const nlohmann::json& request, const QString& sessio
   active_ = nextRequest_++;
   sessionPath_ = sessionPath;
   answer_ = {};
-  answer_.run = request.value("run_id", session::RunId{0});
-  answer_.step = request.value("step_id", session::StepId{0});
-  nlohmann::json line = request;
-  line["type"] = "inspect";
-  line["request_id"] = active_;
-  const std::string text = line.dump() + "\n";
-  process_.write(text.data(), static_cast<qint64>(text.size()));
+  answer_.run = request.runId;
+  answer_.step = request.stepId;
+  request.requestId = active_;
+  sendRequest(process_, request);
   emit requested(answer_.step);
 }
 
@@ -87,29 +84,34 @@ void InspectClient::readOutput() {
 void InspectClient::handleFrame(const protocol::Frame& frame) {
   if (protocol::isRecordFrame(frame)) {
     if (!active_) return;
-    const protocol::Record record = protocol::decodeRecord(frame, "engine");
-    // The records carry the run and step the request named; the re-drafted step itself is the
-    // recorded one again and is not stored a second time.
-    if (const auto* t = std::get_if<session::TensorRecord>(&record)) {
-      session::TensorRecord local = *t;
-      local.info.runId = answer_.run;
-      local.info.stepId = answer_.step;
-      answer_.tensors.push_back(std::move(local));
-    } else if (const auto* s = std::get_if<session::StatisticRecord>(&record)) {
-      session::StatisticRecord local = *s;
-      local.runId = answer_.run;
-      local.stepId = answer_.step;
-      answer_.statistics.push_back(std::move(local));
-    }
+    protocol::Record record = protocol::decodeRecord(frame, "engine");
+    // The engine keys the records to the run and step the request named, so they are stored
+    // under the ids they carry; the re-drafted step itself is the recorded one again and is not
+    // stored a second time.
+    if (auto* t = std::get_if<session::TensorRecord>(&record))
+      answer_.tensors.push_back(std::move(*t));
+    else if (auto* s = std::get_if<session::StatisticRecord>(&record))
+      answer_.statistics.push_back(std::move(*s));
     return;
   }
-  const std::string type = frame.header.value("type", "");
-  const std::int64_t id = frame.header.value("request_id", std::int64_t{-1});
-  if (type == "done" && id == active_) {
-    finish();
-  } else if (type == "error" && (id == active_ || id < 0)) {
-    fail(QString::fromStdString(frame.header.value("message", "the engine reported an error")));
-  }
+  handleReply(protocol::decodeReply(frame, "engine"));
+}
+
+void InspectClient::handleReply(const protocol::Reply& reply) {
+  std::visit(protocol::Overloaded{[](const protocol::Hello& hello) {
+                                    if (const QString mismatch = protocolMismatch(hello); !mismatch.isEmpty())
+                                      throw Error(mismatch.toStdString());  // readOutput stops this engine
+                                  },
+                                  [](const protocol::Progress&) {},  // runs only
+                                  [this](const protocol::Done& done) {
+                                    if (done.requestId == active_) finish();
+                                  },
+                                  [this](const protocol::ErrorReply& error) {
+                                    // -1: a request the engine could not read, which can only be ours
+                                    if (error.requestId == active_ || error.requestId == protocol::kNoRequest)
+                                      fail(QString::fromStdString(error.message));
+                                  }},
+             reply);
 }
 
 void InspectClient::finish() {

@@ -14,10 +14,9 @@
 #include <QObject>
 #include <QProcess>
 
-#include <nlohmann/json.hpp>
-
 #include "context/engine_client.h"
 #include "dfi/protocol/frame.h"
+#include "dfi/protocol/messages.h"
 #include "dfi/session/records.h"
 
 namespace dfi::ui {
@@ -45,9 +44,9 @@ class InspectClient : public QObject {
 
   void setLaunch(const EngineLaunch& launch);
   const EngineLaunch& launch() const { return launch_; }
-  // Sends `request` (inspect_request.h fields, as inspectRequestFor builds them) and appends the
+  // Sends `request` (as inspectRequestFor builds it; its request id is set here) and appends the
   // answer to `sessionPath` keyed by (run, step). One request at a time.
-  void inspect(const nlohmann::json& request, const QString& sessionPath);
+  void inspect(protocol::InspectRequest request, const QString& sessionPath);
   bool busy() const { return active_ != 0; }
   void stop();
 
@@ -59,14 +58,15 @@ class InspectClient : public QObject {
  private:
   void readOutput();
   void handleFrame(const protocol::Frame& frame);
+  void handleReply(const protocol::Reply& reply);
   void finish();
   void fail(const QString& message);
 
   EngineLaunch launch_;
   QProcess process_;
   std::unique_ptr<protocol::FrameDecoder> decoder_;
-  std::int64_t nextRequest_ = 1;
-  std::int64_t active_ = 0;
+  protocol::RequestId nextRequest_ = 1;
+  protocol::RequestId active_ = 0;
   QString sessionPath_;
   InspectAnswer answer_;
   QString stderrTail_;

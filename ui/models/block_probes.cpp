@@ -142,8 +142,9 @@ std::optional<std::vector<std::int64_t>> sequenceThroughAnchor(const std::vector
   return ids;
 }
 
-std::optional<nlohmann::json> inspectRequestFor(SessionContext& context, session::StepId stepId, QString* why) {
-  auto fail = [&](const QString& text) -> std::optional<nlohmann::json> {
+std::optional<protocol::InspectRequest> inspectRequestFor(SessionContext& context, session::StepId stepId,
+                                                         QString* why) {
+  auto fail = [&](const QString& text) -> std::optional<protocol::InspectRequest> {
     if (why) *why = text;
     return std::nullopt;
   };
@@ -158,20 +159,20 @@ std::optional<nlohmann::json> inspectRequestFor(SessionContext& context, session
   const auto ids = sequenceThroughAnchor(prompt->promptTokens, context.steps(step->runId, step->promptId),
                                          step->anchorPosition);
   if (!ids) return fail(QObject::tr("the recorded steps do not reach the anchor at position %1").arg(step->anchorPosition));
-  nlohmann::json request;
-  request["target"] = run->target.path;
-  request["drafter"] = run->drafter.path;
-  request["ids"] = *ids;
-  request["anchor"] = step->anchorPosition;
-  request["mask_variant"] = step->maskVariant.empty() ? "reference" : step->maskVariant;
-  request["top_k"] = std::max(run->topK, 1);
-  request["attention"] = true;
-  request["statistics"] = true;
-  request["device"] = run->device.starts_with("cuda") ? "cuda:0" : "cpu";
-  request["dtype"] = dtypeOption(run->dtype);
-  if (run->blockSize > 0) request["block_size"] = run->blockSize;
-  request["run_id"] = step->runId;
-  request["step_id"] = step->stepId;
+  protocol::InspectRequest request;
+  request.target = run->target.path;
+  request.drafter = run->drafter.path;
+  request.ids = *ids;
+  request.anchor = step->anchorPosition;
+  request.maskVariant = run->maskVariant;
+  request.topK = std::max(run->topK, 1);
+  request.attention = true;
+  request.statistics = true;
+  request.device = run->device.starts_with("cuda") ? "cuda:0" : "cpu";
+  request.dtype = dtypeOption(run->dtype);
+  if (run->blockSize > 0) request.blockSize = run->blockSize;
+  request.runId = step->runId;
+  request.stepId = step->stepId;
   return request;
 }
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include <QString>
-#include <nlohmann/json_fwd.hpp>
 
+#include "dfi/protocol/messages.h"
 #include "dfi/session/records.h"
 
 namespace dfi::ui {
@@ -67,7 +67,7 @@ std::optional<std::vector<std::int64_t>> sequenceThroughAnchor(const std::vector
                                                                const std::vector<session::StepRecord>& steps,
                                                                std::int64_t anchor);
 
-// The "inspect" request for one recorded block (without "type"/"request_id").
-std::optional<nlohmann::json> inspectRequestFor(SessionContext& context, session::StepId step, QString* why);
+// The "inspect" request for one recorded block (its request id left to InspectClient).
+std::optional<protocol::InspectRequest> inspectRequestFor(SessionContext& context, session::StepId step, QString* why);
 
 }  // namespace dfi::ui

@@ -168,29 +168,27 @@ void RunDialog::startRun() {
     status_->setText(error);
     return;
   }
-  nlohmann::json request;
-  request["target"] = target_->text().trimmed().toStdString();
-  request["drafters"] = toStrings(drafters_->text().split(';', Qt::SkipEmptyParts));
-  request["prompts"] = prompts_->text().trimmed().toStdString();
-  std::vector<std::string> modes;
-  if (live_->isChecked()) modes.push_back("live");
-  if (teacherForced_->isChecked()) modes.push_back("teacher-forced");
-  if (ddtree_->isChecked()) modes.push_back("ddtree");
-  request["modes"] = modes;
-  std::vector<std::string> variants;
+  protocol::RunOptions options;
+  options.target = target_->text().trimmed().toStdString();
+  options.drafters = toStrings(drafters_->text().split(';', Qt::SkipEmptyParts));
+  options.prompts = prompts_->text().trimmed().toStdString();
+  options.modes.clear();
+  if (live_->isChecked()) options.modes.push_back("live");
+  if (teacherForced_->isChecked()) options.modes.push_back("teacher-forced");
+  if (ddtree_->isChecked()) options.modes.push_back("ddtree");
+  options.maskVariants.clear();
   for (QCheckBox* box : variants_)
-    if (box->isChecked()) variants.push_back(box->text().toStdString());
-  request["mask_variants"] = variants;
-  request["device"] = device_->currentText().toStdString();
-  request["dtype"] = dtype_->currentText().toStdString();
-  request["ddtree_budget"] = budget_->value();
-  request["max_new_tokens"] = maxNewTokens_->value();
+    if (box->isChecked()) options.maskVariants.push_back(box->text().toStdString());
+  options.device = device_->currentText().toStdString();
+  options.dtype = dtype_->currentText().toStdString();
+  options.ddtreeBudget = budget_->value();
+  options.maxNewTokens = maxNewTokens_->value();
   const EngineLaunch engine = launch();
   summary_->clear();
   progress_->setRange(0, 0);  // busy until the first progress frame
   status_->setText(tr("Starting the engine…"));
   setRunning(true);
-  client_->start(engine, request, session_->text().trimmed());
+  client_->start(engine, options, session_->text().trimmed());
 }
 
 void RunDialog::setRunning(bool running) {

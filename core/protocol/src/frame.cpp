@@ -1,5 +1,6 @@
 #include "dfi/protocol/frame.h"
 
+#include <algorithm>
 #include <istream>
 #include <ostream>
 
@@ -52,12 +53,19 @@ std::optional<Frame> FrameReader::next() {
   } while (line.empty());
   const ErrorContext where{.file = streamName_, .item = "line " + std::to_string(line_)};
   auto [frame, payloadBytes] = parseHeaderLine(line, where);
-  frame.payload.resize(payloadBytes);
-  in_.read(frame.payload.data(), static_cast<std::streamsize>(payloadBytes));
-  if (static_cast<std::size_t>(in_.gcount()) != payloadBytes)
-    throw FormatError("stream ended inside a " + std::to_string(payloadBytes) + "-byte payload (got " +
-                          std::to_string(in_.gcount()) + ")",
-                      where);
+  // In pieces, so that a length the stream does not deliver costs the bytes that arrived, not
+  // the bytes claimed (up to kMaxPayloadBytes from any line of serve's input).
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
+  while (frame.payload.size() < payloadBytes) {
+    const std::size_t had = frame.payload.size();
+    const std::size_t want = std::min(kPiece, payloadBytes - had);
+    frame.payload.resize(had + want);
+    in_.read(frame.payload.data() + had, static_cast<std::streamsize>(want));
+    if (static_cast<std::size_t>(in_.gcount()) != want)
+      throw FormatError("stream ended inside a " + std::to_string(payloadBytes) + "-byte payload (got " +
+                            std::to_string(had + static_cast<std::size_t>(in_.gcount())) + ")",
+                        where);
+  }
   return frame;
 }
 

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include <sys/resource.h>
+
 #include "dfi/base/error.h"
 #include "dfi/protocol/frame.h"
 
@@ -41,6 +43,23 @@ TEST(Frame, TruncatedPayloadIsAnError) {
   std::stringstream wire("{\"payload_bytes\":100}\nshort");
   FrameReader reader(wire, "engine");
   EXPECT_THROW(reader.next(), dfi::FormatError);
+}
+
+// A length the stream does not deliver (a corrupted header, or a request claiming the maximum)
+// costs the bytes that arrived, not the bytes claimed: the server reads such lines from anyone.
+TEST(Frame, AClaimedPayloadIsNotAllocatedBeforeItArrives) {
+  std::stringstream wire("{\"payload_bytes\":" + std::to_string(kMaxPayloadBytes) + "}\nonly this");
+  rusage before{};
+  getrusage(RUSAGE_SELF, &before);
+  try {
+    FrameReader(wire, "engine").next();
+    FAIL() << "expected a FormatError";
+  } catch (const dfi::FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("(got 9)"), std::string::npos) << e.what();
+  }
+  rusage after{};
+  getrusage(RUSAGE_SELF, &after);
+  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 64 * 1024) << "peak resident KiB grew";
 }
 
 TEST(Frame, OversizedOrNegativeLengthIsRejected) {

@@ -1,0 +1,180 @@
+#pragma once
+// The messages between the GUI and `dflash-eval serve`, one C++ type each. A message is one
+// Frame whose header holds "type" (the FieldTable's name) and the type's fields; the tables
+// (message_fields.h) name every key once, so the GUI (ui/context) and the engine
+// (app/eval/cmd_serve.cpp, which dispatches the requests) never write a key by hand and a
+// renamed field fails to compile. The records of a run travel as record frames
+// (record_codec.h) on the same stream.
+//
+//   GUI -> engine (Request):  run, inspect, cancel, shutdown
+//   engine -> GUI (Reply):    hello (first), progress, done, error
+//
+// Requests carry a request_id that their progress, done and error replies repeat; an error
+// about a request whose id cannot be read carries kNoRequest.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "dfi/protocol/frame.h"
+#include "dfi/session/records.h"
+
+namespace dfi::protocol {
+
+// Raised when a message or a record on the stream changes incompatibly; the GUI refuses an
+// engine of another version. 2: the records' stream names are the field tables' (values_f32,
+// ...), the same as the file's.
+inline constexpr int kProtocolVersion = 2;
+
+using RequestId = std::int64_t;
+inline constexpr RequestId kNoRequest = -1;
+
+// The options of an evaluation, shared by `dflash-eval run` (command line, app/eval/run_options.h)
+// and the "run" request. Modes, mask variants and anchors are kept as the command line's text
+// (it takes aliases: "teacher", "both", "every:4"); app/eval/run_options.cpp validates them and
+// names the option that is wrong.
+struct RunOptions {
+  std::string target;
+  std::vector<std::string> drafters;
+  std::string prompts;
+  std::vector<std::string> modes{"live", "teacher-forced", "ddtree"};
+  std::vector<std::string> maskVariants{"reference"};
+  std::string anchors = "live";
+  int ddtreeBudget = 8;
+  std::optional<int> blockSize;
+  int maxNewTokens = 128;
+  std::optional<std::int64_t> limit;
+  int topK = 8;
+  std::string device = "cpu";
+  std::string dtype = "fp32";
+  bool noChat = false;
+  std::string thinking = "off";
+  bool enableThinking = false;  // the older spelling of thinking "on"
+  std::string shard = "0/1";
+  bool skipBadPrompts = false;
+  bool noParity = false;
+  bool hiddenStatistics = false;
+
+  bool operator==(const RunOptions&) const = default;
+};
+
+struct RunRequest : RunOptions {
+  RequestId requestId = 0;
+  std::optional<std::string> session;  // a session file to write on the engine's side too
+
+  bool operator==(const RunRequest&) const = default;
+};
+
+// One recorded block re-drafted with every probe on (app/eval/inspect_request.h maps it onto
+// the engine's request).
+struct InspectRequest {
+  RequestId requestId = 0;
+  std::string target;
+  std::string drafter;
+  std::vector<std::int64_t> ids;
+  std::int64_t anchor = 0;
+  session::MaskVariant maskVariant = session::MaskVariant::Reference;
+  int topK = 8;
+  bool attention = true;
+  bool statistics = true;
+  std::string device = "cpu";
+  std::string dtype = "fp32";
+  std::optional<int> blockSize;
+  session::RunId runId = 0;
+  session::StepId stepId = 0;
+
+  bool operator==(const InspectRequest&) const = default;
+};
+
+struct CancelRequest {
+  RequestId requestId = 0;
+  bool operator==(const CancelRequest&) const = default;
+};
+
+// Cancels the active request, drops the queue and ends the server.
+struct ShutdownRequest {
+  bool operator==(const ShutdownRequest&) const = default;
+};
+
+struct Hello {
+  int protocol = kProtocolVersion;
+  std::string engineVersion;
+  std::string git;
+  std::string torch;
+  bool cudaCompiled = false;
+  bool cudaAvailable = false;
+  int cudaDevices = 0;
+
+  bool operator==(const Hello&) const = default;
+};
+
+struct Progress {
+  RequestId requestId = 0;
+  std::int64_t done = 0;  // (drafter, prompt) pairs finished
+  std::int64_t total = 0;
+  double elapsedSeconds = 0;
+  double etaSeconds = 0;
+  std::string current;  // "drafter 1/2, prompt 3/10"
+
+  bool operator==(const Progress&) const = default;
+};
+
+enum class RequestKind { Run, Inspect };
+
+// One run of a finished run request: its tau in the three conventions.
+struct RunSummary {
+  session::RunId runId = 0;
+  std::string name;
+  std::int64_t steps = 0;
+  double tauReference = 0;
+  double tauVllm = 0;
+  std::optional<double> tauSglang;  // live runs only
+
+  bool operator==(const RunSummary&) const = default;
+};
+
+// A request finished: a run with its runs' summaries, an inspect with the counts of what it sent.
+struct Done {
+  RequestId requestId = 0;
+  RequestKind request = RequestKind::Run;
+  std::vector<RunSummary> runs;
+  std::int64_t tensors = 0;
+  std::int64_t statistics = 0;
+
+  bool operator==(const Done&) const = default;
+};
+
+struct ErrorReply {
+  RequestId requestId = kNoRequest;
+  std::string message;
+  int exitCode = 1;  // the dfi::Error's, as `dflash-eval` would exit with
+
+  bool operator==(const ErrorReply&) const = default;
+};
+
+using Request = std::variant<RunRequest, InspectRequest, CancelRequest, ShutdownRequest>;
+using Reply = std::variant<Hello, Progress, Done, ErrorReply>;
+
+Frame encodeMessage(const Request& request);
+Frame encodeMessage(const Reply& reply);
+
+// Throw dfi::FormatError naming `streamName`, the message type and the field on an unknown
+// type, a missing or mistyped field, an out-of-range integer or an unexpected payload.
+Request decodeRequest(const Frame& frame, std::string_view streamName);
+Reply decodeReply(const Frame& frame, std::string_view streamName);
+
+// One lambda per message type for std::visit, so that a new message type is a compile error
+// wherever it is not handled.
+template <typename... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+
+// The frame's request_id when it is one, else kNoRequest: what an error reply to a frame that
+// does not decode can still say. Never throws.
+RequestId requestIdOf(const Frame& frame) noexcept;
+
+}  // namespace dfi::protocol
