@@ -29,7 +29,7 @@ std::vector<analysis::ComparedSeries> makeSeries() {
   for (int d = 0; d < kDrafters; ++d) {
     analysis::ComparedSeries& s = series[static_cast<std::size_t>(d)];
     s.run = d + 1;
-    s.mode = session::StepMode::TeacherForced;
+    s.mode = session::EvaluationMode::TeacherForced;
     s.label = "drafter-" + std::to_string(d);
     s.blockSize = kBlockSize;
     s.steps.reserve(static_cast<std::size_t>(kPrompts) * kStepsPerPrompt);

@@ -81,7 +81,7 @@ class TestInspectEngine : public QObject {
     const auto steps = context->steps(runs[0].runId, 0);
     QVERIFY(steps.size() >= 2);
     const session::StepRecord& step = steps[1];
-    QCOMPARE(step.mode, session::StepMode::TeacherForced);
+    QCOMPARE(step.mode, session::EvaluationMode::TeacherForced);
     auto view = std::make_unique<StatsView>(context.get());
     view->resize(1200, 800);
     view->show();

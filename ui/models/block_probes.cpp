@@ -130,7 +130,7 @@ std::optional<std::vector<std::int64_t>> sequenceThroughAnchor(const std::vector
   // Live steps rebuild the response; teacher-forced ones re-draft at its positions.
   std::vector<session::StepRecord> live;
   for (const session::StepRecord& s : steps)
-    if (s.mode == session::StepMode::Live) live.push_back(s);
+    if (s.mode == session::EvaluationMode::Live) live.push_back(s);
   const analysis::ResponseSequence sequence = analysis::ResponseSequence::build(prompt, live.empty() ? steps : live);
   std::vector<std::int64_t> ids;
   for (const analysis::SequenceToken& t : sequence.tokens) ids.push_back(t.id);

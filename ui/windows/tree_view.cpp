@@ -148,7 +148,7 @@ void TreeView::rebuild() {
                               : tr("Prompt %1, step %2: DDTree of %3 nodes rebuilt from the stored top-%4")
                                     .arg(step_->promptId).arg(step_->stepIndex).arg(layout.nodes.size() - 1).arg(topK_);
   text += tr("; it accepts %1 draft token(s), the block's draft chain accepted %2.").arg(treeAccepted).arg(step_->acceptedCount);
-  if (!showRecorded && step_->mode != session::StepMode::TeacherForced)
+  if (!showRecorded && step_->mode != session::EvaluationMode::TeacherForced)
     text += tr(" Paths are checked up to the first mismatch only: the target's tokens after it were not computed.");
   if (!showRecorded && layout.nodes.size() == 1) text += tr(" (The run stored no top-k for this block.)");
   headline_->setText(text);

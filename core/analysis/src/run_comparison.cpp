@@ -42,7 +42,7 @@ std::vector<ComparedSeries> loadComparedSeries(const std::vector<session::RunRec
                                                const StepSummaryScan& forEachStepSummary) {
   std::vector<ComparedSeries> out;
   for (const session::RunRecord& run : runs) {
-    std::map<session::StepMode, ComparedSeries> byMode;
+    std::map<session::EvaluationMode, ComparedSeries> byMode;
     int longest = 0;
     forEachStepSummary(run.runId, [&](const session::StepSummary& s) {
       byMode[s.mode].steps.push_back({s.promptId, s.anchorPosition, s.stepId, s.stepIndex, s.acceptLength()});

@@ -9,10 +9,10 @@
 namespace dfi::analysis {
 
 using session::PromptId;
-using session::StepMode;
+using session::EvaluationMode;
 
 std::vector<RunMetrics> computeRunMetrics(session::Reader& reader, const session::RunRecord& run) {
-  std::map<StepMode, std::map<PromptId, std::vector<int>>> lengths;
+  std::map<EvaluationMode, std::map<PromptId, std::vector<int>>> lengths;
   reader.forEachStep(run.runId, [&](const session::StepRecord& step) {
     lengths[step.mode][step.promptId].push_back(step.acceptLength());
   });
@@ -40,7 +40,7 @@ std::vector<RunMetrics> computeRunMetrics(session::Reader& reader, const session
     }
     metrics.steps = static_cast<std::int64_t>(all.size());
     metrics.tauReference = tauReference(responses);
-    if (mode == StepMode::Live) metrics.tauSglang = tauSglang(responses);
+    if (mode == EvaluationMode::Live) metrics.tauSglang = tauSglang(responses);
     metrics.tauVllm = tauVllm(responses);
     // A block size missing from the run record still gets a histogram wide enough for its steps.
     const int blockSize = std::max(run.blockSize, all.empty() ? 0 : *std::max_element(all.begin(), all.end()));

@@ -42,7 +42,7 @@ void placeRows(TreeLayout& layout) {
 }  // namespace
 
 std::vector<session::TokenId> verifiableTargetTokens(const session::StepRecord& step) {
-  if (step.mode == session::StepMode::TeacherForced) return step.targetTokens;
+  if (step.mode == session::EvaluationMode::TeacherForced) return step.targetTokens;
   const auto known = std::min(step.targetTokens.size(), static_cast<std::size_t>(step.acceptedCount) + 1);
   return {step.targetTokens.begin(), step.targetTokens.begin() + static_cast<std::ptrdiff_t>(known)};
 }

@@ -60,7 +60,7 @@ TEST(RunMetrics, SglangTauIsOnlyForLiveSteps) {
     writer.addPrompt({id, 0, "", 0, "", {1, 2}, 9});
     StepRecord step;
     step.runId = id;
-    step.mode = StepMode::TeacherForced;
+    step.mode = EvaluationMode::TeacherForced;
     step.draftTokens = {5, 6, 7, 8};
     step.targetTokens = {5, 6, 7, 9};
     step.acceptedCount = 3;
@@ -70,7 +70,7 @@ TEST(RunMetrics, SglangTauIsOnlyForLiveSteps) {
   Reader reader(path);
   const auto metrics = computeRunMetrics(reader, reader.runs().at(0));
   ASSERT_EQ(metrics.size(), 1u);
-  EXPECT_EQ(metrics[0].mode, StepMode::TeacherForced);
+  EXPECT_EQ(metrics[0].mode, EvaluationMode::TeacherForced);
   EXPECT_FALSE(metrics[0].tauSglang.has_value());
   EXPECT_DOUBLE_EQ(metrics[0].tauReference, 4.0);
 }

@@ -87,7 +87,7 @@ TEST(TreeLayout, TreeAcceptsTheTargetTokenTheChainMissed) {
   EXPECT_EQ(one.nodes[1].token, step.draftTokens[0]);
   // Teacher-forced blocks can be checked at every depth.
   session::StepRecord forced = step;
-  forced.mode = session::StepMode::TeacherForced;
+  forced.mode = session::EvaluationMode::TeacherForced;
   EXPECT_EQ(verifiableTargetTokens(forced).size(), static_cast<std::size_t>(kSlots));
   // No stored top-k: the root alone.
   session::StepRecord bare = step;

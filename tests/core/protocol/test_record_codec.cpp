@@ -29,7 +29,7 @@ s::StepRecord sampleStep() {
   step.runId = 3;
   step.promptId = 7;
   step.stepIndex = 5;
-  step.mode = s::StepMode::TeacherForced;
+  step.mode = s::EvaluationMode::TeacherForced;
   step.anchorPosition = 120;
   step.anchorToken = 1001;
   step.draftTokens = {5, 6, 7};

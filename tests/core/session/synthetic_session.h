@@ -46,7 +46,7 @@ inline StepRecord step(RunId runId, PromptId promptId, std::int32_t index, std::
   s.runId = runId;
   s.promptId = promptId;
   s.stepIndex = index;
-  s.mode = StepMode::Live;
+  s.mode = EvaluationMode::Live;
   s.anchorPosition = 100 + index * 4;
   s.anchorToken = static_cast<TokenId>(seed % 150000);
   s.acceptedCount = static_cast<std::int32_t>(seed % slots);

@@ -90,7 +90,7 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
 
     session::StepRecord step;
     step.stepIndex = static_cast<std::int32_t>(result.steps.size());
-    step.mode = session::StepMode::Live;
+    step.mode = session::EvaluationMode::Live;
     step.anchorPosition = start;
     step.anchorToken = static_cast<session::TokenId>(anchorToken);
     step.draftTokens = toTokenIds(drafts);

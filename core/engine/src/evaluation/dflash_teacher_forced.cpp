@@ -72,7 +72,7 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
       };
       session::StepRecord step;
       step.stepIndex = static_cast<std::int32_t>(steps.size());
-      step.mode = session::StepMode::TeacherForced;
+      step.mode = session::EvaluationMode::TeacherForced;
       step.anchorPosition = anchor;
       step.anchorToken = static_cast<session::TokenId>(ids.data_ptr<std::int64_t>()[anchor]);
       for (int i = 0; i < b - 1; ++i) {

@@ -113,7 +113,7 @@ std::pair<session::StepRecord, session::TreeRecord> ddtreeStep(const session::St
   const analysis::DDTree tree = analysis::buildDDTree(slotTopK(tf, k), budget, tf.anchorToken);
   const auto path = analysis::acceptedPath(tree, tf.targetTokens);
   session::StepRecord step = tf;
-  step.mode = session::StepMode::DDTree;
+  step.mode = session::EvaluationMode::DDTree;
   step.acceptedCount = static_cast<std::int32_t>(path.size()) - 1;
   // The bonus is the target's token after the path. A path through non-top-1 candidates can
   // reach the last slot where the chain did not: the target's token after the block is not in

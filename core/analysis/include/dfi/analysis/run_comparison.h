@@ -29,7 +29,7 @@ struct ComparedStep {
 // averaged together), in block order.
 struct ComparedSeries {
   session::RunId run = 0;
-  session::StepMode mode = session::StepMode::Live;
+  session::EvaluationMode mode = session::EvaluationMode::Live;
   std::string label;  // the run's name, with the mode when the run has several
   std::string drafter;
   int blockSize = 0;

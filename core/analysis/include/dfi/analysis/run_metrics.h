@@ -19,7 +19,7 @@ struct PromptTau {
 // One per (run, step mode) present: live, teacher-forced and DDTree steps are not averaged together.
 struct RunMetrics {
   session::RunId runId = 0;
-  session::StepMode mode = session::StepMode::Live;
+  session::EvaluationMode mode = session::EvaluationMode::Live;
   std::int64_t steps = 0;
   double tauReference = 0;
   // SGLang's tau divides a request's completion tokens by its verify steps: defined for live
