@@ -13,7 +13,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
-#include "models/run_comparison.h"
+#include "dfi/analysis/run_comparison.h"
 #include "windows/compare_view.h"
 
 using namespace dfi;
@@ -24,10 +24,10 @@ constexpr int kPrompts = 10'000, kDrafters = 4, kStepsPerPrompt = 16, kBlockSize
 
 // Teacher-forced-like runs: the same anchors in every run (so every block joins), acceptance
 // lengths that differ by drafter and vary by prompt and step.
-std::vector<ui::ComparedSeries> makeSeries() {
-  std::vector<ui::ComparedSeries> series(kDrafters);
+std::vector<analysis::ComparedSeries> makeSeries() {
+  std::vector<analysis::ComparedSeries> series(kDrafters);
   for (int d = 0; d < kDrafters; ++d) {
-    ui::ComparedSeries& s = series[static_cast<std::size_t>(d)];
+    analysis::ComparedSeries& s = series[static_cast<std::size_t>(d)];
     s.run = d + 1;
     s.mode = session::EvaluationMode::TeacherForced;
     s.label = "drafter-" + std::to_string(d);
@@ -56,7 +56,7 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
   QApplication app(argc, argv);
-  const std::vector<ui::ComparedSeries> series = makeSeries();
+  const std::vector<analysis::ComparedSeries> series = makeSeries();
   ui::CompareView view(nullptr);
   view.resize(1600, 1000);
   view.show();
@@ -74,8 +74,8 @@ int main(int argc, char** argv) {
     if (view.pair().prompts.size() != kPrompts) return 1;
 
     timer.start();
-    const std::vector<ui::SeriesStatistics> stats = ui::summarizeSeries(series);
-    const ui::PairComparison pair = ui::comparePair(series[0], stats[0], series[1], stats[1]);
+    const std::vector<analysis::SeriesStatistics> stats = analysis::summarizeSeries(series);
+    const analysis::PairComparison pair = analysis::comparePair(series[0], stats[0], series[1], stats[1]);
     statistics.push_back(ms(timer));
     if (pair.matchedBlocks != std::int64_t{kPrompts} * kStepsPerPrompt) return 1;
   }

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "dfi/analysis/metrics_export.h"
 #include "dfi/base/error.h"
 #include "dfi/session/export.h"
 #include "dfi/session/reader.h"
@@ -27,10 +28,17 @@ struct ExportOptions {
 
 int runExport(const ExportOptions& o) {
   const auto format = session::parseExportFormat(o.format);
-  const auto what = session::parseExportWhat(o.what);
+  // The records are the session library's to export; the metrics computed from them are
+  // dfi::analysis's, which reads the session through that library (not the other way round).
   session::Reader reader(o.session);
+  auto write = [&](std::ostream& out) {
+    if (o.what == "metrics")
+      analysis::exportRunMetrics(reader, format, out);
+    else
+      session::exportSession(reader, session::parseExportWhat(o.what), format, out);
+  };
   if (o.output.empty()) {
-    session::exportSession(reader, what, format, std::cout);
+    write(std::cout);
     std::cout.flush();
     if (!std::cout) throw IoError("cannot write to standard output");
     return 0;
@@ -40,7 +48,7 @@ int runExport(const ExportOptions& o) {
   {
     std::ofstream out(partial, std::ios::binary | std::ios::trunc);
     if (!out) throw IoError("cannot create the export file", {.file = partial});
-    session::exportSession(reader, what, format, out);
+    write(out);
     out.close();
     if (!out) throw IoError("writing the export failed (disk full?)", {.file = partial});
   }

@@ -10,21 +10,13 @@
 namespace dfi::eval {
 namespace {
 
-// Mean acceptance length of one response; nullopt for a response with no step.
-std::optional<double> responseTau(const analysis::ResponseAcceptance& r) {
-  if (r.stepAcceptLengths.empty()) return std::nullopt;
-  double sum = 0;
-  for (int length : r.stepAcceptLengths) sum += length;
-  return sum / static_cast<double>(r.stepAcceptLengths.size());
-}
-
 SummaryRow rowOf(const SummaryRun& run, const std::string& dataset,
                  const std::vector<analysis::ResponseAcceptance>& responses, double confidence, int resamples) {
   SummaryRow row{run.drafter, run.mode, run.variant, dataset};
   // Per-response means are what tau(reference) averages, so the bootstrap's estimate is it.
   std::vector<double> perResponse;
   for (const auto& r : responses) {
-    if (const auto tau = responseTau(r)) perResponse.push_back(*tau);
+    if (const auto tau = analysis::responseTau(r)) perResponse.push_back(*tau);
     row.steps += static_cast<std::int64_t>(r.stepAcceptLengths.size());
   }
   row.responses = static_cast<std::int64_t>(perResponse.size());
@@ -124,10 +116,10 @@ std::vector<TauComparison> pairedComparisons(std::span<const SummaryRun> runs, d
   auto compare = [&](const SummaryRun& run, const SummaryRun& baseline) {
     std::map<std::int64_t, double> base;
     for (const auto& r : baseline.responses)
-      if (const auto tau = responseTau(r.acceptance)) base[r.promptId] = *tau;
+      if (const auto tau = analysis::responseTau(r.acceptance)) base[r.promptId] = *tau;
     std::vector<double> a, b;
     for (const auto& r : inPromptOrder(run)) {
-      const auto tau = responseTau(r.acceptance);
+      const auto tau = analysis::responseTau(r.acceptance);
       const auto it = base.find(r.promptId);
       if (!tau || it == base.end()) continue;
       a.push_back(it->second);

@@ -76,9 +76,9 @@ inline void addStatistics(session::Writer& writer, session::RunId run, session::
 inline ProbeFixture writeProbeFixtureFile(const std::string& path) {
   ProbeFixture f;
   session::Writer writer(path, {.mode = session::OpenMode::Overwrite});
-  const FixtureShape shape{.prompts = 2, .stepsPerPrompt = 3, .blockSize = f.blockSize, .topK = 4};
-  const std::vector<session::RunId> runs = writeFixture(writer, shape);
-  f.anchor = static_cast<std::int64_t>(fixturePromptTokens(0).size());
+  const fixture::FixtureShape shape{.prompts = 2, .stepsPerPrompt = 3, .blockSize = f.blockSize, .topK = 4};
+  const std::vector<session::RunId> runs = fixture::writeFixture(writer, shape);
+  f.anchor = static_cast<std::int64_t>(fixture::fixturePromptTokens(0).size());
 
   session::RunRecord run;
   run.name = "drafter-gqa";
@@ -94,9 +94,9 @@ inline ProbeFixture writeProbeFixtureFile(const std::string& path) {
   prompt.runId = f.gqaRun;
   prompt.promptId = 0;
   prompt.text = "Question 0";
-  prompt.promptTokens = fixturePromptTokens(0);
+  prompt.promptTokens = fixture::fixturePromptTokens(0);
   writer.addPrompt(prompt);
-  session::StepRecord step = fixtureStep(0, 0, 0, f.anchor, f.blockSize - 1, shape.topK);
+  session::StepRecord step = fixture::fixtureStep(0, 0, 0, f.anchor, f.blockSize - 1, shape.topK);
   step.runId = f.gqaRun;
   f.gqaStep = writer.addStep(step);
 

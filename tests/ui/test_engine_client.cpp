@@ -41,13 +41,13 @@ session::RunRecord run(session::RunId id, const std::string& name) {
 std::vector<protocol::Frame> recordedRun() {
   std::vector<protocol::Frame> frames;
   auto add = [&](const protocol::Record& record) { frames.push_back(protocol::encodeRecord(record)); };
-  add(test::fixtureTokenStrings());
+  add(fixture::fixtureTokenStrings());
   add(run(7, "drafter-a/live/reference"));
-  const auto promptTokens = test::fixturePromptTokens(0);
+  const auto promptTokens = fixture::fixturePromptTokens(0);
   add(session::PromptRecord{.runId = 7, .promptId = 0, .text = "Question 0", .promptTokens = promptTokens});
   std::int64_t anchor = static_cast<std::int64_t>(promptTokens.size());
   for (session::StepId id : {100, 105}) {
-    session::StepRecord step = test::fixtureStep(0, 0, id == 100 ? 0 : 1, anchor, kSlots, kTopK);
+    session::StepRecord step = fixture::fixtureStep(0, 0, id == 100 ? 0 : 1, anchor, kSlots, kTopK);
     step.stepId = id;
     step.runId = 7;
     anchor += step.acceptedCount + 1;
@@ -66,7 +66,7 @@ std::vector<protocol::Frame> recordedRun() {
   add(finished);
   add(run(9, "drafter-b/live/reference"));
   add(session::PromptRecord{.runId = 9, .promptId = 0, .text = "Question 0", .promptTokens = promptTokens});
-  session::StepRecord step = test::fixtureStep(1, 0, 0, static_cast<std::int64_t>(promptTokens.size()), kSlots, kTopK);
+  session::StepRecord step = fixture::fixtureStep(1, 0, 0, static_cast<std::int64_t>(promptTokens.size()), kSlots, kTopK);
   step.stepId = 200;
   step.runId = 9;
   add(step);
@@ -138,7 +138,7 @@ class TestEngineClient : public QObject {
   void idsThatGoBackwardsAreAFailure() {
     QTemporaryDir dir;
     std::vector<protocol::Frame> records = recordedRun();
-    session::StepRecord stale = test::fixtureStep(0, 0, 2, 20, kSlots, kTopK);
+    session::StepRecord stale = fixture::fixtureStep(0, 0, 2, 20, kSlots, kTopK);
     stale.stepId = 50;
     stale.runId = 9;
     records.push_back(protocol::encodeRecord(stale));

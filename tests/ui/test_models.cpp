@@ -1,5 +1,6 @@
-// View-free pieces: the response rebuilt from step records, the token table model under
-// QAbstractItemModelTester, and the log relay bringing spdlog lines from other threads.
+// View-free pieces: the token table model under QAbstractItemModelTester, and the log relay
+// bringing spdlog lines from other threads (the response rebuilt from step records:
+// tests/core/analysis/test_response_sequence.cpp).
 
 #include <thread>
 
@@ -9,7 +10,6 @@
 
 #include "context/log_relay.h"
 #include "dfi/base/log.h"
-#include "models/response_sequence.h"
 #include "models/token_table_model.h"
 #include "session_fixture.h"
 
@@ -19,35 +19,10 @@ using dfi::session::StepRecord;
 class TestModels : public QObject {
   Q_OBJECT
  private slots:
-  void responseIsPromptThenCommittedTokens() {
-    const std::vector<dfi::session::TokenId> prompt = test::fixturePromptTokens(0);  // 10 tokens
-    std::vector<StepRecord> steps;
-    std::int64_t anchor = 10;
-    for (int s = 0; s < 3; ++s) {
-      steps.push_back(test::fixtureStep(0, 0, s, anchor, 7, 4));
-      anchor += steps.back().acceptedCount + 1;
-    }
-    const ResponseSequence seq = ResponseSequence::build(prompt, steps);
-    QCOMPARE(seq.promptLength, 10);
-    QCOMPARE(static_cast<std::int64_t>(seq.tokens.size()), anchor + 1);  // through the last bonus
-    for (std::size_t p = 0; p < seq.tokens.size(); ++p) QCOMPARE(seq.tokens[p].id, test::trueToken(std::int64_t(p)));
-    QCOMPARE(seq.tokens[10].origin, TokenOrigin::FirstSample);
-    const int a0 = steps[0].acceptedCount;
-    if (a0 > 0) QCOMPARE(seq.tokens[11].origin, TokenOrigin::AcceptedDraft);
-    QCOMPARE(seq.tokens[std::size_t(10 + a0 + 1)].origin, TokenOrigin::Bonus);
-    QCOMPARE(seq.tokens[std::size_t(10 + a0 + 1)].stepIndex, 0);
-  }
-
-  void aGapInTheStepsEndsTheResponse() {
-    std::vector<StepRecord> steps{test::fixtureStep(0, 0, 0, 10, 7, 4), test::fixtureStep(0, 0, 2, 40, 7, 4)};
-    const ResponseSequence seq = ResponseSequence::build(test::fixturePromptTokens(0), steps);
-    QCOMPARE(static_cast<std::int64_t>(seq.tokens.size()), 10 + steps[0].acceptedCount + 2);
-  }
-
   void tokenTableShowsTheBlock() {
     TokenTableModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
-    StepRecord step = test::fixtureStep(0, 0, 1, 20, 7, 4);  // accepts 5 of 7
+    StepRecord step = dfi::fixture::fixtureStep(0, 0, 1, 20, 7, 4);  // accepts 5 of 7
     QCOMPARE(step.acceptedCount, 5);
     model.setBlock(step, 4, [](dfi::session::TokenId id) { return QStringLiteral("tok%1").arg(id); });
     QCOMPARE(model.rowCount(), 8);

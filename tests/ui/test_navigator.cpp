@@ -65,7 +65,7 @@ class TestNavigator : public QObject {
   void initTestCase() {
     test::isolateSettings();
     path_ = dir_.filePath(QStringLiteral("fixture.dfi"));
-    test::writeFixtureFile(path_.toStdString());
+    dfi::fixture::writeFixtureFile(path_.toStdString());
   }
 
   void modelShowsRunsPromptsAndAcceptance() {
@@ -77,7 +77,7 @@ class TestNavigator : public QObject {
     // Expected figures straight from the fixture's acceptance rule (B = 8: 7 draft slots).
     auto tau = [](int run, int prompt) {
       double sum = 0;
-      for (int s = 0; s < 6; ++s) sum += test::fixtureAccepted(run, prompt, s, 7) + 1;
+      for (int s = 0; s < 6; ++s) sum += dfi::fixture::fixtureAccepted(run, prompt, s, 7) + 1;
       return sum / 6;
     };
     const char* datasets[] = {"gsm8k", "gsm8k", "humaneval"};
@@ -138,7 +138,7 @@ class TestNavigator : public QObject {
     int expected = 0;
     for (int run = 0; run < 2; ++run)
       for (int p = 0; p < 3; ++p)
-        for (int s = 0; s < 6; ++s) expected += test::fixtureAccepted(run, p, s, 7) == 0;
+        for (int s = 0; s < 6; ++s) expected += dfi::fixture::fixtureAccepted(run, p, s, 7) == 0;
     QCOMPARE(countSteps(filter), expected);
     filter.setMaxAcceptance(std::nullopt);
 
@@ -196,7 +196,7 @@ class TestNavigator : public QObject {
   void followsAFileBeingWritten() {
     const QString live = dir_.filePath(QStringLiteral("live.dfi"));
     dfi::session::Writer writer(live.toStdString(), {.mode = dfi::session::OpenMode::Overwrite});
-    const auto runs = test::writeFixture(writer, {.prompts = 1, .stepsPerPrompt = 2});
+    const auto runs = dfi::fixture::writeFixture(writer, {.prompts = 1, .stepsPerPrompt = 2});
     auto context = makeContext();
     QVERIFY(context->open(live));
     NavigatorModel model(context.get());
@@ -216,9 +216,9 @@ class TestNavigator : public QObject {
     prompt.runId = runs[0];
     prompt.promptId = 7;
     prompt.dataset = "live";
-    prompt.promptTokens = test::fixturePromptTokens(0);
+    prompt.promptTokens = dfi::fixture::fixturePromptTokens(0);
     writer.addPrompt(prompt);
-    dfi::session::StepRecord step = test::fixtureStep(0, 7, 0, 10, 7, 4);
+    dfi::session::StepRecord step = dfi::fixture::fixtureStep(0, 7, 0, 10, 7, 4);
     step.runId = runs[0];
     writer.addStep(step);
     writer.flush();

@@ -18,6 +18,7 @@
 #include "context/file_session_source.h"
 #include "context/inspect_client.h"
 #include "context/session_context.h"
+#include "dfi/analysis/hidden_statistics.h"
 #include "dfi/tensorfile/safetensors_writer.h"
 #include "gui_test_support.h"
 #include "models/block_probes.h"
@@ -127,7 +128,7 @@ class TestProbeViews : public QObject {
     QVERIFY2(csv.header[anchorColumn].startsWith(QStringLiteral("s0 ")), qPrintable(csv.header[anchorColumn]));
     QCOMPARE(csv.rows[3][anchorColumn].toDouble(), 0.6);
     // Context keys carry their position and token text.
-    QCOMPARE(csv.header[1], QStringLiteral("0 ") + context_->tokenText(test::trueToken(0)));
+    QCOMPARE(csv.header[1], QStringLiteral("0 ") + context_->tokenText(fixture::trueToken(0)));
     test::saveScreenshot(&view, QStringLiteral("attention-head"));
     view.choose(0, AttentionGrid::kMax);
     waitForResample(view.plot());
@@ -146,7 +147,7 @@ class TestProbeViews : public QObject {
     const auto request = inspectRequestFor(*context_, fixture_.bareStep, &why);
     QVERIFY2(request.has_value(), qPrintable(why));
     QCOMPARE(request->ids.size(), static_cast<std::size_t>(fixture_.anchor + 1));
-    QCOMPARE(request->ids[0], std::int64_t{test::trueToken(0)});
+    QCOMPARE(request->ids[0], std::int64_t{fixture::trueToken(0)});
     QCOMPARE(request->anchor, fixture_.anchor);
     QCOMPARE(request->target, std::string("/models/target"));
     QCOMPARE(request->drafter, std::string("/models/drafter-b"));
@@ -158,7 +159,7 @@ class TestProbeViews : public QObject {
     QVERIFY(laterRequest.has_value());
     QCOMPARE(laterRequest->ids.size(), static_cast<std::size_t>(later.anchorPosition + 1));
     for (std::int64_t p = 0; p <= later.anchorPosition; ++p)
-      QCOMPARE(laterRequest->ids[static_cast<std::size_t>(p)], std::int64_t{test::trueToken(p)});
+      QCOMPARE(laterRequest->ids[static_cast<std::size_t>(p)], std::int64_t{fixture::trueToken(p)});
   }
 
   // An engine that cannot be started is said so in the view, and the next try starts it anew.
@@ -279,6 +280,40 @@ class TestProbeViews : public QObject {
     view.chooseSeries(2);
     QVERIFY(!view.difference()->isVisible());
     QVERIFY2(view.status().contains(QStringLiteral("no tensor")), qPrintable(view.status()));
+  }
+
+  // An imported dump's statistics are dfi::analysis's definition, the engine's too
+  // (tests/engine/test_hidden_stats.cpp): the same values give the same numbers, NaN and Inf
+  // included, whichever side computed them.
+  void dumpStatisticsAreTheAnalysisDefinition() {
+    const std::int64_t positions = 5, hidden = 6;
+    std::vector<float> values;
+    for (std::int64_t i = 0; i < positions * hidden; ++i) values.push_back(std::sin(static_cast<float>(i)) * 3.0f + 0.25f);
+    values[7] = std::numeric_limits<float>::quiet_NaN();
+    values[14] = std::numeric_limits<float>::infinity();
+    values[15] = -std::numeric_limits<float>::infinity();
+    const QString dump = dir_.filePath(QStringLiteral("awkward.safetensors"));
+    tensorfile::SafetensorsWriter writer(dump.toStdString());
+    writer.add("hidden_states.2", tensorfile::DType::F32, {positions, hidden}, std::as_bytes(std::span<const float>(values)));
+    writer.finish();
+
+    StatisticSeries ours;  // the session's tap 1 over positions [1, 5)
+    ours.tensor = "target.tap";
+    ours.layer = 1;
+    ours.stats["mean"].resize(4);
+    QString why;
+    const std::optional<StatisticSeries> theirs = ImportedDump(dump.toStdString()).seriesFor(ours, positions, &why);
+    QVERIFY2(theirs.has_value(), qPrintable(why));
+    const std::vector<double> rows(values.begin() + hidden, values.end());
+    const auto expected = analysis::hiddenStatisticRecords(rows, hidden, "target.tap", 1);
+    QCOMPARE(theirs->stats.size(), expected.size());
+    for (const session::StatisticRecord& r : expected) {
+      const std::vector<float>* got = theirs->stat(r.name.substr(std::string("target.tap.").size()));
+      QVERIFY2(got, qPrintable(QString::fromStdString(r.name)));
+      QCOMPARE(*got, r.values);
+    }
+    QCOMPARE(theirs->stat("nan")->at(0), 1.0f);  // position 1 holds the NaN
+    QCOMPARE(theirs->stat("inf")->at(1), 2.0f);  // position 2 both infinities
   }
 
   // A long context: 4 layers x 32 heads x 16 slots x (2048 + 16) keys (68 MB of probabilities)

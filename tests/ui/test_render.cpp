@@ -20,7 +20,7 @@ class TestRender : public QObject {
   void writesEveryViewOfABlock() {
     QTemporaryDir dir;
     const QString session = dir.filePath(QStringLiteral("s.dfi"));
-    test::writeFixtureFile(session.toStdString());
+    dfi::fixture::writeFixtureFile(session.toStdString());
     const QString out = dir.filePath(QStringLiteral("renders"));
     QCOMPARE(renderViews({session, renderableViews(), std::nullopt, out, QStringLiteral("png")}), 0);
     for (const QString& view : renderableViews()) {
@@ -39,7 +39,7 @@ class TestRender : public QObject {
   void badRequestsEndWithAnExitCode() {
     QTemporaryDir dir;
     const QString session = dir.filePath(QStringLiteral("s.dfi"));
-    test::writeFixtureFile(session.toStdString());
+    dfi::fixture::writeFixtureFile(session.toStdString());
     QCOMPARE(renderViews({session, {QStringLiteral("nope")}, std::nullopt, dir.path(), QStringLiteral("png")}), 2);
     QCOMPARE(renderViews({dir.filePath(QStringLiteral("missing.dfi")), {QStringLiteral("mask")}, std::nullopt,
                           dir.path(), QStringLiteral("png")}),

@@ -52,7 +52,7 @@ class TestSessionPanels : public QObject {
   void initTestCase() {
     test::isolateSettings();
     path_ = dir_.filePath(QStringLiteral("session.dfi"));
-    test::writeFixtureFile(path_.toStdString());
+    dfi::fixture::writeFixtureFile(path_.toStdString());
   }
 
   void selectingAStepDrivesEveryPanel() {
@@ -73,7 +73,7 @@ class TestSessionPanels : public QObject {
     // Token view: anchor + 7 slots; the accepted prefix, the first mismatch, the rest rejected.
     TokenTableModel* tokens = window.tokenView()->model();
     QCOMPARE(tokens->rowCount(), 8);
-    const int accepted = test::fixtureAccepted(0, 1, 2, 7);
+    const int accepted = dfi::fixture::fixtureAccepted(0, 1, 2, 7);
     for (int row = 0; row < 8; ++row) {
       const auto state = State(tokens->index(row, 0).data(TokenTableModel::SlotStateRole).toInt());
       const State expected = row == 0                ? State::Anchor
@@ -138,7 +138,7 @@ class TestSessionPanels : public QObject {
   // the step's own field says otherwise) and its drafter's sliding window, not a default.
   void maskDrawsTheRunsVariantAndWindow() {
     const QString path = dir_.filePath(QStringLiteral("sliding.dfi"));
-    test::writeFixtureFile(path.toStdString(), {.maskVariant = dfi::session::MaskVariant::AnchorVisible, .slidingWindow = 6});
+    dfi::fixture::writeFixtureFile(path.toStdString(), {.maskVariant = dfi::session::MaskVariant::AnchorVisible, .slidingWindow = 6});
     MainWindow window;
     window.resize(1280, 720);
     window.show();
@@ -188,7 +188,7 @@ class TestSessionPanels : public QObject {
   void panelsFollowAFileBeingWritten() {
     const QString live = dir_.filePath(QStringLiteral("live.dfi"));
     dfi::session::Writer writer(live.toStdString(), {.mode = dfi::session::OpenMode::Overwrite});
-    const auto runs = test::writeFixture(writer, {.prompts = 1, .stepsPerPrompt = 2});
+    const auto runs = dfi::fixture::writeFixture(writer, {.prompts = 1, .stepsPerPrompt = 2});
     MainWindow window;
     window.show();
     QVERIFY(window.openFile(live));
@@ -202,7 +202,7 @@ class TestSessionPanels : public QObject {
     // The next step of the same response, as the engine would append it.
     const auto previous = window.context()->steps(runs[0], 0).back();
     const std::int64_t anchor = previous.anchorPosition + previous.acceptedCount + 1;
-    dfi::session::StepRecord next = test::fixtureStep(0, 0, 2, anchor, 7, 4);
+    dfi::session::StepRecord next = dfi::fixture::fixtureStep(0, 0, 2, anchor, 7, 4);
     next.runId = runs[0];
     writer.addStep(next);
     writer.flush();

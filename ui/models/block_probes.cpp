@@ -8,7 +8,7 @@
 
 #include "context/session_context.h"
 #include "dfi/session/hidden_statistics.h"
-#include "models/response_sequence.h"
+#include "dfi/analysis/response_sequence.h"
 
 namespace dfi::ui {
 namespace {
@@ -131,9 +131,9 @@ std::optional<std::vector<std::int64_t>> sequenceThroughAnchor(const std::vector
   std::vector<session::StepRecord> live;
   for (const session::StepRecord& s : steps)
     if (s.mode == session::EvaluationMode::Live) live.push_back(s);
-  const ResponseSequence sequence = ResponseSequence::build(prompt, live.empty() ? steps : live);
+  const analysis::ResponseSequence sequence = analysis::ResponseSequence::build(prompt, live.empty() ? steps : live);
   std::vector<std::int64_t> ids;
-  for (const SequenceToken& t : sequence.tokens) ids.push_back(t.id);
+  for (const analysis::SequenceToken& t : sequence.tokens) ids.push_back(t.id);
   // A step's own anchor token may be the one position the rebuild lacks.
   for (const session::StepRecord& s : steps)
     if (s.anchorPosition == static_cast<std::int64_t>(ids.size())) ids.push_back(s.anchorToken);

@@ -4,7 +4,7 @@ namespace dfi::ui {
 
 BlockRegressionModel::BlockRegressionModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-void BlockRegressionModel::setRegressions(std::vector<BlockRegression> regressions) {
+void BlockRegressionModel::setRegressions(std::vector<analysis::BlockRegression> regressions) {
   beginResetModel();
   rows_ = std::move(regressions);
   endResetModel();
@@ -18,7 +18,7 @@ int BlockRegressionModel::columnCount(const QModelIndex& parent) const { return 
 
 QVariant BlockRegressionModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
-  const BlockRegression& r = rows_[static_cast<std::size_t>(index.row())];
+  const analysis::BlockRegression& r = rows_[static_cast<std::size_t>(index.row())];
   if (role == Qt::TextAlignmentRole) return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
   if (role == Qt::ToolTipRole)
     return tr("prompt %1, anchor at position %2: A accepted %3 (its step id %4), B %5 (step %6, step index %7)")

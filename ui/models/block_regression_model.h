@@ -7,7 +7,7 @@
 
 #include <QAbstractTableModel>
 
-#include "models/run_comparison.h"
+#include "dfi/analysis/run_comparison.h"
 
 namespace dfi::ui {
 
@@ -18,8 +18,8 @@ class BlockRegressionModel : public QAbstractTableModel {
 
   explicit BlockRegressionModel(QObject* parent = nullptr);
 
-  void setRegressions(std::vector<BlockRegression> regressions);
-  const BlockRegression& regression(int row) const { return rows_[static_cast<std::size_t>(row)]; }
+  void setRegressions(std::vector<analysis::BlockRegression> regressions);
+  const analysis::BlockRegression& regression(int row) const { return rows_[static_cast<std::size_t>(row)]; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -27,7 +27,7 @@ class BlockRegressionModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
  private:
-  std::vector<BlockRegression> rows_;
+  std::vector<analysis::BlockRegression> rows_;
 };
 
 }  // namespace dfi::ui

@@ -1,10 +1,8 @@
 #include "models/dump_statistics.h"
 
-#include <algorithm>
-#include <cmath>
 #include <filesystem>
-#include <limits>
 
+#include "dfi/analysis/hidden_statistics.h"
 #include "dfi/analysis/tap_names.h"
 #include "dfi/session/hidden_statistics.h"
 #include "dfi/tensorfile/element_values.h"
@@ -30,48 +28,6 @@ ImportedDump::~ImportedDump() = default;
 
 QString ImportedDump::fileName() const {
   return QString::fromStdString(std::filesystem::path(path_).filename().string());
-}
-
-StatisticSeries statisticsOfRows(const std::vector<double>& values, std::int64_t hidden) {
-  StatisticSeries s;
-  const std::int64_t rows = hidden > 0 ? static_cast<std::int64_t>(values.size()) / hidden : 0;
-  for (const auto name : hs::kPerPositionStats) s.stats[std::string(name)].resize(static_cast<std::size_t>(rows));
-  for (std::int64_t r = 0; r < rows; ++r) {
-    double sum = 0, squares = 0, absmax = 0;
-    std::int64_t nan = 0, inf = 0, finite = 0;
-    for (std::int64_t i = 0; i < hidden; ++i) {
-      const double v = values[static_cast<std::size_t>(r * hidden + i)];
-      if (std::isnan(v)) { ++nan; continue; }
-      if (std::isinf(v)) { ++inf; continue; }
-      ++finite;
-      sum += v;
-      squares += v * v;
-      absmax = std::max(absmax, std::abs(v));
-    }
-    const double n = std::max<double>(1, static_cast<double>(finite));
-    const double mean = sum / n;
-    const auto at = static_cast<std::size_t>(r);
-    s.stats["mean"][at] = static_cast<float>(mean);
-    s.stats["std"][at] = static_cast<float>(std::sqrt(std::max(0.0, squares / n - mean * mean)));
-    s.stats["rms"][at] = static_cast<float>(std::sqrt(squares / n));
-    s.stats["absmax"][at] = static_cast<float>(absmax);
-    s.stats["nan"][at] = static_cast<float>(nan);
-    s.stats["inf"][at] = static_cast<float>(inf);
-  }
-  // The histogram of every finite value, 64 bins over [min, max], as the engine records it.
-  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  for (double v : values)
-    if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
-  if (lo <= hi) {
-    std::vector<float> counts(hs::kHistogramBins, 0.0f);
-    const double width = hi > lo ? (hi - lo) / hs::kHistogramBins : 1.0;
-    for (double v : values)
-      if (std::isfinite(v))
-        counts[static_cast<std::size_t>(std::clamp<double>(std::floor((v - lo) / width), 0, hs::kHistogramBins - 1))] += 1;
-    s.stats[std::string(hs::kHistogram)] = std::move(counts);
-    s.stats[std::string(hs::kHistogramRange)] = {static_cast<float>(lo), static_cast<float>(hi)};
-  }
-  return s;
 }
 
 std::optional<StatisticSeries> ImportedDump::seriesFor(const StatisticSeries& ours, std::int64_t end, QString* why) const {
@@ -102,10 +58,9 @@ std::optional<StatisticSeries> ImportedDump::seriesFor(const StatisticSeries& ou
                     .arg(end - 1));
   std::vector<double> values(static_cast<std::size_t>(n * shape[1]));
   tensorfile::readElements(view, first * shape[1], values);
-  StatisticSeries s = statisticsOfRows(values, shape[1]);
-  s.tensor = ours.tensor;
-  s.layer = ours.layer;
-  return s;
+  // Grouped as the session's records are: one series, named and placed like `ours`.
+  return std::move(groupStatistics(analysis::hiddenStatisticRecords(values, shape[1], ours.tensor, ours.layer))
+                       .statistics.front());
 }
 
 }  // namespace dfi::ui

@@ -1,8 +1,8 @@
 #pragma once
 // Per-position statistics of an imported external dump (a training pipeline's or transformers'
-// hidden states, safetensors), computed the way the engine computes its own (mean, std, rms,
-// abs-max, NaN and Inf counts over the hidden dimension), so a run's recorded statistics can be
-// overlaid with the dump's. Tensors are paired by core/analysis tap_names (the rules of
+// hidden states, safetensors), computed by the definition the engine records its own with
+// (dfi/analysis/hidden_statistics.h: mean, std, rms, abs-max over the finite values, NaN and Inf
+// counts), so a run's recorded statistics can be overlaid with the dump's. Tensors are paired by core/analysis tap_names (the rules of
 // `dflash-eval diff-dump`: transformers' hidden_states.<k> is our hidden.<k-1>, the target tap
 // of layer k-1). Torch-free.
 
@@ -38,8 +38,5 @@ class ImportedDump {
   std::string path_;
   std::unique_ptr<tensorfile::SafetensorsFile> file_;
 };
-
-// The statistics of rows [first, first + count) of a [rows, hidden] float matrix (row-major).
-StatisticSeries statisticsOfRows(const std::vector<double>& values, std::int64_t hidden);
 
 }  // namespace dfi::ui

@@ -138,8 +138,7 @@ std::optional<double> NavigatorModel::promptAcceptance(session::RunId runId, ses
   const auto it = run.promptRow.find(promptId);
   if (it == run.promptRow.end()) return std::nullopt;
   const Prompt& prompt = run.prompts[static_cast<std::size_t>(it->second)];
-  if (prompt.steps.empty()) return std::nullopt;
-  return prompt.acceptSum / static_cast<double>(prompt.steps.size());
+  return prompt.acceptance.tau();
 }
 
 QList<QPair<session::RunId, QString>> NavigatorModel::runNames() const {
@@ -185,13 +184,14 @@ QVariant NavigatorModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant NavigatorModel::runData(const Run& run, int column, int role) const {
-  const double tau = run.stepCount ? run.acceptSum / run.stepCount : 0.0;
+  const double tau = run.acceptance.tau().value_or(0.0);
+  const int steps = static_cast<int>(run.acceptance.steps);
   const QString name = run.record.name.empty() ? tr("run %1").arg(run.record.runId) : QString::fromStdString(run.record.name);
   switch (role) {
     case Qt::DisplayRole:
       if (column == NameColumn) return name;
-      if (column == AcceptanceColumn) return run.stepCount ? tauText(tau) : QString();
-      if (column == StepsColumn) return run.stepCount;
+      if (column == AcceptanceColumn) return steps ? tauText(tau) : QString();
+      if (column == StepsColumn) return steps;
       if (column == GarbledColumn) return run.garbledSteps;
       return {};
     case Qt::ToolTipRole:
@@ -211,7 +211,7 @@ QVariant NavigatorModel::runData(const Run& run, int column, int role) const {
 }
 
 QVariant NavigatorModel::promptData(const Run& run, const Prompt& prompt, int column, int role) const {
-  const double tau = prompt.steps.empty() ? 0.0 : prompt.acceptSum / static_cast<double>(prompt.steps.size());
+  const double tau = prompt.acceptance.tau().value_or(0.0);
   switch (role) {
     case Qt::DisplayRole:
       if (column == NameColumn)

@@ -13,7 +13,7 @@ NavigatorStep NavigatorStep::summarize(const session::StepSummary& step) {
 int NavigatorRun::addPrompt(session::PromptId id, QString dataset, QString text) {
   if (auto it = promptRow.find(id); it != promptRow.end()) return it->second;
   const int row = static_cast<int>(prompts.size());
-  prompts.push_back({id, std::move(dataset), std::move(text), {}, 0, 0});
+  prompts.push_back({id, std::move(dataset), std::move(text), {}, {}, 0});
   promptRow.emplace(id, row);
   return row;
 }
@@ -21,10 +21,9 @@ int NavigatorRun::addPrompt(session::PromptId id, QString dataset, QString text)
 void NavigatorRun::addStep(int row, const NavigatorStep& step) {
   NavigatorPrompt& prompt = prompts[static_cast<std::size_t>(row)];
   prompt.steps.push_back(step);
-  prompt.acceptSum += step.acceptLength;
+  prompt.acceptance.add(step.acceptLength);
   prompt.garbledSteps += step.garbledSlots > 0;
-  acceptSum += step.acceptLength;
-  stepCount += 1;
+  acceptance.add(step.acceptLength);
   garbledSteps += step.garbledSlots > 0;
   lastStep = std::max(lastStep, step.id);
 }

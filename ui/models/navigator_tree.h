@@ -10,6 +10,7 @@
 
 #include <QString>
 
+#include "dfi/analysis/acceptance.h"
 #include "dfi/session/records.h"
 
 namespace dfi::ui {
@@ -31,7 +32,7 @@ struct NavigatorPrompt {
   QString dataset;
   QString text;
   std::vector<NavigatorStep> steps;
-  double acceptSum = 0;
+  analysis::AcceptanceTally acceptance;  // its tau is the prompt's
   int garbledSteps = 0;
 };
 
@@ -39,8 +40,7 @@ struct NavigatorRun {
   session::RunRecord record;
   std::vector<NavigatorPrompt> prompts;
   std::unordered_map<session::PromptId, int> promptRow;
-  double acceptSum = 0;
-  int stepCount = 0;
+  analysis::AcceptanceTally acceptance;  // every step of the run: its tau is the pooled one
   int garbledSteps = 0;
   // Step ids grow in write order and one pass over a run is one consistent read: a step of
   // this run at or below this id is already counted (it may be reported again by a follower).

@@ -15,7 +15,7 @@ QColor TauTableModel::seriesColour(int row) {
   return colours[row % 10];
 }
 
-void TauTableModel::setRows(const std::vector<ComparedSeries>& series, const std::vector<SeriesStatistics>& stats,
+void TauTableModel::setRows(const std::vector<analysis::ComparedSeries>& series, const std::vector<analysis::SeriesStatistics>& stats,
                             int shown) {
   beginResetModel();
   rows_.clear();

@@ -8,7 +8,7 @@
 #include <QAbstractTableModel>
 #include <QColor>
 
-#include "models/run_comparison.h"
+#include "dfi/analysis/run_comparison.h"
 
 namespace dfi::ui {
 
@@ -20,7 +20,7 @@ class TauTableModel : public QAbstractTableModel {
   explicit TauTableModel(QObject* parent = nullptr);
 
   // The first `shown` rows start ticked.
-  void setRows(const std::vector<ComparedSeries>& series, const std::vector<SeriesStatistics>& stats, int shown);
+  void setRows(const std::vector<analysis::ComparedSeries>& series, const std::vector<analysis::SeriesStatistics>& stats, int shown);
   std::vector<int> shownRows() const;
   static QColor seriesColour(int row);
 

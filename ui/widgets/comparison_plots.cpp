@@ -50,8 +50,8 @@ QColor ComparisonPlots::worseColour() { return QColor(0xd7, 0x30, 0x1f); }
 
 void ComparisonPlots::clear() { draw({}, {}, {}, -1, -1, {}); }
 
-void ComparisonPlots::draw(const std::vector<ComparedSeries>& series, const std::vector<SeriesStatistics>& stats,
-                           const std::vector<int>& shown, int a, int b, const PairComparison& pair) {
+void ComparisonPlots::draw(const std::vector<analysis::ComparedSeries>& series, const std::vector<analysis::SeriesStatistics>& stats,
+                           const std::vector<int>& shown, int a, int b, const analysis::PairComparison& pair) {
   drawHistogram(series, stats, shown);
   drawSlotCurves(series, stats, shown);
   const auto valid = [&](int i) { return i >= 0 && i < static_cast<int>(series.size()); };
@@ -59,8 +59,8 @@ void ComparisonPlots::draw(const std::vector<ComparedSeries>& series, const std:
               valid(b) ? &series[static_cast<std::size_t>(b)] : nullptr, pair);
 }
 
-void ComparisonPlots::drawHistogram(const std::vector<ComparedSeries>& series,
-                                    const std::vector<SeriesStatistics>& stats, const std::vector<int>& shown) {
+void ComparisonPlots::drawHistogram(const std::vector<analysis::ComparedSeries>& series,
+                                    const std::vector<analysis::SeriesStatistics>& stats, const std::vector<int>& shown) {
   histogram_->clearPlottables();
   histogramData_ = {{tr("run"), tr("acceptance_length"), tr("steps"), tr("fraction")}, {}};
   auto* group = new QCPBarsGroup(histogram_);
@@ -68,7 +68,7 @@ void ComparisonPlots::drawHistogram(const std::vector<ComparedSeries>& series,
   int longest = 1;
   const double width = 0.85 / std::max<std::size_t>(shown.size(), 1);
   for (int i : shown) {
-    const SeriesStatistics& s = stats[static_cast<std::size_t>(i)];
+    const analysis::SeriesStatistics& s = stats[static_cast<std::size_t>(i)];
     const QString label = QString::fromStdString(series[static_cast<std::size_t>(i)].label);
     auto* bars = new QCPBars(histogram_->xAxis, histogram_->yAxis);
     bars->setName(label);
@@ -90,13 +90,13 @@ void ComparisonPlots::drawHistogram(const std::vector<ComparedSeries>& series,
   histogram_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void ComparisonPlots::drawSlotCurves(const std::vector<ComparedSeries>& series,
-                                     const std::vector<SeriesStatistics>& stats, const std::vector<int>& shown) {
+void ComparisonPlots::drawSlotCurves(const std::vector<analysis::ComparedSeries>& series,
+                                     const std::vector<analysis::SeriesStatistics>& stats, const std::vector<int>& shown) {
   slotCurves_->clearGraphs();
   slotCurveData_ = {{tr("run"), tr("slot"), tr("acceptance_rate")}, {}};
   int slotCount = 1;
   for (int i : shown) {
-    const SeriesStatistics& s = stats[static_cast<std::size_t>(i)];
+    const analysis::SeriesStatistics& s = stats[static_cast<std::size_t>(i)];
     const QString label = QString::fromStdString(series[static_cast<std::size_t>(i)].label);
     QCPGraph* graph = slotCurves_->addGraph();
     graph->setName(label);
@@ -114,7 +114,7 @@ void ComparisonPlots::drawSlotCurves(const std::vector<ComparedSeries>& series,
   slotCurves_->replot(QCustomPlot::rpQueuedReplot);
 }
 
-void ComparisonPlots::drawScatter(const ComparedSeries* a, const ComparedSeries* b, const PairComparison& pair) {
+void ComparisonPlots::drawScatter(const analysis::ComparedSeries* a, const analysis::ComparedSeries* b, const analysis::PairComparison& pair) {
   scatter_->clearGraphs();
   scatter_->clearItems();
   scatterData_ = {{tr("prompt"), tr("tau_a"), tr("tau_b")}, {}};

@@ -8,7 +8,7 @@
 
 #include <QWidget>
 
-#include "models/run_comparison.h"
+#include "dfi/analysis/run_comparison.h"
 #include "widgets/view_export.h"
 
 class QCustomPlot;
@@ -22,8 +22,8 @@ class ComparisonPlots : public QWidget {
 
   // `shown`: indices of the series to draw in the histogram and the slot curves (their
   // colours follow TauTableModel::seriesColour); a and b: the scatter's pair (-1: none).
-  void draw(const std::vector<ComparedSeries>& series, const std::vector<SeriesStatistics>& stats,
-            const std::vector<int>& shown, int a, int b, const PairComparison& pair);
+  void draw(const std::vector<analysis::ComparedSeries>& series, const std::vector<analysis::SeriesStatistics>& stats,
+            const std::vector<int>& shown, int a, int b, const analysis::PairComparison& pair);
   void clear();
 
   QCustomPlot* histogram() const { return histogram_; }
@@ -38,11 +38,11 @@ class ComparisonPlots : public QWidget {
   static QColor worseColour();
 
  private:
-  void drawHistogram(const std::vector<ComparedSeries>& series, const std::vector<SeriesStatistics>& stats,
+  void drawHistogram(const std::vector<analysis::ComparedSeries>& series, const std::vector<analysis::SeriesStatistics>& stats,
                      const std::vector<int>& shown);
-  void drawSlotCurves(const std::vector<ComparedSeries>& series, const std::vector<SeriesStatistics>& stats,
+  void drawSlotCurves(const std::vector<analysis::ComparedSeries>& series, const std::vector<analysis::SeriesStatistics>& stats,
                       const std::vector<int>& shown);
-  void drawScatter(const ComparedSeries* a, const ComparedSeries* b, const PairComparison& pair);
+  void drawScatter(const analysis::ComparedSeries* a, const analysis::ComparedSeries* b, const analysis::PairComparison& pair);
 
   QCustomPlot* histogram_;
   QCustomPlot* slotCurves_;

@@ -28,7 +28,7 @@ QColor TreeCanvas::rootColour() { return TokenTableModel::stateColour(TokenTable
 QColor TreeCanvas::acceptedColour() { return TokenTableModel::stateColour(TokenTableModel::SlotState::Accepted); }
 QColor TreeCanvas::nodeColour() { return QColor(0xf7, 0xf7, 0xf7); }
 
-void TreeCanvas::setTree(TreeLayout layout, std::vector<QString> nodeTexts, std::vector<QString> laneTargets) {
+void TreeCanvas::setTree(analysis::TreeLayout layout, std::vector<QString> nodeTexts, std::vector<QString> laneTargets) {
   layout_ = std::move(layout);
   nodeTexts_ = std::move(nodeTexts);
   laneTargets_ = std::move(laneTargets);
@@ -47,7 +47,7 @@ QSize TreeCanvas::sizeHint() const {
 
 QRect TreeCanvas::nodeRect(int node) const {
   if (node < 0 || node >= static_cast<int>(layout_.nodes.size())) return {};
-  const TreeNode& n = layout_.nodes[static_cast<std::size_t>(node)];
+  const analysis::TreeNode& n = layout_.nodes[static_cast<std::size_t>(node)];
   const int x = kMargin + n.depth * kLaneWidth + (kLaneWidth - kNodeWidth) / 2;
   const int y = kMargin + kHeaderHeight + n.row * kRowHeight + (kRowHeight - kNodeHeight) / 2;
   return {x, y, kNodeWidth, kNodeHeight};
@@ -61,7 +61,7 @@ int TreeCanvas::nodeAt(const QPoint& point) const {
 
 QString TreeCanvas::nodeToolTip(int node) const {
   if (node < 0 || node >= static_cast<int>(layout_.nodes.size())) return {};
-  const TreeNode& n = layout_.nodes[static_cast<std::size_t>(node)];
+  const analysis::TreeNode& n = layout_.nodes[static_cast<std::size_t>(node)];
   const QString& text = nodeTexts_[static_cast<std::size_t>(node)];
   if (n.parent < 0) return tr("root: the anchor '%1' (id %2)").arg(text).arg(n.token);
   QString tip = tr("'%1' (id %2) at depth %3\np = %4 in its slot").arg(text).arg(n.token).arg(n.depth).arg(n.probability, 0, 'f', 4);
@@ -102,7 +102,7 @@ void TreeCanvas::paintEvent(QPaintEvent* event) {
   for (bool accepted : {false, true}) {
     painter.setPen(accepted ? acceptedEdge : edge);
     for (int i = 1; i < static_cast<int>(layout_.nodes.size()); ++i) {
-      const TreeNode& n = layout_.nodes[static_cast<std::size_t>(i)];
+      const analysis::TreeNode& n = layout_.nodes[static_cast<std::size_t>(i)];
       if (n.accepted != accepted) continue;
       const QRect from = nodeRect(n.parent), to = nodeRect(i);
       if (!from.united(to).intersects(event->rect())) continue;
@@ -119,7 +119,7 @@ void TreeCanvas::paintEvent(QPaintEvent* event) {
   for (int i = 0; i < static_cast<int>(layout_.nodes.size()); ++i) {
     const QRect r = nodeRect(i);
     if (!r.intersects(event->rect())) continue;
-    const TreeNode& n = layout_.nodes[static_cast<std::size_t>(i)];
+    const analysis::TreeNode& n = layout_.nodes[static_cast<std::size_t>(i)];
     painter.setPen(n.accepted && i > 0 ? acceptedBorder : border);
     painter.setBrush(i == 0 ? rootColour() : n.accepted ? acceptedColour() : nodeColour());
     painter.drawRoundedRect(QRectF(r).adjusted(0.5, 0.5, -0.5, -0.5), 4, 4);

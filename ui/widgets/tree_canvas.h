@@ -9,7 +9,7 @@
 
 #include <QWidget>
 
-#include "models/tree_layout.h"
+#include "dfi/analysis/tree_layout.h"
 
 namespace dfi::ui {
 
@@ -20,9 +20,9 @@ class TreeCanvas : public QWidget {
 
   // `nodeTexts[i]` is node i's printable token; `laneTargets[d]` the target's token at depth
   // d + 1, empty where it is not known.
-  void setTree(TreeLayout layout, std::vector<QString> nodeTexts, std::vector<QString> laneTargets);
+  void setTree(analysis::TreeLayout layout, std::vector<QString> nodeTexts, std::vector<QString> laneTargets);
   void clear();
-  const TreeLayout& tree() const { return layout_; }
+  const analysis::TreeLayout& tree() const { return layout_; }
 
   QRect nodeRect(int node) const;
   int nodeAt(const QPoint& point) const;  // -1 when none
@@ -39,7 +39,7 @@ class TreeCanvas : public QWidget {
   void paintEvent(QPaintEvent* event) override;
 
  private:
-  TreeLayout layout_;
+  analysis::TreeLayout layout_;
   std::vector<QString> nodeTexts_;
   std::vector<QString> laneTargets_;
 };

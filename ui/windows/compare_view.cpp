@@ -35,18 +35,18 @@ QTableView* makeTable(QAbstractItemModel* model) {
 }  // namespace
 
 struct CompareView::Result {
-  std::shared_ptr<const std::vector<ComparedSeries>> series;
-  std::shared_ptr<const std::vector<SeriesStatistics>> stats;
-  PairComparison pair;
+  std::shared_ptr<const std::vector<analysis::ComparedSeries>> series;
+  std::shared_ptr<const std::vector<analysis::SeriesStatistics>> stats;
+  analysis::PairComparison pair;
   int a = -1, b = -1;
   QString error;
 
   // The statistics when not known yet, then the A/B pair when both are runs.
   void compute() {
-    if (!stats) stats = std::make_shared<const std::vector<SeriesStatistics>>(summarizeSeries(*series));
+    if (!stats) stats = std::make_shared<const std::vector<analysis::SeriesStatistics>>(analysis::summarizeSeries(*series));
     const int n = static_cast<int>(series->size());
     if (a >= 0 && b >= 0 && a < n && b < n && a != b)
-      pair = comparePair((*series)[static_cast<std::size_t>(a)], (*stats)[static_cast<std::size_t>(a)],
+      pair = analysis::comparePair((*series)[static_cast<std::size_t>(a)], (*stats)[static_cast<std::size_t>(a)],
                          (*series)[static_cast<std::size_t>(b)], (*stats)[static_cast<std::size_t>(b)]);
   }
 };
@@ -150,7 +150,8 @@ void CompareView::reload() {
   pool_.start([this, generation, shared] {
     auto result = std::make_shared<Result>();
     try {
-      result->series = std::make_shared<const std::vector<ComparedSeries>>(loadComparedSeries(*shared));
+      result->series = std::make_shared<const std::vector<analysis::ComparedSeries>>(analysis::loadComparedSeries(
+          shared->runs(), [&](session::RunId run, const auto& visit) { shared->forEachStepSummary(run, visit); }));
       result->a = 0;
       result->b = result->series->size() > 1 ? 1 : -1;
       result->compute();
@@ -161,9 +162,9 @@ void CompareView::reload() {
   });
 }
 
-void CompareView::setSeries(std::vector<ComparedSeries> series) {
+void CompareView::setSeries(std::vector<analysis::ComparedSeries> series) {
   const int b = series.size() > 1 ? 1 : -1;
-  start(std::make_shared<const std::vector<ComparedSeries>>(std::move(series)), nullptr, 0, b);
+  start(std::make_shared<const std::vector<analysis::ComparedSeries>>(std::move(series)), nullptr, 0, b);
 }
 
 void CompareView::setPair(int a, int b) {
@@ -171,8 +172,8 @@ void CompareView::setPair(int a, int b) {
   start(series_, stats_, a, b);
 }
 
-void CompareView::start(std::shared_ptr<const std::vector<ComparedSeries>> series,
-                        std::shared_ptr<const std::vector<SeriesStatistics>> stats, int a, int b) {
+void CompareView::start(std::shared_ptr<const std::vector<analysis::ComparedSeries>> series,
+                        std::shared_ptr<const std::vector<analysis::SeriesStatistics>> stats, int a, int b) {
   const quint64 generation = ++generation_;
   computing_ = true;
   auto result = std::make_shared<Result>();
@@ -210,7 +211,7 @@ void CompareView::finish(quint64 generation, const std::shared_ptr<Result>& resu
     for (QComboBox* box : {runA_, runB_}) {
       const QSignalBlocker block(box);
       box->clear();
-      for (const ComparedSeries& s : *series_) box->addItem(QString::fromStdString(s.label));
+      for (const analysis::ComparedSeries& s : *series_) box->addItem(QString::fromStdString(s.label));
     }
   }
   for (auto [box, row] : {std::pair{runA_, a_}, std::pair{runB_, b_}}) {
@@ -245,7 +246,7 @@ void CompareView::redraw() {
 
 void CompareView::selectRegression(const QModelIndex& index) {
   if (!context_ || !index.isValid() || !series_ || b_ < 0) return;
-  const BlockRegression& r = regressionModel_->regression(index.row());
+  const analysis::BlockRegression& r = regressionModel_->regression(index.row());
   context_->select({(*series_)[static_cast<std::size_t>(b_)].run, r.prompt, r.stepB});
 }
 

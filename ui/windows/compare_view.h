@@ -13,7 +13,7 @@
 #include <QWidget>
 
 #include "context/session_viewer.h"
-#include "models/run_comparison.h"
+#include "dfi/analysis/run_comparison.h"
 #include "widgets/view_export.h"
 
 class QComboBox;
@@ -35,7 +35,7 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
 
   // Compares these series (what reload() reads from the session); the result arrives with
   // computed().
-  void setSeries(std::vector<ComparedSeries> series);
+  void setSeries(std::vector<analysis::ComparedSeries> series);
   void reload();
   // Whether the session changed since the last reload while the panel was hidden.
   bool isStale() const { return stale_; }
@@ -47,7 +47,7 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   BlockRegressionModel* regressionModel() const { return regressionModel_; }
   QTableView* regressionTable() const { return regressionTable_; }
   ComparisonPlots* plots() const { return plots_; }
-  const PairComparison& pair() const { return pair_; }
+  const analysis::PairComparison& pair() const { return pair_; }
 
   void onSessionOpened() override;
   void onSessionClosed() override;
@@ -66,8 +66,8 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
  private:
   void reloadWhenShown();
   struct Result;
-  void start(std::shared_ptr<const std::vector<ComparedSeries>> series,
-             std::shared_ptr<const std::vector<SeriesStatistics>> stats, int a, int b);
+  void start(std::shared_ptr<const std::vector<analysis::ComparedSeries>> series,
+             std::shared_ptr<const std::vector<analysis::SeriesStatistics>> stats, int a, int b);
   void finish(quint64 generation, const std::shared_ptr<Result>& result);
   void redraw();
   void selectRegression(const QModelIndex& index);
@@ -87,9 +87,9 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   quint64 generation_ = 0;
   bool computing_ = false;
   bool stale_ = false;
-  std::shared_ptr<const std::vector<ComparedSeries>> series_;
-  std::shared_ptr<const std::vector<SeriesStatistics>> stats_;
-  PairComparison pair_;
+  std::shared_ptr<const std::vector<analysis::ComparedSeries>> series_;
+  std::shared_ptr<const std::vector<analysis::SeriesStatistics>> stats_;
+  analysis::PairComparison pair_;
   int a_ = -1, b_ = -1;
 };
 

@@ -234,7 +234,7 @@ void MaskView::onSessionClosed() {
 void MaskView::loadResponse(const Selection& selection) {
   const std::optional<session::PromptRecord> prompt = context_->prompt(selection.run, selection.prompt);
   const std::vector<session::StepRecord> steps = context_->steps(selection.run, selection.prompt);
-  sequence_ = ResponseSequence::build(prompt ? prompt->promptTokens : std::vector<session::TokenId>{}, steps);
+  sequence_ = analysis::ResponseSequence::build(prompt ? prompt->promptTokens : std::vector<session::TokenId>{}, steps);
   responseAnchors_.clear();
   for (const session::StepRecord& s : steps) responseAnchors_.push_back(s.anchorPosition);
   loadedResponse_ = {selection.run, selection.prompt, 0};

@@ -13,7 +13,7 @@
 
 #include "context/session_viewer.h"
 #include "models/mask_layout.h"
-#include "models/response_sequence.h"
+#include "dfi/analysis/response_sequence.h"
 #include "widgets/view_export.h"
 
 class QLabel;
@@ -74,7 +74,7 @@ class MaskView : public QWidget, public SessionViewer, public ExportableView {
   std::optional<session::StepRecord> step_;
   int runBlockSize_ = 0;
   Selection loadedResponse_;  // run and prompt of sequence_
-  ResponseSequence sequence_;
+  analysis::ResponseSequence sequence_;
   std::vector<std::int64_t> responseAnchors_;
   std::set<std::string> unknownVariants_;  // already reported in the log
 };

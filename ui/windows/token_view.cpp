@@ -8,29 +8,29 @@
 #include <QVBoxLayout>
 
 #include "context/session_context.h"
-#include "models/response_sequence.h"
+#include "dfi/analysis/response_sequence.h"
 #include "models/token_table_model.h"
 #include "widgets/token_strip.h"
 
 namespace dfi::ui {
 namespace {
 
-QColor originColour(TokenOrigin origin) {
+QColor originColour(analysis::TokenOrigin origin) {
   switch (origin) {
-    case TokenOrigin::Prompt: return QColor(0xe6, 0xe6, 0xe6);
-    case TokenOrigin::FirstSample: return TokenTableModel::stateColour(TokenTableModel::SlotState::Anchor);
-    case TokenOrigin::AcceptedDraft: return TokenTableModel::stateColour(TokenTableModel::SlotState::Accepted);
-    case TokenOrigin::Bonus: return QColor(0xfb, 0xd8, 0xa8);
+    case analysis::TokenOrigin::Prompt: return QColor(0xe6, 0xe6, 0xe6);
+    case analysis::TokenOrigin::FirstSample: return TokenTableModel::stateColour(TokenTableModel::SlotState::Anchor);
+    case analysis::TokenOrigin::AcceptedDraft: return TokenTableModel::stateColour(TokenTableModel::SlotState::Accepted);
+    case analysis::TokenOrigin::Bonus: return QColor(0xfb, 0xd8, 0xa8);
   }
   return {};
 }
 
-QString originText(const SequenceToken& token) {
+QString originText(const analysis::SequenceToken& token) {
   switch (token.origin) {
-    case TokenOrigin::Prompt: return QObject::tr("prompt");
-    case TokenOrigin::FirstSample: return QObject::tr("sampled after the prefill (step 0's anchor)");
-    case TokenOrigin::AcceptedDraft: return QObject::tr("draft slot %1 accepted at step %2").arg(token.slot).arg(token.stepIndex);
-    case TokenOrigin::Bonus: return QObject::tr("bonus token of step %1 (the target's, after %2 accepted)").arg(token.stepIndex).arg(token.slot - 1);
+    case analysis::TokenOrigin::Prompt: return QObject::tr("prompt");
+    case analysis::TokenOrigin::FirstSample: return QObject::tr("sampled after the prefill (step 0's anchor)");
+    case analysis::TokenOrigin::AcceptedDraft: return QObject::tr("draft slot %1 accepted at step %2").arg(token.slot).arg(token.stepIndex);
+    case analysis::TokenOrigin::Bonus: return QObject::tr("bonus token of step %1 (the target's, after %2 accepted)").arg(token.stepIndex).arg(token.slot - 1);
   }
   return {};
 }
@@ -55,7 +55,7 @@ TokenView::TokenView(SessionContext* context, QWidget* parent)
   scroll->setWidgetResizable(true);
   auto* legend = new QLabel;
   QString swatches;
-  for (TokenOrigin origin : {TokenOrigin::Prompt, TokenOrigin::FirstSample, TokenOrigin::AcceptedDraft, TokenOrigin::Bonus}) {
+  for (analysis::TokenOrigin origin : {analysis::TokenOrigin::Prompt, analysis::TokenOrigin::FirstSample, analysis::TokenOrigin::AcceptedDraft, analysis::TokenOrigin::Bonus}) {
     static const char* names[] = {"prompt", "first sample", "accepted draft", "bonus (target)"};
     swatches += QStringLiteral("<span style=\"background:%1\">&nbsp;&nbsp;&nbsp;</span>&nbsp;%2&nbsp;&nbsp; ")
                     .arg(originColour(origin).name(), tr(names[static_cast<int>(origin)]));
@@ -107,17 +107,17 @@ void TokenView::loadResponse(session::RunId run, session::PromptId promptId) {
     if (s.stepIndex >= static_cast<int>(stepIds_.size())) stepIds_.resize(static_cast<std::size_t>(s.stepIndex) + 1, 0);
     stepIds_[static_cast<std::size_t>(s.stepIndex)] = s.stepId;
   }
-  const ResponseSequence sequence =
-      ResponseSequence::build(prompt ? prompt->promptTokens : std::vector<session::TokenId>{}, steps);
+  const analysis::ResponseSequence sequence =
+      analysis::ResponseSequence::build(prompt ? prompt->promptTokens : std::vector<session::TokenId>{}, steps);
   std::vector<TokenStrip::Chip> chips;
   int lastStep = -1;
   for (std::size_t position = 0; position < sequence.tokens.size(); ++position) {
-    const SequenceToken& token = sequence.tokens[position];
+    const analysis::SequenceToken& token = sequence.tokens[position];
     TokenStrip::Chip chip;
     chip.text = context_->tokenText(token.id);
     chip.colour = originColour(token.origin);
-    chip.step = token.origin == TokenOrigin::Prompt ? -1 : token.stepIndex;
-    chip.startsBlock = (token.origin == TokenOrigin::AcceptedDraft || token.origin == TokenOrigin::Bonus) &&
+    chip.step = token.origin == analysis::TokenOrigin::Prompt ? -1 : token.stepIndex;
+    chip.startsBlock = (token.origin == analysis::TokenOrigin::AcceptedDraft || token.origin == analysis::TokenOrigin::Bonus) &&
                        token.stepIndex != lastStep;
     if (chip.startsBlock) lastStep = token.stepIndex;
     chip.toolTip = tr("position %1: '%2' (id %3)\n%4").arg(position).arg(chip.text).arg(token.id).arg(originText(token));

@@ -9,7 +9,7 @@
 #include <QVBoxLayout>
 
 #include "context/session_context.h"
-#include "models/tree_layout.h"
+#include "dfi/analysis/tree_layout.h"
 #include "widgets/tree_canvas.h"
 
 namespace dfi::ui {
@@ -97,9 +97,9 @@ CsvTable TreeView::exportData() {
   CsvTable table{{tr("node"), tr("parent"), tr("depth"), tr("token_id"), tr("token"), tr("probability"),
                   tr("path_probability"), tr("rank"), tr("accepted")},
                  {}};
-  const TreeLayout& tree = canvas_->tree();
+  const analysis::TreeLayout& tree = canvas_->tree();
   for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
-    const TreeNode& n = tree.nodes[i];
+    const analysis::TreeNode& n = tree.nodes[i];
     table.rows.push_back({QString::number(i), QString::number(n.parent), QString::number(n.depth),
                           QString::number(n.token), context_ ? context_->tokenText(n.token) : QString(),
                           QString::number(n.probability, 'g', 6), QString::number(n.pathProbability, 'g', 6),
@@ -135,12 +135,12 @@ void TreeView::rebuild() {
     return;
   }
   const bool showRecorded = recorded_->isChecked() && recordedTree_;
-  TreeLayout layout = showRecorded ? TreeLayout::fromRecord(*recordedTree_) : TreeLayout::build(*step_, topK_, budget());
+  analysis::TreeLayout layout = showRecorded ? analysis::TreeLayout::fromRecord(*recordedTree_) : analysis::TreeLayout::build(*step_, topK_, budget());
   std::vector<QString> texts;
   texts.reserve(layout.nodes.size());
-  for (const TreeNode& node : layout.nodes) texts.push_back(context_->tokenText(node.token));
+  for (const analysis::TreeNode& node : layout.nodes) texts.push_back(context_->tokenText(node.token));
   std::vector<QString> targets;
-  for (session::TokenId token : verifiableTargetTokens(*step_)) targets.push_back(context_->tokenText(token));
+  for (session::TokenId token : analysis::verifiableTargetTokens(*step_)) targets.push_back(context_->tokenText(token));
 
   const int treeAccepted = static_cast<int>(layout.acceptedPath.size()) - 1;
   QString text = showRecorded ? tr("Prompt %1, step %2: the recorded tree, %3 nodes")

@@ -24,10 +24,19 @@ double stepSum(const ResponseAcceptance& r) {
 
 }  // namespace
 
+std::optional<double> AcceptanceTally::tau() const {
+  if (steps == 0) return std::nullopt;
+  return lengthSum / static_cast<double>(steps);
+}
+
+std::optional<double> responseTau(const ResponseAcceptance& response) {
+  AcceptanceTally tally;
+  for (int length : response.stepAcceptLengths) tally.add(length);
+  return tally.tau();
+}
+
 double tauReference(std::span<const ResponseAcceptance> responses) {
-  return meanOverResponses(responses, [](const ResponseAcceptance& r) {
-    return stepSum(r) / static_cast<double>(r.stepAcceptLengths.size());
-  });
+  return meanOverResponses(responses, [](const ResponseAcceptance& r) { return *responseTau(r); });
 }
 
 double tauSglang(std::span<const ResponseAcceptance> responses) {

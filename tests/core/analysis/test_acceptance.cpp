@@ -24,3 +24,21 @@ TEST(Acceptance, EmptyResponsesAreSkipped) {
   EXPECT_DOUBLE_EQ(tauVllm(responses), 16.0);
   EXPECT_DOUBLE_EQ(tauReference({}), 0.0);
 }
+
+// The per-response tau the bootstraps resample (CLI summary, compare view, export per prompt).
+TEST(Acceptance, ResponseTauIsTheMeanStepLength) {
+  EXPECT_DOUBLE_EQ(*responseTau({{4, 2}, 7}), 3.0);
+  EXPECT_DOUBLE_EQ(*responseTau({{1, 1, 1, 5}, 9}), 2.0);
+  EXPECT_FALSE(responseTau({{}, 1}).has_value());
+}
+
+// A tally of a response's steps gives its tau; of a run's steps, the pooled mean (vLLM's tau).
+TEST(Acceptance, TallyIsTheMeanStepLength) {
+  AcceptanceTally tally;
+  EXPECT_FALSE(tally.tau().has_value());
+  for (int length : {4, 2, 1, 1, 1, 5}) tally.add(length);
+  EXPECT_EQ(tally.steps, 6);
+  EXPECT_DOUBLE_EQ(*tally.tau(), 14.0 / 6);
+  const std::vector<ResponseAcceptance> responses{{{4, 2}, 7}, {{1, 1, 1, 5}, 9}};
+  EXPECT_DOUBLE_EQ(*tally.tau(), tauVllm(responses));
+}

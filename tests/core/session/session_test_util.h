@@ -1,5 +1,6 @@
 #pragma once
-// Helpers shared by the session tests: fresh temporary paths and a small recorded session.
+// Helpers shared by the session tests (and the analysis tests that read sessions): fresh
+// temporary paths, a small recorded session and one with known acceptance.
 
 #include <gtest/gtest.h>
 
@@ -44,6 +45,23 @@ inline SmallSession writeSmallSession(const std::string& path, const std::string
   writer.addAnnotation({.kind = AnnotationKind::Layout, .body = R"({"panels":["tokens"]})"});
   writer.close();
   return s;
+}
+
+// Three steps with known acceptance: prompt 0 accepts 3 then 1 drafts, prompt 1 accepts none.
+// The export tests (session) and the metrics tests (analysis) both check against it.
+inline std::string writeKnownAcceptance() {
+  const std::string path = freshPath("metrics.dfi");
+  Writer writer(path, {.mode = OpenMode::Overwrite});
+  const RunId run = writer.addRun(synthetic::run("metrics", 16, 8));
+  const std::pair<PromptId, std::int32_t> accepted[] = {{0, 3}, {0, 1}, {1, 0}};
+  std::int32_t index = 0;
+  for (const auto& [prompt, count] : accepted) {
+    StepRecord step = synthetic::step(run, prompt, index++);
+    step.acceptedCount = count;
+    step.maskVariant = "causal, \"block\"";  // needs CSV quoting
+    writer.addStep(step);
+  }
+  return path;
 }
 
 }  // namespace dfi::session::testutil

@@ -12,10 +12,11 @@
 #include <random>
 #include <sstream>
 
+#include "dfi/analysis/metrics_export.h"
+#include "dfi/analysis/run_metrics.h"
 #include "dfi/base/error.h"
 #include "dfi/session/export.h"
 #include "dfi/session/reader.h"
-#include "dfi/session/run_metrics.h"
 #include "session_test_util.h"
 
 using namespace dfi::session;
@@ -40,7 +41,7 @@ void readEverything(const std::string& path) {
   for (const RunRecord& run : reader.runs()) {
     reader.stepCount(run.runId);
     for (const PromptRecord& prompt : reader.prompts(run.runId)) reader.steps(run.runId, prompt.promptId, 0, 50);
-    computeRunMetrics(reader, run);
+    dfi::analysis::computeRunMetrics(reader, run);
     reader.annotations(run.runId);
     reader.statistics(run.runId, 0);
   }
@@ -55,8 +56,10 @@ void readEverything(const std::string& path) {
   }
   reader.stepsSince(0, 100);
   std::ostringstream sink;
-  for (auto what : {ExportWhat::Runs, ExportWhat::Steps, ExportWhat::Metrics})
-    for (auto format : {ExportFormat::Csv, ExportFormat::Json}) exportSession(reader, what, format, sink);
+  for (auto format : {ExportFormat::Csv, ExportFormat::Json}) {
+    for (auto what : {ExportWhat::Runs, ExportWhat::Steps}) exportSession(reader, what, format, sink);
+    dfi::analysis::exportRunMetrics(reader, format, sink);
+  }
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // merge: shards re-keyed without collisions, token tables unioned and checked;
-// export: runs, steps and metrics as CSV and JSON, metrics checked against hand-computed tau.
+// export: runs and steps as CSV and JSON (the metrics export: tests/core/analysis/test_run_metrics.cpp).
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,6 @@
 #include "dfi/session/export.h"
 #include "dfi/session/merge.h"
 #include "dfi/session/reader.h"
-#include "dfi/session/run_metrics.h"
 #include "session_test_util.h"
 
 using namespace dfi::session;
@@ -96,86 +95,8 @@ TEST(SessionMerge, RefusesToClobberOrToMergeIntoAnInput) {
   EXPECT_THROW(mergeSessions(std::vector<std::string>{a, text}, out, true), dfi::FormatError);
 }
 
-namespace {
-
-// Three steps with known acceptance: prompt 0 accepts 3 then 1 drafts, prompt 1 accepts none.
-std::string writeKnownAcceptance() {
-  const std::string path = testutil::freshPath("metrics.dfi");
-  Writer writer(path, {.mode = OpenMode::Overwrite});
-  const RunId run = writer.addRun(synthetic::run("metrics", 16, 8));
-  const std::pair<PromptId, std::int32_t> accepted[] = {{0, 3}, {0, 1}, {1, 0}};
-  std::int32_t index = 0;
-  for (const auto& [prompt, count] : accepted) {
-    StepRecord step = synthetic::step(run, prompt, index++);
-    step.acceptedCount = count;
-    step.maskVariant = "causal, \"block\"";  // needs CSV quoting
-    writer.addStep(step);
-  }
-  return path;
-}
-
-}  // namespace
-
-TEST(SessionExport, MetricsMatchHandComputedTau) {
-  Reader reader(writeKnownAcceptance());
-  const auto metrics = computeRunMetrics(reader, reader.runs().at(0));
-  ASSERT_EQ(metrics.size(), 1u);
-  const RunMetrics& m = metrics[0];
-  EXPECT_EQ(m.steps, 3);
-  EXPECT_DOUBLE_EQ(m.tauReference, (3.0 + 1.0) / 2);  // per-response means (4+2)/2 and 1/1
-  EXPECT_DOUBLE_EQ(m.tauVllm, 1.0 + 4.0 / 3.0);       // 1 + accepted drafts / steps
-  ASSERT_TRUE(m.tauSglang.has_value());  // live steps
-  EXPECT_DOUBLE_EQ(*m.tauSglang, (7.0 / 2 + 2.0 / 1) / 2);  // (1 + sum L) / steps per response
-  ASSERT_EQ(m.perPrompt.size(), 2u);
-  EXPECT_DOUBLE_EQ(m.perPrompt[0].tau, 3.0);
-  ASSERT_EQ(m.acceptHistogram.size(), 17u);
-  EXPECT_DOUBLE_EQ(m.acceptHistogram[1], 1.0 / 3);
-  EXPECT_DOUBLE_EQ(m.acceptHistogram[2], 1.0 / 3);
-  EXPECT_DOUBLE_EQ(m.acceptHistogram[4], 1.0 / 3);
-  EXPECT_DOUBLE_EQ(m.acceptHistogram[3], 0.0);
-
-  std::ostringstream json;
-  exportSession(reader, ExportWhat::Metrics, ExportFormat::Json, json);
-  const auto parsed = nlohmann::json::parse(json.str());
-  ASSERT_EQ(parsed.size(), 1u);
-  EXPECT_DOUBLE_EQ(parsed[0]["tau_reference"].get<double>(), 2.0);
-  EXPECT_EQ(parsed[0]["mode"], "live");
-
-  std::ostringstream csv;
-  exportSession(reader, ExportWhat::Metrics, ExportFormat::Csv, csv);
-  EXPECT_EQ(csv.str().substr(0, csv.str().find('\n')), "run_id,mode,metric,prompt_id,bucket,value");
-  EXPECT_NE(csv.str().find("1,live,tau_reference,-1,-1,2.0\n"), std::string::npos) << csv.str();
-}
-
-// SGLang's tau needs a completion; teacher-forced and DDTree steps have none, so the figure
-// is absent rather than borrowed from the live run.
-TEST(SessionExport, SglangTauIsOnlyForLiveSteps) {
-  const std::string path = testutil::freshPath("teacher_forced_metrics.dfi");
-  {
-    Writer writer(path, {.mode = OpenMode::Overwrite});
-    RunRecord run;
-    run.blockSize = 16;
-    const RunId id = writer.addRun(run);
-    writer.addPrompt({id, 0, "", 0, "", {1, 2}, 9});
-    StepRecord step;
-    step.runId = id;
-    step.mode = EvaluationMode::TeacherForced;
-    step.draftTokens = {5, 6, 7, 8};
-    step.targetTokens = {5, 6, 7, 9};
-    step.acceptedCount = 3;
-    writer.addStep(step);
-    writer.close();
-  }
-  Reader reader(path);
-  const auto metrics = computeRunMetrics(reader, reader.runs().at(0));
-  ASSERT_EQ(metrics.size(), 1u);
-  EXPECT_EQ(metrics[0].mode, EvaluationMode::TeacherForced);
-  EXPECT_FALSE(metrics[0].tauSglang.has_value());
-  EXPECT_DOUBLE_EQ(metrics[0].tauReference, 4.0);
-}
-
 TEST(SessionExport, StepsAndRunsInBothFormats) {
-  Reader reader(writeKnownAcceptance());
+  Reader reader(testutil::writeKnownAcceptance());
   std::ostringstream csv;
   exportSession(reader, ExportWhat::Steps, ExportFormat::Csv, csv);
   std::istringstream lines(csv.str());

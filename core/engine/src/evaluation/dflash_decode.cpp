@@ -1,13 +1,13 @@
 #include "evaluation/dflash_decode.h"
 
 #include <algorithm>
-#include <numeric>
 #include <string>
 
 #include <ATen/ops/cat.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/InferenceMode.h>
 
+#include "dfi/analysis/acceptance.h"
 #include "dfi/base/error.h"
 #include "evaluation/draft_distribution.h"
 #include "kernels/argmax.h"
@@ -33,10 +33,9 @@ at::Tensor idsTensor(std::span<const std::int64_t> ids) {
 }  // namespace
 
 double SpeculativeResult::meanAcceptLength() const {
-  if (steps.empty()) return 0;
-  const double total = std::accumulate(steps.begin(), steps.end(), 0.0,
-                                       [](double sum, const auto& s) { return sum + s.acceptLength(); });
-  return total / static_cast<double>(steps.size());
+  analysis::AcceptanceTally tally;
+  for (const session::StepRecord& step : steps) tally.add(step.acceptLength());
+  return tally.tau().value_or(0.0);
 }
 
 at::Tensor concatenatedTaps(const std::vector<at::Tensor>& taps) {

@@ -3,6 +3,8 @@
 // average, so the same steps can give three different numbers; the tool always labels which.
 // Each step's acceptance length is acc + 1 (accepted drafts plus the bonus token), in [1, B].
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -12,6 +14,25 @@ struct ResponseAcceptance {
   std::vector<int> stepAcceptLengths;  // acc + 1 of every verify step, in order
   int completionTokens = 0;            // generated tokens, the token sampled at prefill included
 };
+
+// Acceptance lengths counted as they arrive, for a view that follows a growing file and keeps
+// totals rather than every length (the navigator). Its tau is the mean step length: a response's
+// tau (below) over one response's steps; over a run's steps, the pooled mean that vLLM's tau is.
+struct AcceptanceTally {
+  double lengthSum = 0;
+  std::int64_t steps = 0;
+
+  void add(int acceptLength) {
+    lengthSum += acceptLength;
+    ++steps;
+  }
+  std::optional<double> tau() const;  // nullopt before any step
+};
+
+// One response's tau: the mean of its step lengths; nullopt for a response with no verify step.
+// tauReference averages these over responses; the bootstraps of the CLI summary and the GUI
+// resample them.
+std::optional<double> responseTau(const ResponseAcceptance& response);
 
 // z-lab reference benchmark: mean over responses of each response's mean step length (macro).
 double tauReference(std::span<const ResponseAcceptance> responses);

@@ -1,20 +1,20 @@
 #pragma once
-// Exports a session's runs, steps or metrics as CSV (one header line, RFC 4180 quoting) or
-// JSON (an array of objects, streamed so that large sessions do not build it in memory).
+// Exports a session's runs or steps as CSV or JSON (row_sink.h). Its metrics are computed and
+// exported by dfi::analysis (metrics_export.h), which reads sessions through this library.
 
 #include <ostream>
 #include <string_view>
 
 #include "dfi/session/reader.h"
+#include "dfi/session/row_sink.h"
 
 namespace dfi::session {
 
-enum class ExportFormat { Csv, Json };
-enum class ExportWhat { Runs, Steps, Metrics };
+enum class ExportWhat { Runs, Steps };
 
 // Throws UsageError for an unknown name.
 ExportFormat parseExportFormat(std::string_view name);  // "csv", "json"
-ExportWhat parseExportWhat(std::string_view name);      // "runs", "steps", "metrics"
+ExportWhat parseExportWhat(std::string_view name);      // "runs", "steps"
 
 void exportSession(Reader& reader, ExportWhat what, ExportFormat format, std::ostream& out);
 

@@ -8,7 +8,9 @@
 //           "drafter.hidden_norm" the drafter's context rows, layer = -1
 //           "drafter.layer"       block rows after drafter layer `layer`
 //   stat    "mean", "std", "rms", "absmax"  one value per position (rows of the tensor), over
-//                                            the hidden dimension, in fp32 (std: population)
+//                                            the finite values of the hidden dimension (std:
+//                                            population); dfi/analysis/hidden_statistics.h
+//                                            computes them, with the NaN/Inf policy
 //           "nan", "inf"                     per position: count of NaN / infinite values
 //           "histogram"                      64 counts of the finite values...
 //           "histogram_range"                ...over [lo, hi] = these two values

@@ -1,24 +1,25 @@
 #pragma once
-// Acceptance metrics of a recorded run, computed from its steps with dfi::analysis (the three
-// tau conventions, per prompt and overall, and the acceptance-length histogram).
+// Acceptance metrics of a recorded run, read from a session file: the three tau conventions per
+// prompt and overall and the acceptance-length histogram, as `dflash-eval export --what metrics`
+// writes them.
 
 #include <optional>
 #include <vector>
 
 #include "dfi/session/reader.h"
 
-namespace dfi::session {
+namespace dfi::analysis {
 
 struct PromptTau {
-  PromptId promptId = 0;
+  session::PromptId promptId = 0;
   std::int64_t steps = 0;
   double tau = 0;  // mean acceptance length of this response
 };
 
 // One per (run, step mode) present: live, teacher-forced and DDTree steps are not averaged together.
 struct RunMetrics {
-  RunId runId = 0;
-  StepMode mode = StepMode::Live;
+  session::RunId runId = 0;
+  session::EvaluationMode mode = session::EvaluationMode::Live;
   std::int64_t steps = 0;
   double tauReference = 0;
   // SGLang's tau divides a request's completion tokens by its verify steps: defined for live
@@ -31,6 +32,6 @@ struct RunMetrics {
 };
 
 // Streams the run's steps once; memory grows with prompts, not steps' contents.
-std::vector<RunMetrics> computeRunMetrics(Reader& reader, const RunRecord& run);
+std::vector<RunMetrics> computeRunMetrics(session::Reader& reader, const session::RunRecord& run);
 
-}  // namespace dfi::session
+}  // namespace dfi::analysis

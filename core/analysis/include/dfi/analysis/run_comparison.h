@@ -5,17 +5,17 @@
 // curves, and for a chosen pair A/B the per-prompt taus side by side, the paired difference,
 // and the blocks where B accepted less than A. Blocks are matched on the stable key
 // (prompt, anchor position): in teacher-forced runs every block matches; in live runs the
-// blocks whose anchors coincide. Plain data built with dfi::analysis; no widgets.
+// blocks whose anchors coincide. Plain data: the GUI's compare view draws it, the tests and
+// the benchmark check it without a window.
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "dfi/analysis/statistics.h"
 #include "dfi/session/records.h"
 
-namespace dfi::ui {
-
-class SessionSource;
+namespace dfi::analysis {
 
 struct ComparedStep {
   session::PromptId prompt = 0;
@@ -29,7 +29,7 @@ struct ComparedStep {
 // averaged together), in block order.
 struct ComparedSeries {
   session::RunId run = 0;
-  session::StepMode mode = session::StepMode::Live;
+  session::EvaluationMode mode = session::EvaluationMode::Live;
   std::string label;  // the run's name, with the mode when the run has several
   std::string drafter;
   int blockSize = 0;
@@ -39,7 +39,7 @@ struct ComparedSeries {
 struct SeriesStatistics {
   std::vector<session::PromptId> prompts;  // ascending
   std::vector<double> promptTau;           // mean acceptance length per prompt, same order
-  analysis::Interval tau;                  // mean of promptTau (z-lab tau) with its interval
+  Interval tau;                  // mean of promptTau (z-lab tau) with its interval
   double tauVllm = 0;                      // pooled over steps
   std::int64_t steps = 0;
   std::vector<std::int64_t> histogram;     // [L] = steps with acceptance length L, L = 0..B
@@ -57,19 +57,25 @@ struct BlockRegression {
 struct PairComparison {
   std::vector<session::PromptId> prompts;  // prompts both runs answered, ascending
   std::vector<double> tauA, tauB;          // their taus, same order
-  analysis::Interval difference;           // paired bootstrap of mean(tauB - tauA)
+  Interval difference;           // paired bootstrap of mean(tauB - tauA)
   std::int64_t matchedBlocks = 0;          // blocks at the same (prompt, anchor) in both
   std::vector<BlockRegression> regressions;  // B < A, the largest drop first
 };
 
-// Reads every run's step summaries (one pass per run). Throws dfi::Error on a bad file.
-std::vector<ComparedSeries> loadComparedSeries(SessionSource& source);
+// Calls `visit` with every step summary of `run` in write order, as session::Reader and the
+// GUI's SessionSource both can.
+using StepSummaryScan =
+    std::function<void(session::RunId run, const std::function<void(const session::StepSummary&)>& visit)>;
+
+// Reads every run's step summaries (one pass per run). Passes on the scan's dfi::Error.
+std::vector<ComparedSeries> loadComparedSeries(const std::vector<session::RunRecord>& runs,
+                                               const StepSummaryScan& forEachStepSummary);
 
 // One per series, computed in parallel (each bootstrap is independent and deterministic).
 std::vector<SeriesStatistics> summarizeSeries(const std::vector<ComparedSeries>& series,
-                                              int resamples = analysis::kBootstrapResamples);
+                                              int resamples = kBootstrapResamples);
 
 PairComparison comparePair(const ComparedSeries& a, const SeriesStatistics& statsA, const ComparedSeries& b,
-                           const SeriesStatistics& statsB, int resamples = analysis::kBootstrapResamples);
+                           const SeriesStatistics& statsB, int resamples = kBootstrapResamples);
 
-}  // namespace dfi::ui
+}  // namespace dfi::analysis

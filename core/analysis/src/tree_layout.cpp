@@ -1,11 +1,11 @@
-#include "models/tree_layout.h"
+#include "dfi/analysis/tree_layout.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "dfi/analysis/ddtree.h"
 
-namespace dfi::ui {
+namespace dfi::analysis {
 namespace {
 
 // Leaves one row apart in depth-first order, the likelier child first; a parent level with its
@@ -42,7 +42,7 @@ void placeRows(TreeLayout& layout) {
 }  // namespace
 
 std::vector<session::TokenId> verifiableTargetTokens(const session::StepRecord& step) {
-  if (step.mode == session::StepMode::TeacherForced) return step.targetTokens;
+  if (step.mode == session::EvaluationMode::TeacherForced) return step.targetTokens;
   const auto known = std::min(step.targetTokens.size(), static_cast<std::size_t>(step.acceptedCount) + 1);
   return {step.targetTokens.begin(), step.targetTokens.begin() + static_cast<std::ptrdiff_t>(known)};
 }
@@ -65,7 +65,7 @@ TreeLayout TreeLayout::fromRecord(const session::TreeRecord& tree) {
 }
 
 TreeLayout TreeLayout::build(const session::StepRecord& step, int topK, int budget) {
-  std::vector<analysis::SlotTopK> slots;
+  std::vector<SlotTopK> slots;
   const std::size_t k = topK > 0 ? static_cast<std::size_t>(topK) : 0;
   if (k > 0 && step.topKIds.size() == step.draftTokens.size() * k) {
     slots.resize(step.draftTokens.size());
@@ -75,7 +75,7 @@ TreeLayout TreeLayout::build(const session::StepRecord& step, int topK, int budg
         slots[s].logProbs.push_back(std::log(std::max(step.topKProbs[s * k + j], 1e-30f)));
       }
   }
-  const analysis::DDTree tree = analysis::buildDDTree(slots, budget, step.anchorToken);
+  const DDTree tree = buildDDTree(slots, budget, step.anchorToken);
   TreeLayout layout;
   layout.nodes.resize(tree.size());
   for (std::size_t i = 0; i < tree.size(); ++i) {
@@ -92,4 +92,4 @@ TreeLayout TreeLayout::build(const session::StepRecord& step, int topK, int budg
   return layout;
 }
 
-}  // namespace dfi::ui
+}  // namespace dfi::analysis

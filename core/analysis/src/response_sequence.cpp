@@ -1,8 +1,8 @@
-#include "models/response_sequence.h"
+#include "dfi/analysis/response_sequence.h"
 
 #include <algorithm>
 
-namespace dfi::ui {
+namespace dfi::analysis {
 
 ResponseSequence ResponseSequence::build(const std::vector<session::TokenId>& promptTokens,
                                          const std::vector<session::StepRecord>& steps) {
@@ -27,4 +27,4 @@ ResponseSequence ResponseSequence::build(const std::vector<session::TokenId>& pr
   return seq;
 }
 
-}  // namespace dfi::ui
+}  // namespace dfi::analysis

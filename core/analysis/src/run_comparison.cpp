@@ -1,4 +1,4 @@
-#include "models/run_comparison.h"
+#include "dfi/analysis/run_comparison.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,48 +6,45 @@
 #include <map>
 #include <unordered_map>
 
-#include "context/session_source.h"
 #include "dfi/analysis/acceptance.h"
 #include "dfi/session/record_fields.h"
 
-namespace dfi::ui {
+namespace dfi::analysis {
 namespace {
 
 SeriesStatistics summarizeOne(const ComparedSeries& series, int resamples) {
   SeriesStatistics stats;
-  std::unordered_map<session::PromptId, std::pair<double, int>> perPrompt;  // sum, count
-  analysis::ResponseAcceptance pooled;
-  pooled.stepAcceptLengths.reserve(series.steps.size());
+  std::map<session::PromptId, ResponseAcceptance> byPrompt;  // ascending prompts, as the pair join needs
+  std::vector<int> lengths;
+  lengths.reserve(series.steps.size());
   for (const ComparedStep& s : series.steps) {
-    auto& [sum, count] = perPrompt[s.prompt];
-    sum += s.acceptLength;
-    ++count;
-    pooled.stepAcceptLengths.push_back(s.acceptLength);
+    byPrompt[s.prompt].stepAcceptLengths.push_back(s.acceptLength);
+    lengths.push_back(s.acceptLength);
   }
-  std::vector<std::pair<session::PromptId, double>> taus;
-  taus.reserve(perPrompt.size());
-  for (const auto& [prompt, sumCount] : perPrompt) taus.emplace_back(prompt, sumCount.first / sumCount.second);
-  std::sort(taus.begin(), taus.end());
-  for (const auto& [prompt, tau] : taus) {
+  std::vector<ResponseAcceptance> responses;
+  responses.reserve(byPrompt.size());
+  for (auto& [prompt, response] : byPrompt) {
     stats.prompts.push_back(prompt);
-    stats.promptTau.push_back(tau);
+    stats.promptTau.push_back(*responseTau(response));  // every prompt here has a step
+    responses.push_back(std::move(response));
   }
-  stats.tau = analysis::bootstrapMean(stats.promptTau, 0.95, resamples);
-  stats.tauVllm = analysis::tauVllm(std::span(&pooled, 1));
+  stats.tau = bootstrapMean(stats.promptTau, 0.95, resamples);
+  stats.tauVllm = tauVllm(responses);
   stats.steps = static_cast<std::int64_t>(series.steps.size());
-  stats.histogram = analysis::acceptanceHistogram(pooled.stepAcceptLengths, series.blockSize);
-  stats.slotRates = analysis::slotAcceptanceRates(pooled.stepAcceptLengths, series.blockSize);
+  stats.histogram = acceptanceHistogram(lengths, series.blockSize);
+  stats.slotRates = slotAcceptanceRates(lengths, series.blockSize);
   return stats;
 }
 
 }  // namespace
 
-std::vector<ComparedSeries> loadComparedSeries(SessionSource& source) {
+std::vector<ComparedSeries> loadComparedSeries(const std::vector<session::RunRecord>& runs,
+                                               const StepSummaryScan& forEachStepSummary) {
   std::vector<ComparedSeries> out;
-  for (const session::RunRecord& run : source.runs()) {
-    std::map<session::StepMode, ComparedSeries> byMode;
+  for (const session::RunRecord& run : runs) {
+    std::map<session::EvaluationMode, ComparedSeries> byMode;
     int longest = 0;
-    source.forEachStepSummary(run.runId, [&](const session::StepSummary& s) {
+    forEachStepSummary(run.runId, [&](const session::StepSummary& s) {
       byMode[s.mode].steps.push_back({s.promptId, s.anchorPosition, s.stepId, s.stepIndex, s.acceptLength()});
       longest = std::max(longest, s.draftSlots + 1);
     });
@@ -91,7 +88,7 @@ PairComparison comparePair(const ComparedSeries& a, const SeriesStatistics& stat
       pair.tauB.push_back(statsB.promptTau[j++]);
     }
   }
-  pair.difference = analysis::bootstrapPairedDifference(pair.tauA, pair.tauB, 0.95, resamples);
+  pair.difference = bootstrapPairedDifference(pair.tauA, pair.tauB, 0.95, resamples);
 
   struct Key {
     session::PromptId prompt;
@@ -122,4 +119,4 @@ PairComparison comparePair(const ComparedSeries& a, const SeriesStatistics& stat
   return pair;
 }
 
-}  // namespace dfi::ui
+}  // namespace dfi::analysis

@@ -1,15 +1,15 @@
 #pragma once
 // The DDTree of one block as the tree view draws it: either the tree the engine verified
 // (TreeRecord) or one rebuilt from the block's stored per-slot top-k at any budget
-// (analysis::buildDDTree). Each node sits in the lane of its depth; leaves are one row apart
+// (buildDDTree). Each node sits in the lane of its depth; leaves are one row apart
 // in depth-first order (children by probability) and a parent is level with its first child.
-// Plain data, no widgets: the tests check it directly.
+// Plain data: the GUI's tree canvas draws it, the tests check it directly.
 
 #include <vector>
 
 #include "dfi/session/records.h"
 
-namespace dfi::ui {
+namespace dfi::analysis {
 
 struct TreeNode {
   session::TokenId token = 0;
@@ -41,4 +41,4 @@ struct TreeLayout {
 // steps ran on the reference continuation, so every slot's target token holds.
 std::vector<session::TokenId> verifiableTargetTokens(const session::StepRecord& step);
 
-}  // namespace dfi::ui
+}  // namespace dfi::analysis

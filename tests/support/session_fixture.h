@@ -1,5 +1,6 @@
 #pragma once
-// A small but real session for the GUI tests, written with the session library's Writer:
+// A small but real session for the GUI tests and the analysis tests that compare runs, written
+// with the session library's Writer:
 // two drafters ("drafter-a", "drafter-b") over the same prompts, steps built from one
 // deterministic "true" continuation so the records are consistent (anchors follow bonus
 // tokens, accepted drafts equal the target), token strings with whitespace and a special
@@ -12,7 +13,7 @@
 #include "dfi/session/records.h"
 #include "dfi/session/writer.h"
 
-namespace dfi::ui::test {
+namespace dfi::fixture {
 
 struct FixtureShape {
   int prompts = 3;
@@ -125,4 +126,4 @@ inline void writeFixtureFile(const std::string& path, const FixtureShape& shape 
   writer.close();
 }
 
-}  // namespace dfi::ui::test
+}  // namespace dfi::fixture

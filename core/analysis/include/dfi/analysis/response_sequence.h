@@ -8,7 +8,7 @@
 
 #include "dfi/session/records.h"
 
-namespace dfi::ui {
+namespace dfi::analysis {
 
 enum class TokenOrigin {
   Prompt,
@@ -34,4 +34,4 @@ struct ResponseSequence {
                                 const std::vector<session::StepRecord>& steps);
 };
 
-}  // namespace dfi::ui
+}  // namespace dfi::analysis
