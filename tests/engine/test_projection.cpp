@@ -1,8 +1,7 @@
 // project(): the CPU kernels against at::linear -- the fp32 tile (1-32 rows, four weight rows
 // at a time, 8 lanes) for row counts, lengths and output counts that are not multiples of its
 // tile, and the bf16 one-row kernel for lengths that are not a multiple of its 32 running sums
-// -- the fp32 products of many rows through oneDNN (in steps of 64 rows, the rest through MKL),
-// and the shapes they hand over to at::linear unchanged.
+// -- and the shapes they hand over to at::linear unchanged, a prefill's many rows among them.
 
 #include <string>
 
@@ -57,43 +56,13 @@ TEST(Projection, FewRowsMatchAtLinearInFp32) {
     }
 }
 
-// fp32 at full precision: a product that oneDNN ran in bf16 or TF32 (the "fast math" modes)
-// would be off by ~1e-3 relative, 100x what these bounds allow.
-TEST(Projection, ManyRowsInFp32MatchTheExactProduct) {
-  at::manual_seed(7);
-  for (const int64_t rows : {128, 130, 191, 192, 256, 300})
-    for (const int64_t n : {48, 768}) {
-      const at::Tensor weight = at::randn({200, n}), bias = at::randn({200});
-      const at::Tensor x = at::randn({1, rows, n});
-      const at::Tensor exact = at::linear(x.to(at::kDouble), weight.to(at::kDouble), bias.to(at::kDouble));
-      const at::Tensor got = project(x, weight, bias);
-      EXPECT_EQ(got.sizes(), (at::IntArrayRef{1, rows, 200}));
-      EXPECT_EQ(got.scalar_type(), at::kFloat);
-      // |error| of an fp32 dot product of n terms of size ~1: a few roundings of sqrt(n)-sized sums.
-      EXPECT_LE(test::maxAbsDiff(got.to(at::kDouble), exact), 4e-6 * std::sqrt(static_cast<double>(n)))
-          << rows << " rows, n " << n;
-      EXPECT_LE(test::maxAbsDiff(got, at::linear(x, weight, bias)), 1e-5 * std::sqrt(static_cast<double>(n)))
-          << rows << " rows, n " << n;
-    }
-}
-
-TEST(Projection, IntoAnExistingBufferWritesOnlyItsRows) {
-  at::manual_seed(8);
-  const at::Tensor weight = at::randn({300, 64});
-  for (const int64_t rows : {7, 130, 256}) {
-    const at::Tensor x = at::randn({rows, 64});
-    at::Tensor buffer = at::full({rows + 5, 300}, 42.0f);
-    projectInto(x, weight, buffer.narrow(0, 0, rows));
-    EXPECT_LE(test::maxAbsDiff(buffer.narrow(0, 0, rows), at::mm(x, weight.t())), 1e-4) << rows;
-    EXPECT_TRUE(at::equal(buffer.narrow(0, rows, 5), at::full({5, 300}, 42.0f))) << rows;
-  }
-}
-
 TEST(Projection, OtherShapesAreAtLinear) {
   at::manual_seed(5);
   const at::Tensor weight = at::randn({64, 48}), bias = at::randn({64});
   const at::Tensor many = at::randn({3, 11, 48}), row = at::randn({1, 48}), none = at::randn({0, 48});
   EXPECT_TRUE(at::equal(project(many, weight), at::linear(many, weight)));  // 33 rows
+  const at::Tensor prefill = at::randn({1, 256, 48});
+  EXPECT_TRUE(at::equal(project(prefill, weight, bias), at::linear(prefill, weight, bias)));
   EXPECT_TRUE(at::equal(project(row, weight, bias), at::linear(row, weight, bias)));
   EXPECT_EQ(project(none, weight).sizes(), (at::IntArrayRef{0, 64}));
   const at::Tensor strided =

@@ -18,6 +18,8 @@ const CompatibilityIssue* find(const CompatibilityReport& r, const std::string& 
     if (i.field == field) return &i;
   return nullptr;
 }
+// A report that is about to go away would leave the returned pointer dangling.
+const CompatibilityIssue* find(CompatibilityReport&& r, const std::string& field) = delete;
 
 DrafterConfig qwen3Drafter() { return parseDrafterConfig(configFixture("zlab_qwen3_8b_dflash_b16.json")); }
 TargetConfig qwen3Target() { return parseTargetConfig(configFixture("qwen3_8b.json")); }
@@ -84,7 +86,8 @@ TEST(Compatibility, LastLayerTapIsAShortcutWarning) {
 TEST(Compatibility, MissingMaskIdIsAnError) {
   DrafterConfig d = qwen3Drafter();
   d.maskTokenId.reset();
-  const CompatibilityIssue* i = find(checkCompatibility(d, qwen3Target()), "dflash_config.mask_token_id");
+  const CompatibilityReport r = checkCompatibility(d, qwen3Target());
+  const CompatibilityIssue* i = find(r, "dflash_config.mask_token_id");
   ASSERT_NE(i, nullptr);
   EXPECT_EQ(i->drafterValue, "absent");
 }

@@ -11,14 +11,6 @@
 #include "kernels/float_casts.h"
 #include "kernels/tensor_cast.h"
 
-// oneDNN's matmul as ATen runs it (ATen/native/mkldnn/Matmul.h: exported, TORCH_API, but the
-// header is not in the installed headers). result = beta * result + alpha * mat1 mat2, fp32
-// at full precision unless torch's float32 matmul precision is lowered (the engine never does).
-namespace at::native {
-TORCH_API void mkldnn_matmul(const Tensor& mat1, const Tensor& mat2, const Tensor& result, float beta,
-                             float alpha);
-}  // namespace at::native
-
 namespace dfi::engine {
 namespace {
 
@@ -26,12 +18,6 @@ namespace {
 // where oneDNN's bf16 GEMM beats widening from two rows on); more go to a packed GEMM, which
 // reaches the machine's peak there. Verification (16 rows) and drafting (15-16) fall below.
 constexpr int64_t kMaxRows = 32;
-
-// fp32 products of many rows go to oneDNN, in whole steps of kOnednnRowStep rows from
-// kMinOnednnRows on (see projection.h); the remaining rows go to MKL. oneDNN builds a primitive
-// (1-5 ms here) for each new shape and caches it, so the steps keep the shapes few: every prompt
-// length would otherwise build its own.
-constexpr int64_t kMinOnednnRows = 128, kOnednnRowStep = 64;
 
 // Eight fp32 lanes: one AVX2 register, half an AVX-512 one. A tile of four x rows by four
 // weight rows keeps 16 accumulators, four weight vectors and one x vector in registers (AVX-512
@@ -126,54 +112,26 @@ DFI_CPU_CLONES void matrixVectorRows(const float* x, const c10::BFloat16* w, flo
   }
 }
 
-// x [..., n] (at least one row) against a contiguous [outputs, n] weight of x's dtype, both on
-// the CPU: the products the routes below choose from by dtype and row count.
-bool isCpuProduct(const at::Tensor& x, const at::Tensor& weight) {
-  return x.is_cpu() && weight.is_cpu() && weight.dim() == 2 && weight.is_contiguous() &&
-         x.scalar_type() == weight.scalar_type() && x.dim() >= 1 && x.size(-1) == weight.size(1) &&
-         x.numel() > 0;
-}
-
 int64_t rowsOf(const at::Tensor& x) { return x.numel() / x.size(-1); }
 
+// x [..., n] (at least one row, at most the kernels' rows) against a contiguous [outputs, n]
+// weight of x's dtype, fp32 or bf16, both on the CPU, without a bias.
 bool isSmallProductOnCpu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   const at::ScalarType type = weight.scalar_type();
-  return isCpuProduct(x, weight) && !bias.defined() && (type == at::kFloat || type == at::kBFloat16) &&
+  return x.is_cpu() && weight.is_cpu() && weight.dim() == 2 && weight.is_contiguous() &&
+         x.scalar_type() == type && x.dim() >= 1 && x.size(-1) == weight.size(1) && x.numel() > 0 &&
+         !bias.defined() && (type == at::kFloat || type == at::kBFloat16) &&
          rowsOf(x) <= (type == at::kFloat ? kMaxRows : 1);
-}
-
-bool isLargeFp32ProductOnCpu(const at::Tensor& x, const at::Tensor& weight) {
-  return at::hasMKLDNN() && isCpuProduct(x, weight) && weight.scalar_type() == at::kFloat &&
-         rowsOf(x) >= kMinOnednnRows;
 }
 
 }  // namespace
 
-void projectInto(const at::Tensor& rows, const at::Tensor& weight, at::Tensor out) {
-  if (!isLargeFp32ProductOnCpu(rows, weight) || !rows.is_contiguous() || !out.is_contiguous()) {
-    at::mm_out(out, rows, weight.t());
-    return;
-  }
-  const int64_t m = rows.size(0), bulk = m - m % kOnednnRowStep;
-  at::native::mkldnn_matmul(rows.narrow(0, 0, bulk), weight.t(), out.narrow(0, 0, bulk), 0.0f, 1.0f);
-  if (bulk == m) return;
-  at::Tensor rest = out.narrow(0, bulk, m - bulk);
-  at::mm_out(rest, rows.narrow(0, bulk, m - bulk), weight.t());
-}
-
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  const bool large = isLargeFp32ProductOnCpu(x, weight);
-  if (!large && !isSmallProductOnCpu(x, weight, bias))
+  if (!isSmallProductOnCpu(x, weight, bias))
     return at::linear(x, weight, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt);
   const int64_t outputs = weight.size(0), n = weight.size(1), rows = rowsOf(x);
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = outputs;
-  if (large) {
-    const at::Tensor out = at::empty({rows, outputs}, x.options());
-    projectInto(x.reshape({rows, n}).contiguous(), weight, out);
-    if (bias.defined()) out.add_(bias);
-    return out.view(shape);
-  }
   const at::Tensor x32 = asType(x.reshape({rows, n}), at::kFloat).contiguous();
   at::Tensor out32 = at::empty({rows, outputs}, x32.options());
   const float* xs = x32.data_ptr<float>();

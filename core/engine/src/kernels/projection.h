@@ -8,11 +8,11 @@
 //    ~300 us either way; one row (sgemv) reached half the machine's bandwidth.
 //  - bf16 weights, one row: a matrix-vector product widening as it reads (oneDNN's bf16 GEMM
 //    is faster from two rows on).
-// fp32 products of 128 rows or more (prefill, teacher forcing) go to oneDNN's matmul, which
-// ATen uses for bf16 but not for fp32 (MKL's sgemm there). On this project's AMD EPYC host, 2
-// threads, it ran a 256-token prefill's products at 768 hidden 1.13-1.18x as fast as MKL's
-// sgemm and its 32000-word LM head 1.34x; the demo drafter's 512-row products of width 128
-// 0.9-1.1x; at 64 rows and below it was slower (0.6-0.9x), so those stay with MKL.
+// Products of more rows (prefill, teacher forcing) go to at::linear: MKL's sgemm for fp32.
+// oneDNN's matmul ran them faster on this project's AMD EPYC host (2 threads), but ATen reaches it
+// for fp32 only through at::native::mkldnn_matmul, which torch's installed headers do not
+// declare, so the engine keeps to at::linear and pays for it: bench_target's 256-token fp32
+// prefill takes 1.15x as long for qwen3 (296 -> 340 ms) and 1.28x for qwen35 (390 -> 500 ms).
 // Every other shape, device or dtype goes to at::linear.
 
 #include <ATen/core/Tensor.h>
@@ -20,10 +20,5 @@
 namespace dfi::engine {
 
 at::Tensor project(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
-
-// out = rows W^T for 2-D rows into a [rows, outputs] tensor that already exists (the
-// teacher-forced pass reuses one logits buffer), by the same choice of GEMM as project() for
-// more than 32 rows.
-void projectInto(const at::Tensor& rows, const at::Tensor& weight, at::Tensor out);
 
 }  // namespace dfi::engine

@@ -357,7 +357,7 @@ void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
   // fall back to a batched product over N, ~10x slower than one GEMM.
   const at::Tensor rows = states.reshape({-1, states.size(-1)}).contiguous();
   at::Tensor into = out.view({rows.size(0), target_.lmHead.size(0)});
-  projectInto(onDevice(rows, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead, std::move(into));
+  at::mm_out(into, onDevice(rows, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead.t());
 }
 
 }  // namespace dfi::engine
