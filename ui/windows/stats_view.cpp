@@ -295,7 +295,7 @@ void StatsView::redraw() {
   if (this->layout()) this->layout()->activate();
   QStringList notes;
   if (!a) {
-    if (step_ && step_->mode != session::StepMode::TeacherForced)
+    if (step_ && step_->mode != session::EvaluationMode::TeacherForced)
       notes << tr("The session holds no hidden-state statistics for this block: `run --hidden-stats` records them "
                   "for teacher-forced blocks (select the teacher-forced run's block at this anchor)%1.")
                    .arg(engine_ ? tr(", or Fetch from engine") : QString());

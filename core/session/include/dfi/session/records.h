@@ -72,16 +72,13 @@ struct PromptRecord {
   std::int32_t completionTokens = 0;  // generated tokens, the one sampled at prefill included
 };
 
-// TODO(vocabulary): StepMode is the old name of EvaluationMode, kept until every user is renamed.
-using StepMode = EvaluationMode;
-
 // One verify step: the anchor, the drafter's block and what the target said about it.
 struct StepRecord {
   StepId stepId = 0;
   RunId runId = 0;
   PromptId promptId = 0;
   std::int32_t stepIndex = 0;  // 0-based position of the step within its response
-  StepMode mode = StepMode::Live;
+  EvaluationMode mode = EvaluationMode::Live;
   std::int64_t anchorPosition = 0;  // sequence position of the anchor token
   TokenId anchorToken = 0;
   std::vector<TokenId> draftTokens;   // B-1 slots: slot i drafts position anchorPosition+i+1
@@ -104,7 +101,7 @@ struct StepSummary {
   RunId runId = 0;
   PromptId promptId = 0;
   std::int32_t stepIndex = 0;
-  StepMode mode = StepMode::Live;
+  EvaluationMode mode = EvaluationMode::Live;
   std::int64_t anchorPosition = 0;
   std::int32_t draftSlots = 0;     // B-1
   std::int32_t acceptedCount = 0;
