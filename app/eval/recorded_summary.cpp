@@ -8,14 +8,17 @@
 
 #include "dfi/base/error.h"
 #include "dfi/session/reader.h"
+#include "dfi/session/record_fields.h"
 
 namespace dfi::eval {
 namespace {
 
-// What makes two recorded runs parts of one: every setting but the shard, and the drafter.
-std::string runKey(nlohmann::json settings, const std::string& drafter) {
-  settings.erase("shard");
-  return settings.dump() + "\n" + drafter;
+// What makes two recorded runs parts of one: every setting but the shard, the drafter, the
+// mode and the mask variant.
+std::string runKey(nlohmann::json settings, const session::RunRecord& run) {
+  settings.erase(std::string(fieldName(&session::RunRecord::shard)));
+  return settings.dump() + "\n" + run.drafter.path + "\n" + std::string(enumName(run.mode)) + "\n" +
+         std::string(enumName(run.maskVariant));
 }
 
 }  // namespace
@@ -34,20 +37,22 @@ std::vector<SummaryRun> recordedSummaryRuns(const std::string& sessionPath) {
     nlohmann::json settings;
     try {
       settings = nlohmann::json::parse(record.settingsJson);
-      const std::string mode = settings.at("mode").get<std::string>();
-      const auto [it, fresh] = byKey.try_emplace(runKey(settings, record.drafter.path), out.size());
+      const std::string mode(enumName(record.mode));
+      const auto [it, fresh] = byKey.try_emplace(runKey(settings, record), out.size());
       if (fresh) {
         const auto which = std::ranges::find(drafters, record.drafter.path) - drafters.begin();
         out.push_back({labels.at(static_cast<std::size_t>(which)),
-                       mode == "ddtree" ? "ddtree-" + std::to_string(settings.at("ddtree_budget").get<int>()) : mode,
-                       settings.at("mask_variant").get<std::string>(),
+                       record.mode == session::EvaluationMode::DDTree
+                           ? mode + "-" + std::to_string(settings.at("ddtree_budget").get<int>())
+                           : mode,
+                       std::string(enumName(record.maskVariant)),
                        {}});
       }
     } catch (const nlohmann::json::exception& e) {
       throw FormatError(std::string("a run's settings are not an evaluation's: ") + e.what(),
                         {.file = sessionPath, .item = "runs: " + record.name + ": settings_json"});
     }
-    SummaryRun& run = out[byKey.at(runKey(settings, record.drafter.path))];
+    SummaryRun& run = out[byKey.at(runKey(settings, record))];
     const std::string promptsFile =
         std::filesystem::path(settings.value("prompts", std::string())).stem().string();
     std::map<session::PromptId, std::size_t> index;

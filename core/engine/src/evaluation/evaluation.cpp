@@ -316,7 +316,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
   const int k = std::max(settings.topK, wantsTrees ? settings.ddtreeBudget : 0);
   const auto stops = stopTokens(models);
   const auto keys = runKeys(settings);
-  const auto settingsJson = nlohmann::json::parse(settings.toJson());  // each run adds its mode and mask
+  const std::string settingsJson = settings.toJson();  // every run of the evaluation shares them
   TokenStringBook book(models.tokenizer, sink);
   const auto started = Clock::now();
   EvaluationProgress state{0, static_cast<std::int64_t>(models.drafters.size() * prompts.size())};
@@ -337,10 +337,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
       run.blockSize = drafter.model->blockSize();
       run.slidingWindow = slidingWindowOf(drafter.model->config());
       run.topK = k;
-      auto json = settingsJson;
-      json["mode"] = enumName(key.mode);
-      json["mask_variant"] = enumName(key.variant);
-      run.settingsJson = json.dump();
+      run.settingsJson = settingsJson;
       if (settings.shardCount > 1)
         run.shard = std::to_string(settings.shardIndex) + "/" + std::to_string(settings.shardCount);
       run.startedAt = unixNow();
