@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dfi/base/error.h"
+#include "dfi/protocol/message_fields.h"
 #include "dfi/session/reader.h"
 #include "dfi/session/record_fields.h"
 
@@ -19,6 +20,13 @@ std::string runKey(nlohmann::json settings, const session::RunRecord& run) {
   settings.erase(std::string(fieldName(&session::RunRecord::shard)));
   return settings.dump() + "\n" + run.drafter.path + "\n" + std::string(enumName(run.mode)) + "\n" +
          std::string(enumName(run.maskVariant));
+}
+
+// A run's settings_json is the run options' JSON (message_fields.h); older files spell the two
+// options read here the same way.
+template <typename Value>
+std::string optionName(Value protocol::RunOptions::*member) {
+  return std::string(fieldName(member));
 }
 
 }  // namespace
@@ -43,7 +51,7 @@ std::vector<SummaryRun> recordedSummaryRuns(const std::string& sessionPath) {
         const auto which = std::ranges::find(drafters, record.drafter.path) - drafters.begin();
         out.push_back({labels.at(static_cast<std::size_t>(which)),
                        record.mode == session::EvaluationMode::DDTree
-                           ? mode + "-" + std::to_string(settings.at("ddtree_budget").get<int>())
+                           ? mode + "-" + std::to_string(settings.at(optionName(&protocol::RunOptions::ddtreeBudget)).get<int>())
                            : mode,
                        std::string(enumName(record.maskVariant)),
                        {}});
@@ -54,7 +62,7 @@ std::vector<SummaryRun> recordedSummaryRuns(const std::string& sessionPath) {
     }
     SummaryRun& run = out[byKey.at(runKey(settings, record))];
     const std::string promptsFile =
-        std::filesystem::path(settings.value("prompts", std::string())).stem().string();
+        std::filesystem::path(settings.value(optionName(&protocol::RunOptions::prompts), std::string())).stem().string();
     std::map<session::PromptId, std::size_t> index;
     for (const session::PromptRecord& prompt : reader.prompts(record.runId)) {
       index[prompt.promptId] = run.responses.size();

@@ -10,6 +10,8 @@
 #include <CLI/CLI.hpp>
 
 #include "dfi/base/error.h"
+#include "dfi/base/field_json.h"
+#include "dfi/protocol/message_fields.h"
 #include "run_options.h"
 
 namespace fs = std::filesystem;
@@ -126,4 +128,22 @@ TEST(RunOptions, RunRequestKeepsItsModes) {
   EXPECT_EQ(s.blockSize, 4);
   EXPECT_EQ(s.limit, 2);
   EXPECT_TRUE(s.enableThinking);
+}
+
+// What a run records as its settings is the run options' JSON: it reads back as the options
+// (protocol::RunOptions, the GUI's request), and those give the same settings again.
+TEST(RunOptions, RecordedSettingsAreTheRunOptions) {
+  const engine::EvaluationSettings settings =
+      parse({"--mode", "teacher,ddtree", "--mask-variant", "anchor-visible", "--anchors", "random:12:7",
+             "--limit", "3", "--thinking", "on", "--block-size", "8", "--no-parity"});
+  const auto recorded = fromJson<protocol::RunOptions>(nlohmann::json::parse(settings.toJson()), "settings_json");
+  EXPECT_EQ(recorded.anchors, "random:12:7");
+  EXPECT_EQ(recorded.limit, 3);
+  EXPECT_TRUE(recorded.noParity);
+  const engine::EvaluationSettings again = RunOptions{recorded}.toSettings(kNoEnv);
+  EXPECT_EQ(again.toJson(), settings.toJson());
+  EXPECT_EQ(again.modes, settings.modes);
+  EXPECT_EQ(again.anchors.count, 12);
+  EXPECT_EQ(again.anchors.seed, 7u);
+  EXPECT_EQ(engine::anchorSelectionText(engine::parseAnchorSelection("every:4")), "every:4");
 }

@@ -16,9 +16,11 @@
 #include "dfi/analysis/ddtree.h"
 #include "dfi/analysis/garble.h"
 #include "dfi/base/error.h"
+#include "dfi/base/field_json.h"
 #include "dfi/base/log_text.h"
 #include "dfi/base/version.h"
 #include "dfi/engine/prompt_set.h"
+#include "dfi/protocol/message_fields.h"
 #include "dfi/session/record_fields.h"
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/compatibility.h"
@@ -181,29 +183,44 @@ AnchorSelection parseAnchorSelection(const std::string& text) {
   return number(text), s;  // throws
 }
 
+std::string anchorSelectionText(const AnchorSelection& anchors) {
+  switch (anchors.kind) {
+    case AnchorSelection::Kind::LiveAnchors: return "live";
+    case AnchorSelection::Kind::Every: return "every:" + std::to_string(anchors.stride);
+    case AnchorSelection::Kind::Random:
+      return "random:" + std::to_string(anchors.count) + ":" + std::to_string(anchors.seed);
+  }
+  return "live";
+}
+
+// The settings as the run request spells them (protocol::RunOptions), so a run's recorded
+// settings, `run`'s options and the GUI's request share one vocabulary.
 std::string EvaluationSettings::toJson() const {
-  nlohmann::json j;
-  j["target"] = target.string();
-  for (const auto& d : drafters) j["drafters"].push_back(d.string());
-  j["prompts"] = prompts.string();
-  for (auto m : modes) j["modes"].push_back(enumName(m));
-  for (auto v : maskVariants) j["mask_variants"].push_back(enumName(v));
-  j["anchors"] = {{"kind", static_cast<int>(anchors.kind)}, {"stride", anchors.stride},
-                  {"count", anchors.count}, {"seed", anchors.seed}};
-  j["ddtree_budget"] = ddtreeBudget;
-  j["max_new_tokens"] = maxNewTokens;
-  j["top_k"] = topK;
-  j["devices"] = model.devices;
-  j["dtype"] = model.dtype;
-  j["chat_template"] = chatTemplate;
-  j["enable_thinking"] = enableThinking;
-  if (blockSize) j["block_size"] = *blockSize;
-  if (limit) j["limit"] = *limit;
-  j["skip_bad_prompts"] = skipBadPrompts;
-  j["parity_check"] = parityCheck;
-  j["hidden_statistics"] = hiddenStatistics;
-  j["shard"] = std::to_string(shardIndex) + "/" + std::to_string(shardCount);
-  return j.dump();
+  protocol::RunOptions o;
+  o.target = target.string();
+  o.drafters.clear();
+  for (const auto& d : drafters) o.drafters.push_back(d.string());
+  o.prompts = prompts.string();
+  o.modes.clear();
+  for (auto m : modes) o.modes.emplace_back(enumName(m));
+  o.maskVariants.clear();
+  for (auto v : maskVariants) o.maskVariants.emplace_back(enumName(v));
+  o.anchors = anchorSelectionText(anchors);
+  o.ddtreeBudget = ddtreeBudget;
+  o.blockSize = blockSize;
+  o.maxNewTokens = maxNewTokens;
+  o.limit = limit;
+  o.topK = topK;
+  o.device.clear();
+  for (const auto& d : model.devices) o.device += (o.device.empty() ? "" : ",") + d;
+  o.dtype = model.dtype;
+  o.noChat = !chatTemplate;
+  o.thinking = enableThinking ? "on" : "off";
+  o.shard = std::to_string(shardIndex) + "/" + std::to_string(shardCount);
+  o.skipBadPrompts = skipBadPrompts;
+  o.noParity = !parityCheck;
+  o.hiddenStatistics = hiddenStatistics;
+  return dfi::toJson(o).dump();
 }
 
 namespace {

@@ -34,6 +34,8 @@ struct AnchorSelection {
 };
 // "live", "every", "every:4", "random:64:7"; throws dfi::UsageError otherwise.
 AnchorSelection parseAnchorSelection(const std::string& text);
+// The text parseAnchorSelection reads back: "live", "every:4", "random:64:7".
+std::string anchorSelectionText(const AnchorSelection& anchors);
 
 struct EvaluationSettings {
   std::filesystem::path target;
