@@ -68,11 +68,9 @@ StepSummary decodeStepSummary(const Statement& row, const std::string& file) {
   step.runId = row.integer(1);
   step.promptId = row.integer(2);
   auto int32 = [&](int column, std::string_view name) {
-    const std::int64_t value = row.integer(column);
-    if (value < std::numeric_limits<std::int32_t>::min() || value > std::numeric_limits<std::int32_t>::max())
-      throw FormatError("value " + std::to_string(value) + " does not fit 32 bits",
-                        {.file = file, .item = "steps." + std::string(name)});
-    return static_cast<std::int32_t>(value);
+    return integerColumn<std::int32_t>(row, column, [&] {
+      return ErrorContext{.file = file, .item = std::string(SqlTable<S>::name) + "." + std::string(name)};
+    });
   };
   step.stepIndex = int32(3, fieldName(&S::stepIndex));
   const std::int32_t mode = int32(4, fieldName(&S::mode));

@@ -5,14 +5,14 @@
 // adds to a record (a table name, keys, columns that are not record fields, and how columns
 // added by a later schema version read in an older file) is SqlTable<R> below.
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "blob_codec.h"
@@ -247,6 +247,18 @@ void bindFields(Statement& st, const R& record, RowScratch& scratch) {
   });
 }
 
+// An integer column as V, rejected rather than truncated where a damaged file widened it past
+// V; `where` (a callable giving the ErrorContext) is only called on failure, as this runs for
+// several columns of every row.
+template <typename V, typename Where>
+V integerColumn(const Statement& row, int column, Where where) {
+  const std::int64_t number = row.integer(column);
+  if (!std::in_range<V>(number))
+    throw FormatError("value " + std::to_string(number) + " does not fit " + std::to_string(8 * sizeof(V)) + " bits",
+                      where());
+  return static_cast<V>(number);
+}
+
 // Reads every field of a row selected with selectSql<R>, in table order, checking what a
 // damaged file could get wrong in one value: an integer wider than its field, an array BLOB
 // that is not whole elements, an enum value or name this build does not know.
@@ -277,18 +289,14 @@ R decodeFields(const Statement& row, const std::string& file) {
         if (!parsed) throw FormatError("unknown value '" + name + "' (" + enumNameList<V>() + ")", where());
         value = *parsed;
       } else {
-        const std::int64_t number = row.integer(c);
-        if (!std::ranges::any_of(EnumNames<V>::names,
-                                 [&](const auto& n) { return static_cast<std::int64_t>(n.first) == number; }))
-          throw FormatError("unknown value " + std::to_string(number) + " (" + enumNameList<V>() + ")", where());
-        value = static_cast<V>(number);
+        value = static_cast<V>(integerColumn<std::underlying_type_t<V>>(row, c, where));
+        if (!isKnownEnum(value))
+          throw FormatError("unknown value " + std::to_string(static_cast<std::int64_t>(value)) + " (" +
+                                enumNameList<V>() + ")",
+                            where());
       }
     } else {
-      const std::int64_t number = row.integer(c);
-      if (number < std::numeric_limits<V>::min() || number > std::numeric_limits<V>::max())
-        throw FormatError("value " + std::to_string(number) + " does not fit " + std::to_string(8 * sizeof(V)) + " bits",
-                          where());
-      value = static_cast<V>(number);
+      value = integerColumn<V>(row, c, where);
     }
   });
   return record;
