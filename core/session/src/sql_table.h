@@ -217,6 +217,17 @@ std::string insertSql(std::string_view onConflict = {}) {
          (onConflict.empty() ? "" : " " + std::string(onConflict));
 }
 
+// The 1-based parameter of R's integer key in insertSql<R>().
+template <typename R>
+int keyParameter() {
+  int index = 0, key = 0;
+  forEachField<R>([&](const auto& f) {
+    ++index;
+    if (f.name == integerKeyOf<R>()) key = index;
+  });
+  return key;
+}
+
 // --- binding and decoding -------------------------------------------------------------------
 
 // Byte-swap buffers for the arrays of one row (used on big-endian hosts only).

@@ -92,18 +92,22 @@ struct Writer::Impl {
     return carried;
   }
 
+  // Binds and inserts `record`; `key`, when given, is the id the writer gives it, bound over the
+  // record's own so that a step is not copied to change one integer.
   template <typename R>
-  void bindAndStep(Statement& st, const R& record) {
+  void bindAndStep(Statement& st, const R& record, std::optional<std::int64_t> key = std::nullopt) {
     auto guard = st.use();
     detail::bindFields(st, record, scratch);
+    if (key) st.bind(detail::keyParameter<R>(), *key);
     st.step();
   }
 
   // One record's row, inside the current batch; `then` runs once the row is in.
   template <typename R, typename Then = void (*)()>
-  void insert(Boundary boundary, Statement& st, const R& record, Then then = [] {}) {
+  void insert(Boundary boundary, Statement& st, const R& record, std::optional<std::int64_t> key = std::nullopt,
+              Then then = [] {}) {
     this->record(boundary, [&] {
-      bindAndStep(st, record);
+      bindAndStep(st, record, key);
       then();
     });
   }
@@ -211,12 +215,11 @@ RunId Writer::addRun(const RunRecord& run) {
   });
   if (run.topK < 0 || run.blockSize < 0 || run.slidingWindow < 0)
     throw ValidationError("negative top_k, block_size or sliding_window", impl_->where("runs"));
-  RunRecord stored = run;
-  stored.runId = impl_->nextId<RunRecord>(run.runId, impl_->lastRun);
-  impl_->insert(Boundary::StartsBlock, impl_->insertRun, stored);
-  impl_->lastRun = stored.runId;
-  impl_->topKByRun[stored.runId] = run.topK;
-  return stored.runId;
+  const RunId id = impl_->nextId<RunRecord>(run.runId, impl_->lastRun);
+  impl_->insert(Boundary::StartsBlock, impl_->insertRun, run, id);
+  impl_->lastRun = id;
+  impl_->topKByRun[id] = run.topK;
+  return id;
 }
 
 void Writer::finishRun(RunId run, double finishedAt, const std::string& timingsJson) {
@@ -242,10 +245,9 @@ StepId Writer::addStep(const StepRecord& step) {
                           impl_->where("steps." + std::string(fieldName(&StepRecord::runId))));
   if (auto problem = detail::stepProblem(step, run->second))
     throw ValidationError(*problem, impl_->where("steps"));
-  StepRecord stored = step;
-  stored.stepId = impl_->nextId<StepRecord>(step.stepId, impl_->lastStep);
-  impl_->insert(Boundary::StartsBlock, impl_->insertStep, stored, [&] { impl_->lastStep = stored.stepId; });
-  return stored.stepId;
+  const StepId id = impl_->nextId<StepRecord>(step.stepId, impl_->lastStep);
+  impl_->insert(Boundary::StartsBlock, impl_->insertStep, step, id, [&] { impl_->lastStep = id; });
+  return id;
 }
 
 void Writer::addTree(const TreeRecord& tree) {
@@ -305,11 +307,10 @@ void Writer::addTokenStrings(std::span<const TokenString> strings) {
 }
 
 AnnotationId Writer::addAnnotation(const Annotation& annotation) {
-  Annotation stored = annotation;
-  stored.annotationId = impl_->nextId<Annotation>(annotation.annotationId, impl_->lastAnnotation);
-  impl_->insert(Boundary::PartOfBlock, impl_->insertAnnotation, stored);
-  impl_->lastAnnotation = stored.annotationId;
-  return stored.annotationId;
+  const AnnotationId id = impl_->nextId<Annotation>(annotation.annotationId, impl_->lastAnnotation);
+  impl_->insert(Boundary::PartOfBlock, impl_->insertAnnotation, annotation, id);
+  impl_->lastAnnotation = id;
+  return id;
 }
 
 void Writer::flush() {
