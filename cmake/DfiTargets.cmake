@@ -14,11 +14,11 @@ function(dfi_set_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-unused-parameter -Wno-missing-field-initializers)
 endfunction()
 
-# dfi_add_gtest(<name> SOURCES ... LIBS ... LABELS ... [TIMEOUT s] [FIXTURES f...] [ENV k=v...])
+# dfi_add_gtest(<name> SOURCES ... LIBS ... LABELS ... [TIMEOUT s] [FIXTURES f...] [ENV k=v...] [ATEN_PATH])
 # Core and engine tests use GoogleTest so that they build without Qt (the engine side must
 # never include Qt headers); UI tests use Qt Test (dfi_add_qtest in tests/ui).
 function(dfi_add_gtest name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENV;FIXTURES" ${ARGN})
+  cmake_parse_arguments(ARG "ATEN_PATH" "TIMEOUT" "SOURCES;LIBS;LABELS;ENV;FIXTURES" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
   target_compile_definitions(${name} PRIVATE
@@ -32,6 +32,19 @@ function(dfi_add_gtest name)
                        ENVIRONMENT "${ARG_ENV}")
   if(ARG_FIXTURES)
     set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED "${ARG_FIXTURES}")
+  endif()
+  if(ARG_ATEN_PATH)
+    # The same test again with the CPU kernels off (kernels/kernel_path.h): the generic ATen
+    # arithmetic a CUDA device takes, checked against the same references on every commit.
+    # Both runs share the test's scratch files, hence the lock.
+    set(aten_env ${ARG_ENV} DFI_CPU_KERNELS=off)
+    add_test(NAME ${name}_aten_path COMMAND ${name})
+    set_tests_properties(${name}_aten_path PROPERTIES LABELS "${ARG_LABELS};aten-path" TIMEOUT ${ARG_TIMEOUT}
+                         ENVIRONMENT "${aten_env}" RESOURCE_LOCK ${name})
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK ${name})
+    if(ARG_FIXTURES)
+      set_tests_properties(${name}_aten_path PROPERTIES FIXTURES_REQUIRED "${ARG_FIXTURES}")
+    endif()
   endif()
 endfunction()
 

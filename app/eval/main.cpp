@@ -21,6 +21,8 @@ void printVersion() {
             << "\n"
             << "CUDA available: "
             << (rt.cudaAvailable ? "yes, " + std::to_string(rt.cudaDeviceCount) + " device(s)" : "no")
+            << "\n"
+            << "CPU kernels: " << (rt.cpuKernels ? "on" : "off (DFI_CPU_KERNELS=off: the ATen path a GPU takes)")
             << "\n";
 }
 

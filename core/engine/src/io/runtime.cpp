@@ -7,6 +7,8 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "kernels/kernel_path.h"
+
 namespace dfi::engine {
 
 RuntimeInfo runtimeInfo() {
@@ -18,6 +20,7 @@ RuntimeInfo runtimeInfo() {
 #endif
   info.cudaAvailable = torch::cuda::is_available();
   info.cudaDeviceCount = info.cudaAvailable ? static_cast<int>(torch::cuda::device_count()) : 0;
+  info.cpuKernels = cpuKernelsEnabled();
   return info;
 }
 

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu_clones.h"
 #include "kernels/float_casts.h"
+#include "kernels/kernel_path.h"
 #include "kernels/tensor_cast.h"
 
 namespace dfi::engine {
@@ -52,7 +53,7 @@ void argmaxRows(const at::Tensor& rows, const at::Tensor& maxima, at::Tensor& ou
 }  // namespace
 
 at::Tensor argmaxLastDim(const at::Tensor& x) {
-  const bool kernel = x.device().is_cpu() && x.dim() > 0 && x.size(-1) > 0 &&
+  const bool kernel = takesCpuKernel(x) && x.dim() > 0 && x.size(-1) > 0 &&
                       (x.scalar_type() == at::kFloat || x.scalar_type() == at::kBFloat16);
   if (!kernel) return at::argmax(x, -1);
   const at::Tensor rows = x.contiguous().view({-1, x.size(-1)});

@@ -8,6 +8,7 @@
 #include <ATen/Parallel.h>
 
 #include "kernels/cpu_clones.h"
+#include "kernels/kernel_path.h"
 #include "kernels/tensor_cast.h"
 
 namespace dfi::engine {
@@ -155,7 +156,7 @@ DeltaRuleResult recurrentGatedDeltaRule(const at::Tensor& q, const at::Tensor& k
                                         const at::Tensor& beta, const at::Tensor& initialState) {
   // Other devices run the same recurrence as one chunk (a single launch sequence instead of a
   // kernel per token and operation).
-  if (!v.is_cpu()) return chunkedGatedDeltaRule(q, k, v, g, beta, initialState, v.size(1));
+  if (!takesCpuKernel(v)) return chunkedGatedDeltaRule(q, k, v, g, beta, initialState, v.size(1));
   return accumulationType(v) == at::kDouble ? recurrentOnCpu<double>(q, k, v, g, beta, initialState)
                                             : recurrentOnCpu<float>(q, k, v, g, beta, initialState);
 }
@@ -163,7 +164,7 @@ DeltaRuleResult recurrentGatedDeltaRule(const at::Tensor& q, const at::Tensor& k
 DeltaRuleResult gatedDeltaRule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& g, const at::Tensor& beta,
                                const at::Tensor& initialState) {
-  return v.is_cpu() ? recurrentGatedDeltaRule(q, k, v, g, beta, initialState)
+  return takesCpuKernel(v) ? recurrentGatedDeltaRule(q, k, v, g, beta, initialState)
                     : chunkedGatedDeltaRule(q, k, v, g, beta, initialState);
 }
 

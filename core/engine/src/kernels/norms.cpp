@@ -8,6 +8,7 @@
 
 #include "kernels/cpu_tasks.h"
 #include "kernels/float_casts.h"
+#include "kernels/kernel_path.h"
 #include "kernels/silu.h"
 #include "kernels/tensor_cast.h"
 
@@ -99,7 +100,7 @@ at::Tensor norm(Variant variant, const at::Tensor& x, const at::Tensor& gate,
                 const at::Tensor& weight, double eps) {
   const bool sameTypes = weight.scalar_type() == x.scalar_type() &&
                          (!gate.defined() || gate.scalar_type() == x.scalar_type());
-  return x.is_cpu() && sameTypes ? normOnCpu(variant, x, gate, weight, eps)
+  return takesCpuKernel(x) && sameTypes ? normOnCpu(variant, x, gate, weight, eps)
                                  : normWithAten(variant, x, gate, weight, eps);
 }
 

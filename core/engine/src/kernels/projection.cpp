@@ -9,6 +9,7 @@
 
 #include "kernels/cpu_clones.h"
 #include "kernels/float_casts.h"
+#include "kernels/kernel_path.h"
 #include "kernels/tensor_cast.h"
 
 namespace dfi::engine {
@@ -118,7 +119,7 @@ int64_t rowsOf(const at::Tensor& x) { return x.numel() / x.size(-1); }
 // weight of x's dtype, fp32 or bf16, both on the CPU, without a bias.
 bool isSmallProductOnCpu(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   const at::ScalarType type = weight.scalar_type();
-  return x.is_cpu() && weight.is_cpu() && weight.dim() == 2 && weight.is_contiguous() &&
+  return takesCpuKernel(x) && weight.is_cpu() && weight.dim() == 2 && weight.is_contiguous() &&
          x.scalar_type() == type && x.dim() >= 1 && x.size(-1) == weight.size(1) && x.numel() > 0 &&
          !bias.defined() && (type == at::kFloat || type == at::kBFloat16) &&
          rowsOf(x) <= (type == at::kFloat ? kMaxRows : 1);

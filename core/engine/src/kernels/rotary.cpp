@@ -8,6 +8,7 @@
 
 #include "kernels/cpu_tasks.h"
 #include "kernels/float_casts.h"
+#include "kernels/kernel_path.h"
 #include "kernels/tensor_cast.h"
 
 namespace dfi::engine {
@@ -68,7 +69,7 @@ void rotateRows(const T* x, const T* cos, const T* sin, T* out, int64_t begin, i
 at::Tensor Rotary::apply(const at::Tensor& x, const RotaryAngles& angles) {
   const int64_t positions = x.size(-2);
   const bool tablePerPosition = angles.cos.dim() == 2 && angles.cos.size(0) == positions;
-  if (!x.is_cpu() || !tablePerPosition || angles.cos.scalar_type() != x.scalar_type())
+  if (!takesCpuKernel(x) || !tablePerPosition || angles.cos.scalar_type() != x.scalar_type())
     return applyWithAten(x, angles);
   const at::Tensor input = x.contiguous(), cos = angles.cos.contiguous(), sin = angles.sin.contiguous();
   at::Tensor out = at::empty_like(input);

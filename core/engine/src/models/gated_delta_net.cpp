@@ -8,6 +8,7 @@
 #include "io/weight_loader.h"
 #include "kernels/float_casts.h"
 #include "kernels/gated_delta_rule.h"
+#include "kernels/kernel_path.h"
 #include "kernels/norms.h"
 #include "kernels/projection.h"
 #include "kernels/silu.h"
@@ -31,7 +32,7 @@ at::Tensor causalConvSiluWithAten(const at::Tensor& input, const at::Tensor& wei
 
 // The same on the CPU as one pass (the ATen form is ~16 small ops per call).
 at::Tensor causalConvSilu(const at::Tensor& inputAnyLayout, const at::Tensor& weight) {
-  if (!inputAnyLayout.is_cpu()) return causalConvSiluWithAten(inputAnyLayout, weight);
+  if (!takesCpuKernel(inputAnyLayout)) return causalConvSiluWithAten(inputAnyLayout, weight);
   const at::Tensor input = inputAnyLayout.contiguous();
   const at::Tensor w = asType(weight, at::kFloat).contiguous();
   const int64_t batch = input.size(0), channels = input.size(1), width = input.size(2);

@@ -12,6 +12,7 @@ struct RuntimeInfo {
   bool cudaAvailable = false;   // a CUDA device can be used now
   int cudaDeviceCount = 0;
   std::string cudaVersion;      // CUDA version libtorch was built with ("" when none)
+  bool cpuKernels = true;       // CPU tensors take the hand-written kernels (DFI_CPU_KERNELS)
 };
 
 RuntimeInfo runtimeInfo();
