@@ -1,7 +1,8 @@
 // `dflash-eval info PATH` and `dflash-eval info --drafter DIR --target DIR`: what a checkpoint
 // is (kind, geometry, dtype mix, parameter count, config validation, tensor layout against the
-// config) and whether a drafter fits a target. Exit code 0 when everything is valid and
-// compatible, 5 otherwise.
+// config), for a target its total and active parameters and what each device of --devices /
+// --dtype will hold against what it has free, and whether a drafter fits a target. Exit code 0
+// when everything is valid, compatible and fits, 5 otherwise.
 
 #include <iostream>
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "command_inputs.h"
 #include "commands.h"
 #include "dfi/base/error.h"
 #include "info_report.h"
@@ -21,6 +23,7 @@ struct InfoOptions {
   std::string drafter;
   std::string target;
   bool json = false;
+  PlacementOptions placement;  // what `memory` plans for
 };
 
 int runInfo(const InfoOptions& o) {
@@ -32,11 +35,11 @@ int runInfo(const InfoOptions& o) {
   nlohmann::json document = nlohmann::json::object();
   bool ok = true;
   if (!o.path.empty()) {
-    document["model"] = describeModel(o.path);
+    document["model"] = describeModel(o.path, o.placement.modelOptions());
     ok = ok && modelIsClean(document["model"]);
   }
   if (pair) {
-    const nlohmann::json p = describePair(o.drafter, o.target);
+    const nlohmann::json p = describePair(o.drafter, o.target, o.placement.modelOptions());
     document["drafter"] = p["drafter"];
     document["target"] = p["target"];
     document["compatibility"] = p["compatibility"];
@@ -62,6 +65,7 @@ void registerInfoCommand(CLI::App& app) {
   sub->add_option("--drafter", options->drafter, "DFlash drafter directory, checked against --target");
   sub->add_option("--target", options->target, "Target model directory");
   sub->add_flag("--json", options->json, "Print one JSON document instead of text");
+  addPlacementOptions(*sub, options->placement);
   setAction(*sub, [options] { return runInfo(*options); });
 }
 

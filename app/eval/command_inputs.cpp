@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "dfi/base/error.h"
+#include "dfi/engine/memory_plan.h"
 #include "dfi/tokenizer/chat_template.h"
 #include "dfi/tokenizer/tokenizer.h"
 
@@ -35,7 +36,14 @@ void addTokenInputOptions(CLI::App& command, TokenInput& input, const std::strin
 }
 
 engine::ModelOptions PlacementOptions::modelOptions() const {
-  return {.devices = devices.empty() ? std::vector<std::string>{device} : devices, .dtype = dtype};
+  engine::ModelOptions options{.devices = devices.empty() ? std::vector<std::string>{device} : devices, .dtype = dtype};
+  for (const std::string& entry : maxMemory) {
+    const std::size_t equals = entry.find('=');
+    if (equals == std::string::npos || equals == 0)
+      throw UsageError("--max-memory takes DEVICE=SIZE (cuda:0=70GiB), got '" + entry + "'", {.item = "max_memory"});
+    options.maxMemory[entry.substr(0, equals)] = engine::parseByteSize(entry.substr(equals + 1));
+  }
+  return options;
 }
 
 void addPlacementOptions(CLI::App& command, PlacementOptions& placement) {
@@ -44,6 +52,9 @@ void addPlacementOptions(CLI::App& command, PlacementOptions& placement) {
       ->delimiter(',')
       ->excludes(device);
   command.add_option("--dtype", placement.dtype, "fp32, bf16 or fp16")->capture_default_str();
+  command.add_option("--max-memory", placement.maxMemory,
+                     "DEVICE=SIZE (cuda:0=70GiB): the most weight memory to use on a device, below what it has free")
+      ->delimiter(',');
 }
 
 }  // namespace dfi::eval

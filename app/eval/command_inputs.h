@@ -1,6 +1,6 @@
 #pragma once
 // Inputs that `forward` and `draft` share: the token sequence (--text, optionally as one chat
-// turn, or --ids) and where the model runs (--device / --devices, --dtype).
+// turn, or --ids) and where the model runs (--device / --devices, --dtype, --max-memory).
 
 #include <cstdint>
 #include <string>
@@ -34,10 +34,12 @@ struct PlacementOptions {
   std::string device = "cpu";
   std::vector<std::string> devices;
   std::string dtype = "fp32";
+  std::vector<std::string> maxMemory;  // DEVICE=SIZE entries
 
+  // Throws dfi::UsageError for a malformed --max-memory entry.
   engine::ModelOptions modelOptions() const;
 };
-// --device, --devices (excluding each other), --dtype.
+// --device, --devices (excluding each other), --dtype, --max-memory.
 void addPlacementOptions(CLI::App& command, PlacementOptions& placement);
 
 }  // namespace dfi::eval

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "dfi/engine/memory_plan.h"
 #include "info_report.h"
 
 namespace dfi::eval {
@@ -23,12 +24,7 @@ std::string count(std::uint64_t n) {
   return std::to_string(n);
 }
 
-std::string bytes(std::uint64_t n) {
-  if (n >= (1ull << 30)) return format("%.2f GiB", n / double(1ull << 30));
-  if (n >= (1ull << 20)) return format("%.1f MiB", n / double(1ull << 20));
-  if (n >= (1ull << 10)) return format("%.1f KiB", n / double(1ull << 10));
-  return std::to_string(n) + " B";
-}
+std::string bytes(const json& n) { return engine::byteSizeText(n.get<std::uint64_t>()); }
 
 std::string number(const json& v) {
   if (v.is_number_float()) return format("%g", v.get<double>());
@@ -100,6 +96,22 @@ void weights(std::ostream& out, const json& w) {
   out << "  identity   " << w["header_sha256"].get<std::string>() << "\n";
 }
 
+void memory(std::ostream& out, const json& plan) {
+  out << "  placement  " << count(plan["total_parameters"]) << " parameters, " << count(plan["active_parameters"])
+      << " active per token; weights in " << plan["dtype"].get<std::string>()
+      << " (activations and caches come on top):\n";
+  for (const auto& d : plan["devices"]) {
+    out << "    " << d["device"].get<std::string>() << ": " << bytes(d["bytes"]) << ", layers " << d["first_layer"]
+        << "-" << d["first_layer"].get<int>() + d["layers"].get<int>() - 1
+        << (d["embeddings"].get<bool>() ? ", embeddings" : "") << (d["head"].get<bool>() ? ", head" : "");
+    if (d["available"].is_null())
+      out << "; free memory unknown here\n";
+    else
+      out << "; " << bytes(d["available"]) << " available (" << d["available_source"].get<std::string>() << ")\n";
+  }
+  if (!plan["fits"].get<bool>()) out << "  DOES NOT FIT: " << plan["refusal"].get<std::string>() << "\n";
+}
+
 }  // namespace
 
 std::string renderModel(const json& m) {
@@ -117,6 +129,7 @@ std::string renderModel(const json& m) {
     out << "\n";
   }
   weights(out, m["weights"]);
+  if (m.contains("memory")) memory(out, m["memory"]);
   if (const json& layout = m["weight_layout"]; layout.is_null()) {
     if (!m["weights"].is_null() && m["validation"]["valid"].get<bool>())
       out << "  layout     not checked (no fixed tensor layout known for this family)\n";

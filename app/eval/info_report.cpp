@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "dfi/base/error.h"
+#include "dfi/engine/memory_plan.h"
 #include "dfi/tensorfile/compatibility.h"
 #include "dfi/tensorfile/config_error.h"
 #include "dfi/tensorfile/config_kind.h"
@@ -124,6 +126,35 @@ json problemsJson(const std::vector<ConfigProblem>& problems) {
   return list;
 }
 
+json memoryJson(const fs::path& modelDir, const TargetConfig& config, const engine::ModelOptions& placement) {
+  const engine::MemoryPlan plan = engine::planTargetMemory(Checkpoint::open(modelDir), config, placement);
+  json devices = json::array();
+  for (const engine::DevicePlan& d : plan.devices)
+    devices.push_back({{"device", d.device},
+                       {"first_layer", d.firstLayer},
+                       {"layers", d.layerCount},
+                       {"embeddings", d.embeddings},
+                       {"head", d.head},
+                       {"parameters", d.parameters},
+                       {"bytes", d.bytes},
+                       {"available", d.available ? json(*d.available) : json(nullptr)},
+                       {"available_source", d.availableSource},
+                       {"fits", d.fits()}});
+  json j = {{"dtype", plan.dtype},
+            {"total_parameters", plan.totalParameters},
+            {"active_parameters", plan.activeParameters},
+            {"devices", devices},
+            {"fits", true},
+            {"refusal", nullptr}};
+  try {
+    engine::requirePlanFits(plan);
+  } catch (const UsageError& e) {
+    j["fits"] = false;
+    j["refusal"] = e.what();
+  }
+  return j;
+}
+
 std::optional<Checkpoint> openIfPresent(const fs::path& modelDir) {
   if (!hasWeights(modelDir)) return std::nullopt;
   return Checkpoint::open(modelDir, NameMapping::identity());
@@ -133,10 +164,11 @@ std::optional<Checkpoint> openIfPresent(const fs::path& modelDir) {
 
 bool modelIsClean(const json& model) {
   const json& layout = model["weight_layout"];
-  return model["validation"]["valid"].get<bool>() && (layout.is_null() || layout["issues"].empty());
+  return model["validation"]["valid"].get<bool>() && (layout.is_null() || layout["issues"].empty()) &&
+         (!model.contains("memory") || model["memory"]["fits"].get<bool>());
 }
 
-json describeModel(const fs::path& dirOrConfig, std::optional<int> targetNumLayers) {
+json describeModel(const fs::path& dirOrConfig, const engine::ModelOptions& placement, std::optional<int> targetNumLayers) {
   const fs::path configPath = configPathOf(dirOrConfig);
   const ConfigKind kind = detectConfigKindOf(configPath);
   json j = {{"path", dirOrConfig.string()}, {"config", configPath.string()}, {"kind", configKindName(kind)}};
@@ -146,6 +178,7 @@ json describeModel(const fs::path& dirOrConfig, std::optional<int> targetNumLaye
       const TargetConfig config = parseTargetConfig(configPath);
       j["geometry"] = targetJson(config);
       j["weight_layout"] = layoutJson(modelDir, expectedTargetTensors(config), NameMapping::qwenText());
+      if (hasWeights(modelDir)) j["memory"] = memoryJson(modelDir, config, placement);
     } else {
       const DrafterConfig config = parseDrafterConfig(configPath, targetNumLayers);
       j["geometry"] = drafterJson(config);
@@ -161,7 +194,7 @@ json describeModel(const fs::path& dirOrConfig, std::optional<int> targetNumLaye
   return j;
 }
 
-json describePair(const fs::path& drafter, const fs::path& target) {
+json describePair(const fs::path& drafter, const fs::path& target, const engine::ModelOptions& placement) {
   const TargetConfig t = parseTargetConfig(configPathOf(target));
   const DrafterConfig d = parseDrafterConfig(configPathOf(drafter), t.numHiddenLayers);
   const std::optional<Checkpoint> drafterWeights = openIfPresent(modelDirOf(drafter));
@@ -185,8 +218,8 @@ json describePair(const fs::path& drafter, const fs::path& target) {
                         {"checked_fc_weight", facts.drafterFcWeightShape.has_value()},
                         {"checked_embedding_rows", facts.targetEmbeddingRows.has_value()},
                         {"issues", issues}};
-  return {{"drafter", describeModel(drafter, t.numHiddenLayers)},
-          {"target", describeModel(target)},
+  return {{"drafter", describeModel(drafter, placement, t.numHiddenLayers)},
+          {"target", describeModel(target, placement)},
           {"compatibility", compatibility}};
 }
 

@@ -9,19 +9,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dfi/engine/model_options.h"
+
 namespace dfi::eval {
 
 // A model directory (or its config.json). Config problems ("validation") and tensors that do
 // not match the config ("weight_layout") are reported rather than thrown; unreadable or
 // malformed files still throw dfi::Error.
+// A target with weights also gets "memory": its total and active parameters and what each
+// device of `placement` will hold (engine/memory_plan.h), "fits" and the refusal if it does not.
 // targetNumLayers feeds a drafter's default tap rule when its config names no target depth.
-nlohmann::json describeModel(const std::filesystem::path& dirOrConfig, std::optional<int> targetNumLayers = {});
+nlohmann::json describeModel(const std::filesystem::path& dirOrConfig, const engine::ModelOptions& placement,
+                             std::optional<int> targetNumLayers = {});
 
 // Both models plus the compatibility report of the drafter against the target. Invalid
 // configs throw (the error lists every problem) since nothing can be compared then.
-nlohmann::json describePair(const std::filesystem::path& drafter, const std::filesystem::path& target);
+nlohmann::json describePair(const std::filesystem::path& drafter, const std::filesystem::path& target,
+                            const engine::ModelOptions& placement);
 
-// Valid config, and weights (if any) laid out as the config implies.
+// Valid config, weights (if any) laid out as the config implies, and a target that fits its placement.
 bool modelIsClean(const nlohmann::json& model);
 
 std::string renderModel(const nlohmann::json& model);

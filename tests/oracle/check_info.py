@@ -45,6 +45,14 @@ def check_inventory(binary, models, expected):
             assert w[key] == want[key], f"{name}: {key} {w[key]} != {want[key]}"
         dtypes = {t["dtype"]: {"tensors": t["tensors"], "bytes": t["bytes"]} for t in w["dtypes"]}
         assert dtypes == want["dtypes"], f"{name}: dtypes {dtypes} != {want['dtypes']}"
+        if got["kind"] == "target":
+            # The text engine's parameters: everything stored but the vision tower and MTP head
+            # (transformers' num_parameters() equals the stored total, checked by the generator).
+            memory = got["memory"]
+            text = want["parameters"] - want["skipped_parameters"]
+            assert memory["total_parameters"] == text, (name, memory)
+            assert memory["active_parameters"] == text, (name, memory)  # dense: all active
+            assert memory["fits"] and memory["devices"][0]["bytes"] == 4 * text, (name, memory)  # fp32 default
 
 
 def issues_by_field(report):
@@ -108,6 +116,30 @@ def check_default_taps_from_target(binary, models):
         assert pair["compatibility"]["compatible"], pair["compatibility"]
 
 
+def check_placement(binary, models):
+    """Two devices: the layers split in order, the tied head copied to the last device; a cap
+    below the need is refused naming the device and the shortfall, with exit code 5."""
+    target = models / "target_qwen3_tied_bias"
+    alone = info_json(binary, target, "--dtype", "bf16")["model"]["memory"]
+    split = info_json(binary, target, "--devices", "cpu,cpu", "--dtype", "bf16")["model"]["memory"]
+    first, last = split["devices"]
+    layers = alone["devices"][0]["layers"]
+    assert (first["first_layer"], first["layers"], last["first_layer"]) == (0, (layers + 1) // 2, (layers + 1) // 2), split
+    assert first["embeddings"] and not first["head"] and last["head"] and not last["embeddings"], split
+    geometry = info_json(binary, target)["model"]["geometry"]
+    copy = 2 * geometry["vocab_size"] * geometry["hidden_size"]
+    assert first["bytes"] + last["bytes"] == alone["devices"][0]["bytes"] + copy, (alone, split)
+
+    rc, out, err = info(binary, target, "--max-memory", "cpu=2KiB", "--json")
+    assert rc == EXIT_VALIDATION, (rc, err)
+    memory = json.loads(out)["model"]["memory"]
+    assert not memory["fits"] and "cpu cannot hold" in memory["refusal"] and " short" in memory["refusal"], memory
+    rc, text, _ = info(binary, target, "--max-memory", "cpu=2KiB")
+    assert rc == EXIT_VALIDATION and "DOES NOT FIT" in text and "cpu cannot hold" in text and "short" in text, text
+    rc, _, err = info(binary, target, "--max-memory", "cpu=lots")
+    assert rc == 2 and "malformed size 'lots'" in err, (rc, err)
+
+
 def main():
     binary, models = sys.argv[1], Path(sys.argv[2])
     expected = json.loads((models / "expected.json").read_text())
@@ -115,6 +147,7 @@ def main():
     check_pairs(binary, models)
     check_invalid_config(binary, models)
     check_default_taps_from_target(binary, models)
+    check_placement(binary, models)
     print(f"info matches the safetensors package on {len(expected)} checkpoints; pair reports and exit codes as expected")
 
 

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "dfi/tensorfile/name_mapping.h"
+#include "dfi/tensorfile/parameter_count.h"
 
 namespace dfi::tensorfile {
 
@@ -21,9 +22,9 @@ WeightsSummary summarizeWeights(const Checkpoint& checkpoint) {
     tally.elements += elements;
     tally.bytes += info.byteSize;
     s.tensors += 1;
-    s.parameters += elements;
+    s.parameters += storedParameters(info);
     s.bytes += info.byteSize;
-    if (!textOnly.map(info.storedName)) s.skippedParameters += elements;
+    if (!textOnly.map(info.storedName)) s.skippedParameters += storedParameters(info);
   }
   for (const auto& [dtype, tally] : byType) s.dtypes.push_back(tally);
   return s;

@@ -6,6 +6,7 @@
 #include <torch/cuda.h>
 
 #include "dfi/base/error.h"
+#include "dfi/engine/memory_plan.h"
 
 namespace dfi::engine {
 
@@ -43,11 +44,9 @@ Placement placeLayers(const ModelOptions& options, int numLayers) {
   placement.dtype = parseComputeDtype(options.dtype);
   placement.first = devices.front();
   placement.last = devices.back();
-  const int n = static_cast<int>(devices.size());
-  for (int d = 0; d < n; ++d) {
-    const int count = numLayers / n + (d < numLayers % n ? 1 : 0);
-    placement.layerDevice.insert(placement.layerDevice.end(), count, devices[d]);
-  }
+  const std::vector<int> counts = layersPerDevice(static_cast<int>(devices.size()), numLayers);
+  for (std::size_t d = 0; d < devices.size(); ++d)
+    placement.layerDevice.insert(placement.layerDevice.end(), counts[d], devices[d]);
   return placement;
 }
 

@@ -24,7 +24,7 @@ struct Placement {
   at::ScalarType dtype = at::kFloat;
 };
 
-// Contiguous runs of layers per device, the first devices taking one more when uneven.
+// Contiguous runs of layers per device (layersPerDevice, memory_plan.h).
 Placement placeLayers(const ModelOptions& options, int numLayers);
 
 }  // namespace dfi::engine

@@ -59,7 +59,18 @@ at::Tensor WeightLoader::load(const std::string& name, const std::vector<int64_t
   // tensor unless device and dtype already match (then the alias is never written either).
   const at::Tensor mapped = at::from_blob(const_cast<void*>(view.data()), info.shape,
                                           at::TensorOptions().dtype(stored));
-  return mapped.to(device, dtype_);
+  at::Tensor loaded = mapped.to(device, dtype_);
+  // A copy (to a GPU, or into another dtype) leaves the mapped pages unused: drop them from the
+  // resident set, so loading a large target never holds a second host copy of its weights.
+  if (!loaded.is_alias_of(mapped)) {
+    checkpoint_.releasePages(name);
+    copied_.push_back(name);
+  }
+  return loaded;
+}
+
+void WeightLoader::releaseCopiedPages() const {
+  for (const std::string& name : copied_) checkpoint_.releasePages(name);
 }
 
 }  // namespace dfi::engine

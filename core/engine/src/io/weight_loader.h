@@ -22,13 +22,19 @@ class WeightLoader {
   // checkpoint file, the tensor and both shapes when it is missing or shaped differently,
   // and FormatError for a stored dtype the engine cannot convert. On the CPU, a tensor whose
   // stored dtype already is the compute dtype aliases the memory map (no copy): the model
-  // keeps the Checkpoint alive.
+  // keeps the Checkpoint alive. Any other tensor is copied out and its pages released.
   at::Tensor load(const std::string& name, const std::vector<int64_t>& expectedShape,
                   at::Device device) const;
+
+  // Releases the pages of every copied tensor once more, after the whole model is loaded:
+  // reading one tensor maps its cached neighbours too (the kernel's fault-around), including
+  // tensors copied and released before.
+  void releaseCopiedPages() const;
 
  private:
   const tensorfile::Checkpoint& checkpoint_;
   at::ScalarType dtype_;
+  mutable std::vector<std::string> copied_;
 };
 
 std::string shapeText(const std::vector<int64_t>& shape);

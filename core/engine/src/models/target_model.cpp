@@ -8,6 +8,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include "dfi/base/error.h"
+#include "dfi/engine/memory_plan.h"
 #include "evaluation/hidden_stats.h"
 #include "io/weight_loader.h"
 #include "kernels/projection.h"
@@ -17,7 +18,10 @@ namespace dfi::engine {
 
 std::unique_ptr<TargetModel> TargetModel::load(const std::filesystem::path& dir, const ModelOptions& options) {
   tensorfile::TargetConfig config = tensorfile::parseTargetConfig(dir / "config.json");
-  return std::make_unique<TargetModel>(tensorfile::Checkpoint::open(dir), std::move(config), options);
+  tensorfile::Checkpoint checkpoint = tensorfile::Checkpoint::open(dir);
+  // Refused before the first byte is copied, not half-way through with an allocator error.
+  requirePlanFits(planTargetMemory(checkpoint, config, options));
+  return std::make_unique<TargetModel>(std::move(checkpoint), std::move(config), options);
 }
 
 TargetModel::TargetModel(tensorfile::Checkpoint checkpoint, tensorfile::TargetConfig config,
@@ -38,6 +42,7 @@ TargetModel::TargetModel(tensorfile::Checkpoint checkpoint, tensorfile::TargetCo
   lmHead_ = config_.tieWordEmbeddings && !weights.contains("lm_head.weight")
                 ? embedTokens_.to(placement_.last)
                 : weights.load("lm_head.weight", {v, h}, placement_.last);
+  weights.releaseCopiedPages();
 }
 
 ModelCache TargetModel::newCache() const {

@@ -53,6 +53,7 @@ class TargetModel {
 
   const tensorfile::TargetConfig& config() const { return config_; }
   const Placement& placement() const { return placement_; }
+  const tensorfile::Checkpoint& checkpoint() const { return checkpoint_; }
   int numLayers() const { return static_cast<int>(layers_.size()); }
 
   ModelCache newCache() const;

@@ -23,7 +23,7 @@ struct DTypeTally {
 struct WeightsSummary {
   std::size_t shards = 0;
   std::size_t tensors = 0;
-  std::uint64_t parameters = 0;  // elements of every stored tensor
+  std::uint64_t parameters = 0;  // of every stored tensor (storedParameters: MXFP4-aware)
   std::uint64_t bytes = 0;
   // Parameters a text-only engine leaves out (vision tower, MTP head; NameMapping::qwenText).
   std::uint64_t skippedParameters = 0;
