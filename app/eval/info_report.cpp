@@ -57,7 +57,7 @@ json targetJson(const TargetConfig& c) {
             {"rope", ropeJson(c.rope, c.headDim)},
             {"layer_types", layerTypesJson(c.layerTypes)},
             {"eos_token_ids", c.eosTokenIds}};
-  if (c.family != TargetFamily::Qwen3) {
+  if (c.numLayersOfType(LayerType::LinearAttention) > 0) {
     j["linear_attention"] = {{"conv_kernel", c.linearConvKernelDim},
                              {"key_heads", c.linearNumKeyHeads},
                              {"value_heads", c.linearNumValueHeads},
