@@ -1,11 +1,12 @@
 // Llama 3.x and gpt-oss targets against transformers (tests/oracle/gen_llama_gptoss_models.py):
 // every test of test_target_models.cpp (fp32 logits and hidden states, bf16 argmax, cached
 // decode against transformers' own and a full recompute, verification rollback) over these
-// models, then what is particular to them: MXFP4 dequantisation bit for bit against
+// models (and a Qwen3 with sliding layers, the windowed path without sinks), then what is
+// particular to them: MXFP4 dequantisation bit for bit against
 // transformers' convert_moe_packed_tensors, gpt-oss's router and experts, and their configs.
 
 #define DFI_TARGET_ORACLE_SUBDIR "llama_gptoss"
-#define DFI_TARGET_ORACLE_MODELS "llama3_gqa", "llama_bias_tied", "gpt_oss_mxfp4", "gpt_oss_plain"
+#define DFI_TARGET_ORACLE_MODELS "llama3_gqa", "llama_bias_tied", "gpt_oss_mxfp4", "gpt_oss_plain", "qwen3_sliding"
 #include "test_target_models.cpp"  // NOLINT(bugprone-suspicious-include): the shared oracle tests
 
 #include "dfi/tensorfile/checkpoint.h"

@@ -13,6 +13,8 @@ decode, bf16 logits), and OUT/<name>_trained/ the same model after a short train
                      transformers' own dequantisation (Mxfp4Config(dequantize=True): transformers
                      cannot run MXFP4 on a CPU without the `kernels` package)
   gpt_oss_plain      gpt-oss with unquantised experts (gate_up_proj / down_proj + biases)
+  qwen3_sliding      Qwen3 with use_sliding_window: the same target-side sliding layers through
+                     the attention path without sinks
 
 Both gpt-oss models alternate sliding (window 32, so 512 positions cross it many times) and
 full attention layers, use gpt-oss's default YaRN RoPE, and have sinks, router and expert
@@ -38,7 +40,8 @@ from pathlib import Path
 import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
-from transformers import GptOssConfig, GptOssForCausalLM, LlamaConfig, LlamaForCausalLM, Mxfp4Config
+from transformers import (GptOssConfig, GptOssForCausalLM, LlamaConfig, LlamaForCausalLM, Mxfp4Config, Qwen3Config,
+                          Qwen3ForCausalLM)
 from transformers.integrations.mxfp4 import FP4_VALUES, convert_moe_packed_tensors
 
 from gen_drafter import LIVE_DRAFTER, LIVE_PROMPTS, LIVE_VOCAB, random_drafter, reference_loop, save_drafter
@@ -160,6 +163,13 @@ def gpt_oss(vocab=VOCAB, hidden=64, layers=3, window=WINDOW):
                                           sliding_window=window, initializer_range=0.1, rms_norm_eps=1e-5))
 
 
+def qwen3_sliding():
+    return Qwen3ForCausalLM(Qwen3Config(vocab_size=VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=3,
+                                        num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+                                        use_sliding_window=True, sliding_window=WINDOW, max_window_layers=1,
+                                        initializer_range=0.1, rms_norm_eps=1e-6))
+
+
 def drop_head_dim(model_dir: Path):
     """Llama 3.1's published config.json has no head_dim."""
     config = json.loads((model_dir / "config.json").read_text())
@@ -219,6 +229,7 @@ def main():
         ("llama_bias_tied", llama_bias_tied, {}),
         ("gpt_oss_mxfp4", gpt_oss, {"after_save": write_mxfp4_checkpoint, "load_kwargs": MXFP4_LOAD}),
         ("gpt_oss_plain", gpt_oss, {}),
+        ("qwen3_sliding", qwen3_sliding, {}),
     ]
     for i, (name, build, options) in enumerate(builders):
         torch.manual_seed(SEED + 100 + 10 * i)
@@ -227,6 +238,8 @@ def main():
         perturb_biases_and_sinks(model)
         write_model(out_dir, name, model.eval(), hybrid=True, **options)
     write_mxfp4_unit_reference(out_dir / "gpt_oss_mxfp4")
+    layer_types = json.loads((out_dir / "qwen3_sliding/config.json").read_text())["layer_types"]
+    assert layer_types == ["full_attention", "sliding_attention", "sliding_attention"], layer_types
     write_mlp_reference(out_dir / "gpt_oss_mxfp4", GptOssForCausalLM.from_pretrained(
         out_dir / "gpt_oss_mxfp4", dtype=torch.float32, **MXFP4_LOAD).eval())
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <tuple>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -57,19 +58,28 @@ namespace {
 
 // transformers' eager attention with sinks (gpt-oss), op for op so that bf16 rounds alike:
 // scores = q k^T * scale (+ mask), the head's sink logit appended as one more column, the row
-// max subtracted, softmax in the scores' dtype, the sink column dropped, then p v.
+// max subtracted, softmax in the scores' dtype, the sink column dropped, then p v. Query rows
+// are independent, so a long prefill runs them in chunks: the scores of a 32k-token prompt
+// would otherwise be heads x 32k x 32k at once.
 at::Tensor attendWithSinks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                            const at::Tensor& allowed, const at::Tensor& sinks, double scale) {
+  constexpr int64_t kQueryRowsPerChunk = 256;  // the 512-position oracle runs two chunks
   const int64_t groups = q.size(1) / k.size(1);
-  const at::Tensor keys = groups == 1 ? k : k.repeat_interleave(groups, 1);
+  const at::Tensor keysT = (groups == 1 ? k : k.repeat_interleave(groups, 1)).transpose(2, 3);
   const at::Tensor values = groups == 1 ? v : v.repeat_interleave(groups, 1);
-  at::Tensor scores = at::matmul(q, keys.transpose(2, 3)) * scale;
-  if (allowed.defined()) scores = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<double>::infinity());
-  const at::Tensor sinkColumn = sinks.to(scores.scalar_type()).view({1, -1, 1, 1}).expand({q.size(0), -1, q.size(2), 1});
-  at::Tensor combined = at::cat({scores, sinkColumn}, -1);
-  combined = combined - std::get<0>(combined.max(-1, /*keepdim=*/true));
-  const at::Tensor probs = at::softmax(combined, -1, combined.scalar_type());
-  return at::matmul(probs.narrow(-1, 0, scores.size(-1)).to(values.scalar_type()), values);
+  const at::Tensor sinkLogits = sinks.to(q.scalar_type()).view({1, -1, 1, 1});
+  std::vector<at::Tensor> outputs;
+  for (int64_t start = 0; start < q.size(2); start += kQueryRowsPerChunk) {
+    const int64_t rows = std::min(kQueryRowsPerChunk, q.size(2) - start);
+    at::Tensor scores = at::matmul(q.narrow(2, start, rows), keysT) * scale;
+    if (allowed.defined())
+      scores = scores.masked_fill(allowed.narrow(0, start, rows).logical_not(), -std::numeric_limits<double>::infinity());
+    at::Tensor combined = at::cat({scores, sinkLogits.expand({q.size(0), -1, rows, 1})}, -1);
+    combined = combined - std::get<0>(combined.max(-1, /*keepdim=*/true));
+    const at::Tensor probs = at::softmax(combined, -1, combined.scalar_type());
+    outputs.push_back(at::matmul(probs.narrow(-1, 0, scores.size(-1)).to(values.scalar_type()), values));
+  }
+  return outputs.size() == 1 ? outputs.front() : at::cat(outputs, 2);
 }
 
 }  // namespace
