@@ -26,17 +26,19 @@ struct FlatDefaults {
 
 // transformers' _compute_llama3_parameters indexes all four keys, so each is required.
 void readLlama3(const ConfigObject& dict, RopeConfig& rope) {
-  auto required = [&](std::string_view key) {
+  bool complete = true;
+  auto required = [&](std::string_view key, double& field) {
     std::optional<double> v = dict.optionalNumber(key);
     if (!v) dict.problems().add(dict.pathOf(key), "required for rope type llama3");
     else if (!(*v > 0)) dict.problems().add(dict.pathOf(key), "must be positive, found " + number(*v));
-    return v.value_or(1.0);
+    complete = complete && v;
+    field = v.value_or(field);
   };
-  rope.factor = required("factor");
-  rope.lowFreqFactor = required("low_freq_factor");
-  rope.highFreqFactor = required("high_freq_factor");
-  rope.originalMaxPositionEmbeddings = required("original_max_position_embeddings");
-  if (rope.highFreqFactor == rope.lowFreqFactor)
+  required("factor", rope.factor);
+  required("low_freq_factor", rope.lowFreqFactor);
+  required("high_freq_factor", rope.highFreqFactor);
+  required("original_max_position_embeddings", rope.originalMaxPositionEmbeddings);
+  if (complete && rope.highFreqFactor == rope.lowFreqFactor)
     dict.problems().add(dict.pathOf("high_freq_factor"), "must differ from low_freq_factor (the blend divides by their difference)");
 }
 
