@@ -56,6 +56,19 @@ TEST(Mxfp4, CheckpointExpertsLoadAsTransformersDequantisesThem) {
   }
 }
 
+TEST(GptOssMlp, Mxfp4ExpertsWithoutAQuantizationConfigAreRefused) {
+  const std::filesystem::path dir = test::oracleDir() / "gpt_oss_mxfp4";
+  const tensorfile::Checkpoint checkpoint = tensorfile::Checkpoint::open(dir);
+  tensorfile::TargetConfig config = tensorfile::parseTargetConfig(dir / "config.json");
+  config.quantization.reset();
+  try {
+    GptOssMlp(WeightLoader(checkpoint, at::kFloat), config, 1, at::kCPU);
+    ADD_FAILURE() << "MXFP4 blocks were read without a quantization_config";
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.layers.1.mlp.experts.gate_up_proj_blocks"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GptOssMlp, RouterChoiceAndOutputMatchTransformers) {
   const std::filesystem::path dir = test::oracleDir() / "gpt_oss_mxfp4";
   const auto ref = tensorfile::SafetensorsFile::open(dir / "mlp.safetensors");

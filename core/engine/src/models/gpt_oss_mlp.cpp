@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 
+#include "dfi/base/error.h"
 #include "io/mxfp4.h"
 #include "io/weight_loader.h"
 #include "kernels/projection.h"
@@ -32,7 +33,11 @@ GptOssMlp::GptOssMlp(const WeightLoader& weights, const tensorfile::TargetConfig
   routerWeight_ = weights.load(prefix + "router.weight", {e, h}, device);
   routerBias_ = weights.load(prefix + "router.bias", {e}, device);
   const std::string experts = prefix + "experts.";
-  const bool mxfp4 = config.quantization && weights.contains(experts + "gate_up_proj_blocks");
+  const bool mxfp4 = weights.contains(experts + "gate_up_proj_blocks");
+  if (mxfp4 && !config.quantization)
+    throw ValidationError("the checkpoint stores MXFP4 experts (gate_up_proj_blocks) but config.json has no "
+                          "quantization_config with quant_method mxfp4",
+                          {.file = weights.checkpointPath(), .item = experts + "gate_up_proj_blocks"});
   // Both layouts end as [E, in, out] (x @ W), the layout transformers computes with.
   const at::Tensor gateUp = mxfp4 ? loadMxfp4(weights, experts + "gate_up_proj", e, h, 2 * i, device)
                                   : weights.load(experts + "gate_up_proj", {e, h, 2 * i}, device);
