@@ -64,20 +64,25 @@ namespace {
 at::Tensor attendWithSinks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                            const at::Tensor& allowed, const at::Tensor& sinks, double scale) {
   constexpr int64_t kQueryRowsPerChunk = 256;  // the 512-position oracle runs two chunks
-  const int64_t groups = q.size(1) / k.size(1);
-  const at::Tensor keysT = (groups == 1 ? k : k.repeat_interleave(groups, 1)).transpose(2, 3);
-  const at::Tensor values = groups == 1 ? v : v.repeat_interleave(groups, 1);
+  const int64_t batch = q.size(0), heads = q.size(1), kvHeads = k.size(1);
+  const int64_t groups = heads / kvHeads;
+  // Grouped-query attention without copying the cache per query head: the `groups` query heads
+  // of a key/value head are stacked as rows of one product against that head's keys.
+  auto byKvHead = [&](const at::Tensor& t) { return t.reshape({batch, kvHeads, groups * t.size(2), t.size(3)}); };
+  auto byHead = [&](const at::Tensor& t, int64_t rows) { return t.view({batch, heads, rows, t.size(-1)}); };
+  const at::Tensor keysT = k.transpose(2, 3);
   const at::Tensor sinkLogits = sinks.to(q.scalar_type()).view({1, -1, 1, 1});
   std::vector<at::Tensor> outputs;
   for (int64_t start = 0; start < q.size(2); start += kQueryRowsPerChunk) {
     const int64_t rows = std::min(kQueryRowsPerChunk, q.size(2) - start);
-    at::Tensor scores = at::matmul(q.narrow(2, start, rows), keysT) * scale;
+    at::Tensor scores = byHead(at::matmul(byKvHead(q.narrow(2, start, rows)), keysT), rows) * scale;
     if (allowed.defined())
       scores = scores.masked_fill(allowed.narrow(0, start, rows).logical_not(), -std::numeric_limits<double>::infinity());
-    at::Tensor combined = at::cat({scores, sinkLogits.expand({q.size(0), -1, rows, 1})}, -1);
+    at::Tensor combined = at::cat({scores, sinkLogits.expand({batch, -1, rows, 1})}, -1);
     combined = combined - std::get<0>(combined.max(-1, /*keepdim=*/true));
     const at::Tensor probs = at::softmax(combined, -1, combined.scalar_type());
-    outputs.push_back(at::matmul(probs.narrow(-1, 0, scores.size(-1)).to(values.scalar_type()), values));
+    const at::Tensor kept = probs.narrow(-1, 0, scores.size(-1)).to(v.scalar_type());
+    outputs.push_back(byHead(at::matmul(byKvHead(kept), v), rows));
   }
   return outputs.size() == 1 ? outputs.front() : at::cat(outputs, 2);
 }
