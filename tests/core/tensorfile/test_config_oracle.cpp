@@ -92,8 +92,12 @@ void expectMatches(const std::string& name, const nlohmann::json& e) {
     EXPECT_DOUBLE_EQ(c.swigluClamp->limit, e["swiglu_limit"].get<double>());
     EXPECT_DOUBLE_EQ(c.swigluClamp->alpha, e["swiglu_alpha"].get<double>());
   }
-  if (e.contains("attention_bias")) EXPECT_EQ(c.attentionBias, e["attention_bias"].get<bool>());
-  if (e.contains("mlp_bias")) EXPECT_EQ(c.mlpBias, e["mlp_bias"].get<bool>());
+  if (e.contains("attention_bias")) {
+    EXPECT_EQ(c.attentionBias, e["attention_bias"].get<bool>());
+  }
+  if (e.contains("mlp_bias")) {
+    EXPECT_EQ(c.mlpBias, e["mlp_bias"].get<bool>());
+  }
 }
 
 TEST(ConfigOracle, EveryTransformersCaseParsesToTheSameValues) {
