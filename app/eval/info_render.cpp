@@ -68,6 +68,15 @@ void geometry(std::ostream& out, const json& g, bool drafter) {
     out << "  moe        " << m["experts"] << " experts, " << m["experts_per_token"] << " per token, width "
         << m["moe_intermediate_size"] << " (shared " << m["shared_expert_intermediate_size"] << ")\n";
   }
+  if (g.contains("attention_sinks") || g.contains("mlp_bias") || g.contains("quantization")) {
+    std::string extras;
+    if (g.contains("attention_sinks")) extras += "attention sinks";
+    if (g.contains("mlp_bias")) extras += std::string(extras.empty() ? "" : ", ") + "MLP biases";
+    if (g.contains("quantization"))
+      extras += std::string(extras.empty() ? "" : ", ") + g["quantization"].get<std::string>() +
+                " experts (dequantised at load)";
+    out << "  features   " << extras << "\n";
+  }
   out << "  rope       " << rope(g["rope"]) << "\n";
   if (drafter) {
     out << "  dflash     block size " << g["block_size"] << ", taps " << ints(g["target_layer_ids"]) << " ("

@@ -26,10 +26,14 @@ json ropeJson(const RopeConfig& rope, int headDim) {
             {"theta", rope.theta},
             {"partial_rotary_factor", rope.partialRotaryFactor},
             {"rotary_dim", rope.rotaryDim(headDim)}};
-  if (rope.type == "yarn") {
+  if (rope.type == "yarn" || rope.type == "llama3") {
     j["factor"] = rope.factor;
     j["original_max_position_embeddings"] = rope.originalMaxPositionEmbeddings;
     j["attention_scaling"] = ropeAttentionScaling(rope);
+  }
+  if (rope.type == "llama3") {
+    j["low_freq_factor"] = rope.lowFreqFactor;
+    j["high_freq_factor"] = rope.highFreqFactor;
   }
   if (!rope.mropeSection.empty()) j["mrope_section"] = rope.mropeSection;
   return j;
@@ -59,7 +63,7 @@ json targetJson(const TargetConfig& c) {
             {"rope", ropeJson(c.rope, c.headDim)},
             {"layer_types", layerTypesJson(c.layerTypes)},
             {"eos_token_ids", c.eosTokenIds}};
-  if (c.family != TargetFamily::Qwen3) {
+  if (c.numLayersOfType(LayerType::LinearAttention) > 0) {
     j["linear_attention"] = {{"conv_kernel", c.linearConvKernelDim},
                              {"key_heads", c.linearNumKeyHeads},
                              {"value_heads", c.linearNumValueHeads},
@@ -73,6 +77,9 @@ json targetJson(const TargetConfig& c) {
                 {"shared_expert_intermediate_size", c.moe->sharedExpertIntermediateSize}};
   }
   if (c.slidingWindow) j["sliding_window"] = *c.slidingWindow;
+  if (c.attentionSinks) j["attention_sinks"] = true;
+  if (c.mlpBias) j["mlp_bias"] = true;
+  if (c.quantization) j["quantization"] = c.quantization->method;
   return j;
 }
 

@@ -28,7 +28,12 @@
 namespace dfi::engine {
 namespace {
 
-const std::filesystem::path kLiveDir = std::filesystem::path(DFI_BINARY_DIR) / "tests/oracle/drafter/live";
+// Built again for the Llama and gpt-oss live fixtures (gen_llama_gptoss_models.py), which
+// share this layout and prompts.
+#ifndef DFI_LIVE_DIR
+#define DFI_LIVE_DIR "tests/oracle/drafter/live"
+#endif
+const std::filesystem::path kLiveDir = std::filesystem::path(DFI_BINARY_DIR) / DFI_LIVE_DIR;
 
 class LiveLoop : public ::testing::Test {
  protected:

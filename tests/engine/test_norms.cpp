@@ -52,6 +52,11 @@ TEST_P(NormsTest, MatchesTheTransformersFormulation) {
   EXPECT_LE(maxRelativeSteps(rmsNormQwen3(x, weight, kEps), qwen3, step), allowed);
   EXPECT_LE(maxRelativeSteps(rmsNormZeroCentred(x, weight, kEps), zeroCentred, step), allowed);
   EXPECT_LE(maxRelativeSteps(rmsNormGated(x, gate, weight, kEps), gated, step), allowed);
+  // GptOssRMSNorm: the weight kept in fp32 whatever x's dtype, multiplied in fp32.
+  const at::Tensor weight32 = at::randn({37}) * 0.5 + 1;
+  const at::Tensor fp32Weight = (weight32 * normalised(x)).to(dtype);
+  EXPECT_LE(maxRelativeSteps(rmsNormFp32Weight(x, weight32, kEps), fp32Weight, step), allowed);
+  EXPECT_EQ(rmsNormFp32Weight(x, weight32, kEps).scalar_type(), dtype);
   EXPECT_EQ(rmsNormQwen3(x, weight, kEps).scalar_type(), dtype);
   EXPECT_EQ(rmsNormQwen3(x, weight, kEps).sizes(), x.sizes());
 }

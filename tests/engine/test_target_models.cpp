@@ -1,4 +1,5 @@
-// Target models against Hugging Face transformers (tests/oracle/gen_target_models.py): logits
+// Target models against Hugging Face transformers (tests/oracle/gen_target_models.py, and
+// gen_llama_gptoss_models.py for the build of this file that names those models): logits
 // and every hidden state in fp32, argmax agreement in bf16, per-layer statistics, and the
 // cache: prefill + steps, verification blocks cropped back, all equal to a full recompute.
 
@@ -184,9 +185,12 @@ TEST_P(TargetOracle, CropBeforeTheLastRewindableForwardIsRefusedForLinearLayers)
   EXPECT_LE(maxAbsDiff(again, model->forward(ref.ids.narrow(1, 5, 8), nullptr).logits), 1e-6);
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, TargetOracle,
-                         ::testing::Values("qwen3_tied_gqa", "qwen3_untied_mha_yarn", "qwen35_untied",
-                                           "qwen35_vl_layout", "qwen3_next_dense"));
+// The same tests run over other generators' models when built with their list (CMake).
+#ifndef DFI_TARGET_ORACLE_MODELS
+#define DFI_TARGET_ORACLE_MODELS \
+  "qwen3_tied_gqa", "qwen3_untied_mha_yarn", "qwen35_untied", "qwen35_vl_layout", "qwen3_next_dense"
+#endif
+INSTANTIATE_TEST_SUITE_P(Models, TargetOracle, ::testing::Values(DFI_TARGET_ORACLE_MODELS));
 
 }  // namespace
 }  // namespace dfi::engine

@@ -21,6 +21,8 @@ from transformers.models.qwen3.modeling_qwen3 import Qwen3RotaryEmbedding
 from transformers.models.qwen3_5.configuration_qwen3_5 import Qwen3_5Config, Qwen3_5TextConfig
 from transformers.models.qwen3_5.modeling_qwen3_5 import Qwen3_5TextRotaryEmbedding
 from transformers.models.qwen3_next.modeling_qwen3_next import Qwen3NextRotaryEmbedding
+from transformers.models.gpt_oss.modeling_gpt_oss import GptOssRotaryEmbedding
+from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
 QWEN3_8B = dict(hidden_size=4096, intermediate_size=12288, num_hidden_layers=36, num_attention_heads=32,
                 num_key_value_heads=8, head_dim=128, max_position_embeddings=40960, vocab_size=151936,
@@ -31,6 +33,30 @@ QWEN35_08B = dict(hidden_size=1024, intermediate_size=3584, num_hidden_layers=24
                   linear_num_value_heads=16, max_position_embeddings=262144, eos_token_id=248044)
 QWEN35_27B = dict(QWEN35_08B, hidden_size=5120, intermediate_size=17408, num_hidden_layers=64,
                   num_attention_heads=24, num_key_value_heads=4, linear_num_value_heads=48)
+# The published config.json files, as written (legacy flat rope_theta + rope_scaling).
+LLAMA_3_1_8B = {
+    "architectures": ["LlamaForCausalLM"], "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": 128000,
+    "eos_token_id": [128001, 128008, 128009], "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02,
+    "intermediate_size": 14336, "max_position_embeddings": 131072, "mlp_bias": False, "model_type": "llama",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "pretraining_tp": 1,
+    "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                            "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    "rope_theta": 500000.0, "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True,
+    "vocab_size": 128256}
+GPT_OSS_20B = {
+    "architectures": ["GptOssForCausalLM"], "attention_bias": True, "attention_dropout": 0.0, "eos_token_id": 200002,
+    "experts_per_token": 4, "head_dim": 64, "hidden_act": "silu", "hidden_size": 2880, "initial_context_length": 4096,
+    "initializer_range": 0.02, "intermediate_size": 2880,
+    "layer_types": ["sliding_attention", "full_attention"] * 12, "max_position_embeddings": 131072,
+    "model_type": "gpt_oss", "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": 24,
+    "num_key_value_heads": 8, "num_local_experts": 32, "output_router_logits": False, "pad_token_id": 199999,
+    "quantization_config": {"modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                                       "model.embed_tokens", "lm_head"], "quant_method": "mxfp4"},
+    "rms_norm_eps": 1e-05, "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0,
+                                            "original_max_position_embeddings": 4096, "rope_type": "yarn",
+                                            "truncate": False},
+    "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 128, "swiglu_limit": 7.0,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": 201088}
 MROPE = dict(rope_type="default", rope_theta=1e7, partial_rotary_factor=0.25, mrope_section=[11, 11, 10],
              mrope_interleaved=True)
 
@@ -102,6 +128,14 @@ def cases():
     out["qwen3_next_legacy_flat"] = legacy_flat(
         saved(Qwen3NextConfig(hidden_size=2048, num_hidden_layers=48, mlp_only_layers=[0, 47], decoder_sparse_step=1),
               ["Qwen3NextForCausalLM"]), 1e7, None, partial_rotary_factor=0.25)
+
+    out["llama_3_1_8b_published"] = copy.deepcopy(LLAMA_3_1_8B)  # no head_dim: hidden / heads
+    out["gpt_oss_20b_published"] = copy.deepcopy(GPT_OSS_20B)
+    bare_oss = copy.deepcopy(GPT_OSS_20B)
+    for key in ("rope_scaling", "rope_theta", "layer_types", "head_dim", "sliding_window"):
+        del bare_oss[key]  # GptOssConfig's defaults: its YaRN, theta 150000, alternating layers, 64, 128
+    bare_oss["num_hidden_layers"] = 5
+    out["gpt_oss_class_defaults"] = bare_oss
     return out
 
 
@@ -117,7 +151,8 @@ def rotary_reference(text):
         text.rope_parameters = dict(rope["full_attention"])
         rope = text.rope_parameters
     cls = {"qwen3": Qwen3RotaryEmbedding, "qwen3_5_text": Qwen3_5TextRotaryEmbedding,
-           "qwen3_next": Qwen3NextRotaryEmbedding}[text.model_type]
+           "qwen3_next": Qwen3NextRotaryEmbedding, "llama": LlamaRotaryEmbedding,
+           "gpt_oss": GptOssRotaryEmbedding}[text.model_type]
     emb = cls(text)
     return rope, [float(x) for x in emb.inv_freq.double()], float(emb.attention_scaling)
 
@@ -135,19 +170,21 @@ def expected_of(config):
         "vocab_size": text.vocab_size, "rms_norm_eps": text.rms_norm_eps,
         "max_position_embeddings": text.max_position_embeddings,
         "tie_word_embeddings": (config if nested else text).tie_word_embeddings,
-        "layer_types": list(text.layer_types),
+        # LlamaConfig has no layer_types: every layer is full attention.
+        "layer_types": list(getattr(text, "layer_types", None) or ["full_attention"] * text.num_hidden_layers),
         "rope_type": rope["rope_type"], "rope_theta": rope["rope_theta"],
         "partial_rotary_factor": rope.get("partial_rotary_factor", 1.0),
         "inv_freq": inv_freq, "attention_scaling": scaling,
         "eos_token_ids": [] if eos is None else (eos if isinstance(eos, list) else [eos]),
         "sliding_window": getattr(text, "sliding_window", None),
     }
-    if rope["rope_type"] == "yarn":
+    if rope["rope_type"] in ("yarn", "llama3"):
         expected["rope_factor"] = rope["factor"]
         expected["original_max_position_embeddings"] = rope["original_max_position_embeddings"]
     for key in ("linear_conv_kernel_dim", "linear_key_head_dim", "linear_value_head_dim", "linear_num_key_heads",
                 "linear_num_value_heads", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
-                "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers"):
+                "shared_expert_intermediate_size", "decoder_sparse_step", "mlp_only_layers", "swiglu_limit",
+                "swiglu_alpha", "mlp_bias", "attention_bias"):
         if hasattr(text, key):
             expected[key] = getattr(text, key)
     return expected

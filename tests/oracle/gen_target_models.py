@@ -94,11 +94,11 @@ def statistics(h):
     return torch.stack(stats, -1).float().contiguous()
 
 
-def reload(model_dir: Path, cls, dtype):
+def reload(model_dir: Path, cls, dtype, **load_kwargs):
     """The saved checkpoint loaded back the way users load it. Running the in-memory model
     instead would be subtly wrong: model.to(bfloat16) also rounds the non-persistent rotary
     inv_freq buffer, which from_pretrained(dtype=bfloat16) keeps in fp32."""
-    return cls.from_pretrained(model_dir, dtype=dtype).eval()
+    return cls.from_pretrained(model_dir, dtype=dtype, **load_kwargs).eval()
 
 
 def run(model, ids):
@@ -119,14 +119,19 @@ def cached_steps(model, ids):
     return torch.stack(logits)
 
 
-def write_reference(model_dir: Path, model, ids, parity: bool, hybrid: bool):
+def write_reference(model_dir: Path, model, ids, parity: bool, hybrid: bool, after_save=None, load_kwargs=None):
     """Saves the model and its reference outputs. `parity`: everything the fp32 and cache tests
     compare (hidden states, statistics, transformers' cached decode); otherwise only what the
-    bf16 argmax test needs."""
+    bf16 argmax test needs. `hybrid`: also transformers' own cached decode. `after_save(dir)`
+    rewrites the saved checkpoint (a quantised layout) before it is loaded back with
+    `load_kwargs`."""
     model_dir.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(model_dir, safe_serialization=True)
+    if after_save:
+        after_save(model_dir)
+    load_kwargs = load_kwargs or {}
     ref = {"input_ids": ids}
-    fp32_model = reload(model_dir, type(model), torch.float32)
+    fp32_model = reload(model_dir, type(model), torch.float32, **load_kwargs)
     fp32 = run(fp32_model, ids)
     ref["logits"] = fp32.logits[0].float().contiguous()
     if parity:
@@ -137,17 +142,17 @@ def write_reference(model_dir: Path, model, ids, parity: bool, hybrid: bool):
         if hybrid:
             ref["prefix_len"] = torch.tensor([PREFIX_LEN], dtype=torch.int64)
             ref["step_logits"] = cached_steps(fp32_model, ids).float().contiguous()
-    bf16 = run(reload(model_dir, type(model), torch.bfloat16), ids)
+    bf16 = run(reload(model_dir, type(model), torch.bfloat16, **load_kwargs), ids)
     ref["logits_bf16"] = bf16.logits[0].float().contiguous()
     save_file(ref, str(model_dir / "reference.safetensors"))
     agree = (ref["logits_bf16"].argmax(-1) == ref["logits"].argmax(-1)).float().mean()
     print(f"{model_dir.name}: transformers bf16/fp32 argmax agreement {agree:.4f}")
 
 
-def write_model(out_dir: Path, name: str, model, hybrid: bool):
+def write_model(out_dir: Path, name: str, model, hybrid: bool, **save_options):
     """<name>/: the random model (fp32 parity and caches: activations of order 1, so the 1e-4
     absolute tolerance means something); <name>_trained/: the same after a little training
-    (bf16 argmax agreement needs confident predictions)."""
+    (bf16 argmax agreement needs confident predictions). `save_options` go to write_reference."""
     successor = successor_table()
     # The walk the trained model learns, with a few random tokens mixed in so that not every
     # position is easy.
@@ -155,10 +160,10 @@ def write_model(out_dir: Path, name: str, model, hybrid: bool):
     ids = chain(successor, 0, SEQ_LEN)
     noisy = torch.rand(SEQ_LEN) < 0.1
     ids[noisy] = torch.randint(0, VOCAB, (int(noisy.sum()),))
-    write_reference(out_dir / name, model, ids, parity=True, hybrid=hybrid)
+    write_reference(out_dir / name, model, ids, parity=True, hybrid=hybrid, **save_options)
     loss = train_briefly(model, successor)
     print(f"{name}: trained to loss {loss:.3f}")
-    write_reference(out_dir / f"{name}_trained", model, ids, parity=False, hybrid=hybrid)
+    write_reference(out_dir / f"{name}_trained", model, ids, parity=False, hybrid=hybrid, **save_options)
 
 
 def qwen3(tied: bool, kv_heads: int, rope_parameters: dict, max_positions: int = 4096):

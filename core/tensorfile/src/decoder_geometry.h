@@ -28,10 +28,19 @@ struct DecoderGeometry {
   int maxPositionEmbeddings = 32768;
 };
 
+// What a family's transformers config class fills in for an absent field.
+struct GeometryDefaults {
+  bool kvHeadsDefaultToHeads = false;  // Qwen3, Llama, gpt-oss: num_key_value_heads = heads
+  std::optional<int> headDim;          // gpt-oss: the class default 64 (nullopt: required)
+  bool headDimFromHeads = false;       // Llama: hidden_size / num_attention_heads
+  double rmsNormEps = 1e-6;
+  bool attentionBias = false;
+  int maxPositionEmbeddings = 32768;
+};
+
 // Shape-defining fields are required (a guessed default would silently mis-size every
-// tensor); num_key_value_heads may default to num_attention_heads where the model's
-// transformers class does so (Qwen3).
-DecoderGeometry readDecoderGeometry(const ConfigObject& level, bool kvHeadsDefaultToHeads);
+// tensor) unless the model's transformers class defines the default (GeometryDefaults).
+DecoderGeometry readDecoderGeometry(const ConfigObject& level, const GeometryDefaults& defaults);
 
 // Token ids that may be one integer or a list (eos_token_id), looked up in `level` first and
 // then in `fallback` (a nested text_config inherits the top-level ids).

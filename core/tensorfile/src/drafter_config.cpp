@@ -122,7 +122,7 @@ DrafterConfig parseDrafterConfigText(std::string_view jsonText, const std::strin
   DrafterConfig c;
   c.rawJson = std::string(jsonText);
   checkIdentity(top, dflash, c);
-  detail::DecoderGeometry g = detail::readDecoderGeometry(top, /*kvHeadsDefaultToHeads=*/true);
+  detail::DecoderGeometry g = detail::readDecoderGeometry(top, {.kvHeadsDefaultToHeads = true});
   c.hiddenSize = g.hiddenSize;
   c.numHiddenLayers = g.numHiddenLayers;
   c.numAttentionHeads = g.numAttentionHeads;

@@ -22,6 +22,29 @@ double yarnMscale(double factor, double mscale) {
   return factor <= 1 ? 1.0 : 0.1 * mscale * std::log(factor) + 1.0;
 }
 
+double originalContext(const RopeConfig& rope, int maxPositionEmbeddings) {
+  return rope.originalMaxPositionEmbeddings > 0 ? rope.originalMaxPositionEmbeddings : maxPositionEmbeddings;
+}
+
+// transformers' _compute_llama3_parameters: long wavelengths (beyond original / low_freq_factor)
+// are interpolated by factor, short ones (below original / high_freq_factor) kept, and the band
+// between blends the two with a factor linear in original / wavelength.
+std::vector<double> llama3Frequencies(const RopeConfig& rope, std::vector<double> invFreq, int maxPositionEmbeddings) {
+  const double original = originalContext(rope, maxPositionEmbeddings);
+  const double lowFreqWavelen = original / rope.lowFreqFactor;
+  const double highFreqWavelen = original / rope.highFreqFactor;
+  for (double& f : invFreq) {
+    const double wavelen = 2 * std::numbers::pi / f;
+    if (wavelen > lowFreqWavelen) {
+      f /= rope.factor;
+    } else if (wavelen >= highFreqWavelen) {
+      const double smooth = (original / wavelen - rope.lowFreqFactor) / (rope.highFreqFactor - rope.lowFreqFactor);
+      f = (1 - smooth) * f / rope.factor + smooth * f;
+    }
+  }
+  return invFreq;
+}
+
 }  // namespace
 
 std::vector<double> ropeInverseFrequencies(const RopeConfig& rope, int headDim,
@@ -30,13 +53,12 @@ std::vector<double> ropeInverseFrequencies(const RopeConfig& rope, int headDim,
   if (dim <= 0) return {};
   std::vector<double> invFreq;
   for (int i = 0; i < dim; i += 2) invFreq.push_back(1.0 / std::pow(rope.theta, double(i) / dim));
+  if (rope.type == "llama3") return llama3Frequencies(rope, std::move(invFreq), maxPositionEmbeddings);
   if (rope.type != "yarn") return invFreq;
 
   // Blend interpolated (divided by factor) and extrapolated frequencies with a linear ramp
   // between the channels that turn beta_fast and beta_slow times over the original context.
-  const double originalMax = rope.originalMaxPositionEmbeddings > 0
-                                 ? rope.originalMaxPositionEmbeddings
-                                 : maxPositionEmbeddings;
+  const double originalMax = originalContext(rope, maxPositionEmbeddings);
   double low = correctionDim(rope.betaFast, dim, rope.theta, originalMax);
   double high = correctionDim(rope.betaSlow, dim, rope.theta, originalMax);
   if (rope.truncate) {

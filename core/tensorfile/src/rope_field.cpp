@@ -24,6 +24,24 @@ struct FlatDefaults {
   std::string partialField;
 };
 
+// transformers' _compute_llama3_parameters indexes all four keys, so each is required.
+void readLlama3(const ConfigObject& dict, RopeConfig& rope) {
+  bool complete = true;
+  auto required = [&](std::string_view key, double& field) {
+    std::optional<double> v = dict.optionalNumber(key);
+    if (!v) dict.problems().add(dict.pathOf(key), "required for rope type llama3");
+    else if (!(*v > 0)) dict.problems().add(dict.pathOf(key), "must be positive, found " + number(*v));
+    complete = complete && v;
+    field = v.value_or(field);
+  };
+  required("factor", rope.factor);
+  required("low_freq_factor", rope.lowFreqFactor);
+  required("high_freq_factor", rope.highFreqFactor);
+  required("original_max_position_embeddings", rope.originalMaxPositionEmbeddings);
+  if (complete && rope.highFreqFactor == rope.lowFreqFactor)
+    dict.problems().add(dict.pathOf("high_freq_factor"), "must differ from low_freq_factor (the blend divides by their difference)");
+}
+
 RopeConfig readRopeDict(const ConfigObject& dict, const FlatDefaults& flat,
                         const RopeContext& context) {
   ProblemList& problems = dict.problems();
@@ -34,9 +52,9 @@ RopeConfig readRopeDict(const ConfigObject& dict, const FlatDefaults& flat,
     problems.add(dict.pathOf("rope_type"), "\"" + *ropeType + "\" disagrees with " +
                                                dict.pathOf("type") + " \"" + *legacyType + "\"");
   rope.type = ropeType.value_or(legacyType.value_or("default"));
-  if (rope.type != "default" && rope.type != "yarn") {
+  if (rope.type != "default" && rope.type != "yarn" && rope.type != "llama3") {
     problems.add(dict.pathOf(ropeType ? "rope_type" : "type"),
-                 "unsupported rope type \"" + rope.type + "\" (supported: default, yarn)");
+                 "unsupported rope type \"" + rope.type + "\" (supported: default, yarn, llama3)");
   }
 
   const bool ownTheta = dict.has("rope_theta");
@@ -81,6 +99,8 @@ RopeConfig readRopeDict(const ConfigObject& dict, const FlatDefaults& flat,
     rope.mscale = dict.optionalNumber("mscale");
     rope.mscaleAllDim = dict.optionalNumber("mscale_all_dim");
     rope.truncate = dict.optionalBool("truncate").value_or(true);
+  } else if (rope.type == "llama3") {
+    readLlama3(dict, rope);
   }
   return rope;
 }
@@ -89,7 +109,7 @@ RopeConfig readRopeDict(const ConfigObject& dict, const FlatDefaults& flat,
 
 RopeConfig readRope(const ConfigObject& level, const RopeContext& context) {
   FlatDefaults flat;
-  flat.theta = level.optionalNumber("rope_theta").value_or(kDefaultTheta);
+  flat.theta = level.optionalNumber("rope_theta").value_or(context.defaultTheta.value_or(kDefaultTheta));
   flat.thetaField = level.pathOf("rope_theta");
   flat.partialRotaryFactor = level.optionalNumber("partial_rotary_factor");
   flat.partialField = level.pathOf("partial_rotary_factor");

@@ -16,6 +16,7 @@ struct RopeContext {
   std::optional<double> defaultPartialRotaryFactor;  // Qwen3.5 / Next: 0.25
   int maxPositionEmbeddings = 0;
   int headDim = 0;  // 0 when unknown (then the rotary width is not checked)
+  std::optional<double> defaultTheta;  // the config class's default_theta (gpt-oss: 150000)
 };
 
 // `level` is the object holding the language-model fields (root or text_config).

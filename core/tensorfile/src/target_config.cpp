@@ -30,6 +30,8 @@ const std::vector<FamilySpec>& families() {
       // What Qwen3_5ForCausalLM.save_pretrained writes: the text config, flat.
       {"qwen3_5_text", TargetFamily::Qwen3_5, false, {"Qwen3_5ForCausalLM"}},
       {"qwen3_next", TargetFamily::Qwen3Next, false, {"Qwen3NextForCausalLM"}},
+      {"llama", TargetFamily::Llama, false, {"LlamaForCausalLM"}},
+      {"gpt_oss", TargetFamily::GptOss, false, {"GptOssForCausalLM"}},
   };
   return table;
 }
@@ -136,6 +138,88 @@ void readMoe(const ConfigObject& level, TargetConfig& c) {
   c.moe = moe;
 }
 
+// GptOssConfig: layers alternate sliding (even index) and full (odd index) unless layer_types
+// says otherwise; sliding_window defaults to 128, and every layer has attention sinks.
+void readGptOssAttention(const ConfigObject& level, TargetConfig& c) {
+  c.layerTypes = detail::readExplicitLayerTypes(level, c.numHiddenLayers,
+                                                {LayerType::FullAttention, LayerType::SlidingAttention})
+                     .value_or(std::vector<LayerType>{});
+  if (c.layerTypes.empty() && !level.has("layer_types"))
+    for (int i = 0; i < c.numHiddenLayers; ++i)
+      c.layerTypes.push_back((i + 1) % 2 ? LayerType::SlidingAttention : LayerType::FullAttention);
+  if (level.has("sliding_window")) c.slidingWindow = level.optionalInt("sliding_window", 1);
+  else if (!level.json().contains("sliding_window")) c.slidingWindow = 128;
+  if (c.numLayersOfType(LayerType::SlidingAttention) > 0 && !c.slidingWindow)
+    level.problems().add(level.pathOf("sliding_window"), "layer_types has sliding_attention layers but sliding_window is null");
+  c.attentionSinks = true;
+}
+
+// gpt-oss: every layer's MLP is num_local_experts experts of intermediate_size, top
+// num_experts_per_tok of them per token.
+void readGptOssExperts(const ConfigObject& level, TargetConfig& c) {
+  MoeConfig moe;
+  moe.numExperts = level.requiredInt("num_local_experts", 1).value_or(0);
+  moe.numExpertsPerToken = level.optionalInt("num_experts_per_tok", 1).value_or(4);
+  if (moe.numExperts > 0 && moe.numExpertsPerToken > moe.numExperts)
+    level.problems().add(level.pathOf("num_experts_per_tok"), std::to_string(moe.numExpertsPerToken) +
+                                                                " exceeds num_local_experts " + std::to_string(moe.numExperts));
+  moe.moeIntermediateSize = c.intermediateSize;
+  c.moe = moe;
+  SwigluClamp clamp;
+  clamp.alpha = level.optionalNumber("swiglu_alpha").value_or(clamp.alpha);
+  clamp.limit = level.optionalNumber("swiglu_limit").value_or(clamp.limit);
+  if (!(clamp.limit > 0))
+    level.problems().add(level.pathOf("swiglu_limit"), "must be positive, found " + nlohmann::json(clamp.limit).dump());
+  c.swigluClamp = clamp;
+}
+
+// Weight quantisation: MXFP4 experts (gpt-oss) are dequantised at load; every other method
+// (GPTQ, AWQ, FP8 block scales, bitsandbytes...) would be misread as plain weights, so it is
+// refused by name.
+void readQuantization(const ConfigObject& top, TargetConfig& c) {
+  std::optional<ConfigObject> q = top.optionalObject("quantization_config");
+  if (!q) return;
+  std::optional<std::string> method = q->optionalString("quant_method");
+  if (!method) {
+    top.problems().add(q->pathOf("quant_method"), "required in a quantization_config (supported: mxfp4)");
+    return;
+  }
+  if (*method != "mxfp4" || c.family != TargetFamily::GptOss) {
+    top.problems().add(q->pathOf("quant_method"),
+                       "quantization method \"" + *method + "\" is not supported for model_type " + c.modelType +
+                           " (supported: mxfp4 for gpt_oss experts; dequantize the checkpoint to bf16 first)");
+    return;
+  }
+  c.quantization = QuantizationConfig{
+      .method = *method,
+      .modulesToNotConvert = q->optionalStringList("modules_to_not_convert").value_or(std::vector<std::string>{})};
+}
+
+detail::GeometryDefaults geometryDefaults(TargetFamily family) {
+  switch (family) {
+    case TargetFamily::Qwen3: return {.kvHeadsDefaultToHeads = true};
+    case TargetFamily::Llama:
+      return {.kvHeadsDefaultToHeads = true, .headDimFromHeads = true, .maxPositionEmbeddings = 2048};
+    case TargetFamily::GptOss:
+      return {.kvHeadsDefaultToHeads = true, .headDim = 64, .rmsNormEps = 1e-5, .attentionBias = true,
+              .maxPositionEmbeddings = 131072};
+    case TargetFamily::Qwen3_5:
+    case TargetFamily::Qwen3Next: break;
+  }
+  return {};
+}
+
+// GptOssConfig's rope when the file gives none: YaRN x32 over 4096 positions, untruncated.
+RopeConfig gptOssDefaultRope(double theta) {
+  RopeConfig rope;
+  rope.type = "yarn";
+  rope.theta = theta;
+  rope.factor = 32;
+  rope.originalMaxPositionEmbeddings = 4096;
+  rope.truncate = false;
+  return rope;
+}
+
 }  // namespace
 
 std::string_view targetFamilyName(TargetFamily family) {
@@ -143,6 +227,8 @@ std::string_view targetFamilyName(TargetFamily family) {
     case TargetFamily::Qwen3: return "Qwen3";
     case TargetFamily::Qwen3_5: return "Qwen3.5";
     case TargetFamily::Qwen3Next: return "Qwen3-Next";
+    case TargetFamily::Llama: return "Llama";
+    case TargetFamily::GptOss: return "gpt-oss";
   }
   return "unknown";
 }
@@ -198,7 +284,7 @@ TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string&
   }
   const ConfigObject& level = *text;
 
-  detail::DecoderGeometry g = detail::readDecoderGeometry(level, c.family == TargetFamily::Qwen3);
+  detail::DecoderGeometry g = detail::readDecoderGeometry(level, geometryDefaults(c.family));
   c.hiddenSize = g.hiddenSize;
   c.intermediateSize = g.intermediateSize;
   c.numHiddenLayers = g.numHiddenLayers;
@@ -215,15 +301,33 @@ TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string&
                             .optionalBool("tie_word_embeddings")
                             .value_or(false);
 
-  if (c.family == TargetFamily::Qwen3) readQwen3Attention(level, c);
-  else readHybridAttention(level, c);
+  switch (c.family) {
+    case TargetFamily::Qwen3: readQwen3Attention(level, c); break;
+    case TargetFamily::Llama:
+      c.layerTypes.assign(c.numHiddenLayers, LayerType::FullAttention);
+      c.mlpBias = level.optionalBool("mlp_bias").value_or(false);
+      break;
+    case TargetFamily::GptOss:
+      readGptOssAttention(level, c);
+      readGptOssExperts(level, c);
+      break;
+    case TargetFamily::Qwen3_5:
+    case TargetFamily::Qwen3Next: readHybridAttention(level, c); break;
+  }
   if (c.family == TargetFamily::Qwen3Next) readMoe(level, c);
+  readQuantization(top, c);
 
-  const bool hybrid = c.family != TargetFamily::Qwen3;
-  c.rope = detail::readRope(level, {.layerTypes = c.layerTypes,
-                                    .defaultPartialRotaryFactor = hybrid ? std::optional(0.25) : std::nullopt,
-                                    .maxPositionEmbeddings = c.maxPositionEmbeddings,
-                                    .headDim = c.headDim});
+  const bool hybrid = c.family == TargetFamily::Qwen3_5 || c.family == TargetFamily::Qwen3Next;
+  const std::optional<double> defaultTheta =
+      c.family == TargetFamily::GptOss ? std::optional(150000.0) : std::nullopt;
+  if (c.family == TargetFamily::GptOss && !level.has("rope_scaling") && !level.has("rope_parameters"))
+    c.rope = gptOssDefaultRope(level.optionalNumber("rope_theta").value_or(*defaultTheta));
+  else
+    c.rope = detail::readRope(level, {.layerTypes = c.layerTypes,
+                                      .defaultPartialRotaryFactor = hybrid ? std::optional(0.25) : std::nullopt,
+                                      .maxPositionEmbeddings = c.maxPositionEmbeddings,
+                                      .headDim = c.headDim,
+                                      .defaultTheta = defaultTheta});
 
   const ConfigObject* fallback = family->nestedTextConfig ? &top : nullptr;
   std::vector<int> bos = detail::readTokenIds(level, fallback, "bos_token_id");

@@ -21,14 +21,16 @@ class LayoutBuilder {
   std::vector<ExpectedTensor> tensors_;
 };
 
-// Qwen3-style attention; Qwen3.5's gated attention doubles q_proj (query and gate per head).
+// Qwen3-style attention; Qwen3.5's gated attention doubles q_proj (query and gate per head);
+// Llama has no q/k norms.
 void attention(LayoutBuilder& b, const std::string& p, std::int64_t hidden, int heads, int kvHeads, int headDim,
-               bool bias, bool outputGate) {
+               bool bias, bool outputGate, bool qkNorm = true) {
   const std::int64_t q = std::int64_t{heads} * headDim, kv = std::int64_t{kvHeads} * headDim;
   b.linear(p + "self_attn.q_proj", outputGate ? 2 * q : q, hidden, bias);
   b.linear(p + "self_attn.k_proj", kv, hidden, bias);
   b.linear(p + "self_attn.v_proj", kv, hidden, bias);
   b.linear(p + "self_attn.o_proj", hidden, q, bias);
+  if (!qkNorm) return;
   b.add(p + "self_attn.q_norm.weight", {headDim});
   b.add(p + "self_attn.k_norm.weight", {headDim});
 }
@@ -48,18 +50,20 @@ void gatedDeltaNet(LayoutBuilder& b, const std::string& p, const TargetConfig& c
   b.linear(p + "linear_attn.out_proj", c.hiddenSize, valueDim);
 }
 
-void denseBlockTail(LayoutBuilder& b, const std::string& p, std::int64_t hidden, std::int64_t intermediate) {
+void denseBlockTail(LayoutBuilder& b, const std::string& p, std::int64_t hidden, std::int64_t intermediate,
+                    bool bias = false) {
   b.add(p + "input_layernorm.weight", {hidden});
   b.add(p + "post_attention_layernorm.weight", {hidden});
-  b.linear(p + "mlp.gate_proj", intermediate, hidden);
-  b.linear(p + "mlp.up_proj", intermediate, hidden);
-  b.linear(p + "mlp.down_proj", hidden, intermediate);
+  b.linear(p + "mlp.gate_proj", intermediate, hidden, bias);
+  b.linear(p + "mlp.up_proj", intermediate, hidden, bias);
+  b.linear(p + "mlp.down_proj", hidden, intermediate, bias);
 }
 
 }  // namespace
 
 std::optional<std::vector<ExpectedTensor>> expectedTargetTensors(const TargetConfig& c) {
-  if (c.family == TargetFamily::Qwen3Next) return std::nullopt;
+  // Their expert layouts (stacked or per expert, MXFP4 blocks) are checked at load.
+  if (c.family == TargetFamily::Qwen3Next || c.family == TargetFamily::GptOss) return std::nullopt;
   LayoutBuilder b;
   b.add("model.embed_tokens.weight", {c.vocabSize, c.hiddenSize});
   for (int i = 0; i < c.numHiddenLayers; ++i) {
@@ -68,8 +72,8 @@ std::optional<std::vector<ExpectedTensor>> expectedTargetTensors(const TargetCon
       gatedDeltaNet(b, p, c);
     else
       attention(b, p, c.hiddenSize, c.numAttentionHeads, c.numKeyValueHeads, c.headDim, c.attentionBias,
-                c.attnOutputGate);
-    denseBlockTail(b, p, c.hiddenSize, c.intermediateSize);
+                c.attnOutputGate, c.family != TargetFamily::Llama);
+    denseBlockTail(b, p, c.hiddenSize, c.intermediateSize, c.mlpBias);
   }
   b.add("model.norm.weight", {c.hiddenSize});
   if (!c.tieWordEmbeddings) b.add("lm_head.weight", {c.vocabSize, c.hiddenSize});

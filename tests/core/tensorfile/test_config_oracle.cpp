@@ -67,7 +67,7 @@ void expectMatches(const std::string& name, const nlohmann::json& e) {
     EXPECT_NEAR(invFreq[i], expectedInvFreq[i], 2e-6 * expectedInvFreq[i]) << "inv_freq[" << i << "]";
   EXPECT_NEAR(ropeAttentionScaling(c.rope), e["attention_scaling"].get<double>(), 1e-12);
 
-  if (c.family != TargetFamily::Qwen3) {
+  if (e.contains("linear_conv_kernel_dim")) {
     EXPECT_EQ(c.linearConvKernelDim, e["linear_conv_kernel_dim"].get<int>());
     EXPECT_EQ(c.linearKeyHeadDim, e["linear_key_head_dim"].get<int>());
     EXPECT_EQ(c.linearValueHeadDim, e["linear_value_head_dim"].get<int>());
@@ -79,12 +79,24 @@ void expectMatches(const std::string& name, const nlohmann::json& e) {
     ASSERT_TRUE(c.moe);
     EXPECT_EQ(c.moe->numExperts, e["num_experts"].get<int>());
     EXPECT_EQ(c.moe->numExpertsPerToken, e["num_experts_per_tok"].get<int>());
-    EXPECT_EQ(c.moe->moeIntermediateSize, e["moe_intermediate_size"].get<int>());
-    EXPECT_EQ(c.moe->sharedExpertIntermediateSize, e["shared_expert_intermediate_size"].get<int>());
-    EXPECT_EQ(c.moe->decoderSparseStep, e["decoder_sparse_step"].get<int>());
-    EXPECT_EQ(c.moe->mlpOnlyLayers, e["mlp_only_layers"].get<std::vector<int>>());
+    // gpt-oss's experts are intermediate_size wide and every layer has them.
+    EXPECT_EQ(c.moe->moeIntermediateSize, e.value("moe_intermediate_size", e["intermediate_size"].get<int>()));
+    EXPECT_EQ(c.moe->sharedExpertIntermediateSize, e.value("shared_expert_intermediate_size", 0));
+    EXPECT_EQ(c.moe->decoderSparseStep, e.value("decoder_sparse_step", 1));
+    EXPECT_EQ(c.moe->mlpOnlyLayers, e.value("mlp_only_layers", std::vector<int>{}));
   } else {
     EXPECT_FALSE(c.moe);
+  }
+  if (e.contains("swiglu_limit")) {
+    ASSERT_TRUE(c.swigluClamp);
+    EXPECT_DOUBLE_EQ(c.swigluClamp->limit, e["swiglu_limit"].get<double>());
+    EXPECT_DOUBLE_EQ(c.swigluClamp->alpha, e["swiglu_alpha"].get<double>());
+  }
+  if (e.contains("attention_bias")) {
+    EXPECT_EQ(c.attentionBias, e["attention_bias"].get<bool>());
+  }
+  if (e.contains("mlp_bias")) {
+    EXPECT_EQ(c.mlpBias, e["mlp_bias"].get<bool>());
   }
 }
 
@@ -103,6 +115,12 @@ TEST(ConfigOracle, FamiliesAreDetectedFromModelType) {
   EXPECT_TRUE(q35.rope.mropeInterleaved);
   EXPECT_EQ(parseTargetConfig(oracleDir() / "qwen3_5_text_causal_lm/config.json").textConfigPath, "");
   EXPECT_EQ(parseTargetConfig(oracleDir() / "qwen3_next_saved/config.json").family, TargetFamily::Qwen3Next);
+  EXPECT_EQ(parseTargetConfig(oracleDir() / "llama_3_1_8b_published/config.json").family, TargetFamily::Llama);
+  const TargetConfig oss = parseTargetConfig(oracleDir() / "gpt_oss_20b_published/config.json");
+  EXPECT_EQ(oss.family, TargetFamily::GptOss);
+  EXPECT_TRUE(oss.attentionSinks);
+  ASSERT_TRUE(oss.quantization);
+  EXPECT_EQ(oss.quantization->method, "mxfp4");
 }
 
 TEST(ConfigOracle, DefaultTargetLayerIdsMatchPythonRound) {

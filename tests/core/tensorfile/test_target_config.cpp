@@ -114,7 +114,7 @@ TEST(TargetConfig, UnknownRopeTypeIsRefusedWithTheSupportedList) {
   nlohmann::json j = fixture("qwen3_6_27b.json");
   j["text_config"]["rope_parameters"]["rope_type"] = "longrope";
   EXPECT_THAT(problemAt(problems(j), "text_config.rope_parameters.rope_type").message,
-              HasSubstr("\"longrope\" (supported: default, yarn)"));
+              HasSubstr("\"longrope\" (supported: default, yarn, llama3)"));
 }
 
 TEST(TargetConfig, LegacyRopeScalingTypeKeyIsReadAndChecked) {
@@ -175,9 +175,9 @@ TEST(TargetConfig, FlatRopeValuesAreBlamedWhereTheyAreWritten) {
 
 TEST(TargetConfig, UnknownModelTypeListsTheSupportedOnes) {
   nlohmann::json j = fixture("qwen3_8b.json");
-  j["model_type"] = "llama";
+  j["model_type"] = "mistral";
   EXPECT_THAT(problemAt(problems(j), "model_type").message,
-              HasSubstr("\"llama\" (supported: qwen3, qwen3_5, qwen3_5_text, qwen3_next)"));
+              HasSubstr("\"mistral\" (supported: qwen3, qwen3_5, qwen3_5_text, qwen3_next, llama, gpt_oss)"));
 }
 
 TEST(TargetConfig, UnknownArchitectureListsTheSupportedOnes) {
@@ -216,6 +216,26 @@ TEST(TargetConfig, SlidingLayersNeedAWindow) {
   j["layer_types"] = nlohmann::json::array();
   for (int i = 0; i < 36; ++i) j["layer_types"].push_back("sliding_attention");
   EXPECT_THAT(problemAt(problems(j), "sliding_window").message, HasSubstr("no sliding window"));
+}
+
+TEST(TargetConfig, Llama3RopeNeedsEveryFieldTransformersReads) {
+  nlohmann::json j = fixture("qwen3_8b.json");
+  j["model_type"] = "llama";
+  j["architectures"] = {"LlamaForCausalLM"};
+  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0}};
+  const std::vector<ConfigProblem> found = problems(j);
+  EXPECT_THAT(problemAt(found, "rope_scaling.high_freq_factor").message, HasSubstr("required for rope type llama3"));
+  EXPECT_THAT(problemAt(found, "rope_scaling.original_max_position_embeddings").message, HasSubstr("required"));
+  j["rope_scaling"]["high_freq_factor"] = 1.0;
+  j["rope_scaling"]["original_max_position_embeddings"] = 8192;
+  EXPECT_THAT(problemAt(problems(j), "rope_scaling.high_freq_factor").message, HasSubstr("must differ"));
+}
+
+TEST(TargetConfig, Mxfp4IsOnlyReadForGptOss) {
+  nlohmann::json j = fixture("qwen3_8b.json");
+  j["quantization_config"] = {{"quant_method", "mxfp4"}};
+  EXPECT_THAT(problemAt(problems(j), "quantization_config.quant_method").message,
+              HasSubstr("\"mxfp4\" is not supported for model_type qwen3"));
 }
 
 TEST(TargetConfig, EosIdsMayBeAListAndMustBeInTheVocabulary) {

@@ -39,8 +39,7 @@ std::string shapeText(const std::vector<int64_t>& shape) {
 
 bool WeightLoader::contains(const std::string& name) const { return checkpoint_.contains(name); }
 
-at::Tensor WeightLoader::load(const std::string& name, const std::vector<int64_t>& expectedShape,
-                              at::Device device) const {
+at::Tensor WeightLoader::loadStored(const std::string& name, const std::vector<int64_t>& expectedShape) const {
   if (!checkpoint_.contains(name))
     throw ValidationError("tensor missing from the checkpoint (expected shape " + shapeText(expectedShape) + ")",
                           {.file = checkpoint_.path().string(), .item = name});
@@ -50,15 +49,20 @@ at::Tensor WeightLoader::load(const std::string& name, const std::vector<int64_t
     throw ValidationError("tensor has shape " + shapeText(info.shape) + " but the config implies " +
                               shapeText(expectedShape),
                           {.file = info.file.string(), .item = name});
-  const at::ScalarType stored = scalarTypeOf(info.dtype, info);
-  if (!at::isFloatingType(stored))
+  // The mapping is read-only; from_blob does not write, and callers convert before writing.
+  return at::from_blob(const_cast<void*>(view.data()), info.shape,
+                       at::TensorOptions().dtype(scalarTypeOf(info.dtype, info)));
+}
+
+at::Tensor WeightLoader::load(const std::string& name, const std::vector<int64_t>& expectedShape,
+                              at::Device device) const {
+  const at::Tensor mapped = loadStored(name, expectedShape);
+  if (!at::isFloatingType(mapped.scalar_type())) {
+    const tensorfile::TensorInfo& info = checkpoint_.info(name);
     throw FormatError("tensor dtype " + std::string(tensorfile::dtypeName(info.dtype)) +
                           " is not a floating-point type",
                       {.file = info.file.string(), .item = name});
-  // The mapping is read-only; from_blob does not write, and every op below produces a new
-  // tensor unless device and dtype already match (then the alias is never written either).
-  const at::Tensor mapped = at::from_blob(const_cast<void*>(view.data()), info.shape,
-                                          at::TensorOptions().dtype(stored));
+  }
   at::Tensor loaded = mapped.to(device, dtype_);
   // A copy (to a GPU, or into another dtype) leaves the mapped pages unused: drop them from the
   // resident set, so loading a large target never holds a second host copy of its weights.

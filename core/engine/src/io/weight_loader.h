@@ -25,6 +25,14 @@ class WeightLoader {
   // keeps the Checkpoint alive. Any other tensor is copied out and its pages released.
   at::Tensor load(const std::string& name, const std::vector<int64_t>& expectedShape,
                   at::Device device) const;
+  // The tensor as stored (any dtype, integer ones included: MXFP4 blocks and scales) on the
+  // CPU, aliasing the memory map; the same name and shape checks as load().
+  at::Tensor loadStored(const std::string& name, const std::vector<int64_t>& expectedShape) const;
+
+  at::ScalarType dtype() const { return dtype_; }
+  // A loader of the same checkpoint into another dtype (gpt-oss keeps its norms in fp32).
+  WeightLoader withDtype(at::ScalarType dtype) const { return WeightLoader(checkpoint_, dtype); }
+  std::string checkpointPath() const { return checkpoint_.path().string(); }
 
   // Releases the pages of every copied tensor once more, after the whole model is loaded:
   // reading one tensor maps its cached neighbours too (the kernel's fault-around), including

@@ -15,7 +15,7 @@
 namespace dfi::engine {
 namespace {
 
-enum class Variant { Qwen3, ZeroCentred, Gated };
+enum class Variant { Qwen3, ZeroCentred, Fp32Weight, Gated };
 
 // x * rsqrt(mean(x^2) + eps) over the last dimension, in fp32.
 at::Tensor normaliseFp32(const at::Tensor& x, double eps) {
@@ -31,6 +31,8 @@ at::Tensor normWithAten(Variant variant, const at::Tensor& x, const at::Tensor& 
       return weight * normaliseFp32(x, eps).to(x.scalar_type());
     case Variant::ZeroCentred:
       return (normaliseFp32(x, eps) * (weight.to(at::kFloat) + 1.0)).to(x.scalar_type());
+    case Variant::Fp32Weight:
+      return (weight.to(at::kFloat) * normaliseFp32(x, eps)).to(x.scalar_type());
     case Variant::Gated: {
       const at::Tensor normed = weight * normaliseFp32(x, eps).to(x.scalar_type());
       return (normed.to(at::kFloat) * at::silu(gate.to(at::kFloat))).to(x.scalar_type());
@@ -62,6 +64,9 @@ void normRow(Variant variant, const T* x, const T* gate, const float* weight, T*
       break;
     case Variant::ZeroCentred:
       for (i = 0; i < n; ++i) out[i] = fromFloat<T>(toFloat(x[i]) * inverse * (weight[i] + 1.0f));
+      break;
+    case Variant::Fp32Weight:
+      for (i = 0; i < n; ++i) out[i] = fromFloat<T>(weight[i] * (toFloat(x[i]) * inverse));
       break;
     case Variant::Gated:
       for (i = 0; i < n; ++i) {
@@ -98,8 +103,11 @@ at::Tensor normOnCpu(Variant variant, const at::Tensor& input, const at::Tensor&
 
 at::Tensor norm(Variant variant, const at::Tensor& x, const at::Tensor& gate,
                 const at::Tensor& weight, double eps) {
-  const bool sameTypes = weight.scalar_type() == x.scalar_type() &&
-                         (!gate.defined() || gate.scalar_type() == x.scalar_type());
+  // The kernel reads the weight in fp32, which is the reference's own precision only where the
+  // reference multiplies in fp32 (or the weight is stored in x's dtype).
+  const bool weightTypeFits = weight.scalar_type() == x.scalar_type() ||
+                              (variant == Variant::Fp32Weight && weight.scalar_type() == at::kFloat);
+  const bool sameTypes = weightTypeFits && (!gate.defined() || gate.scalar_type() == x.scalar_type());
   return takesCpuKernel(x) && sameTypes ? normOnCpu(variant, x, gate, weight, eps)
                                  : normWithAten(variant, x, gate, weight, eps);
 }
@@ -114,14 +122,22 @@ at::Tensor rmsNormZeroCentred(const at::Tensor& x, const at::Tensor& weight, dou
   return norm(Variant::ZeroCentred, x, {}, weight, eps);
 }
 
+at::Tensor rmsNormFp32Weight(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  return norm(Variant::Fp32Weight, x, {}, weight, eps);
+}
+
 at::Tensor rmsNormGated(const at::Tensor& x, const at::Tensor& gate, const at::Tensor& weight,
                         double eps) {
   return norm(Variant::Gated, x, gate, weight, eps);
 }
 
 at::Tensor rmsNorm(NormKind kind, const at::Tensor& x, const at::Tensor& weight, double eps) {
-  return kind == NormKind::Qwen3 ? rmsNormQwen3(x, weight, eps)
-                                 : rmsNormZeroCentred(x, weight, eps);
+  switch (kind) {
+    case NormKind::Qwen3: return rmsNormQwen3(x, weight, eps);
+    case NormKind::ZeroCentred: return rmsNormZeroCentred(x, weight, eps);
+    case NormKind::Fp32Weight: return rmsNormFp32Weight(x, weight, eps);
+  }
+  return {};
 }
 
 }  // namespace dfi::engine

@@ -1,5 +1,5 @@
 #pragma once
-// The three RMSNorm variants of the Qwen families (spec-qwen 1.1). They differ in where the
+// The RMSNorm variants of the supported families (spec-qwen 1.1). They differ in where the
 // cast back to the activation dtype happens and in how the weight is applied, which is what
 // makes bf16 results match transformers bit for bit; do not merge them.
 
@@ -18,8 +18,11 @@ at::Tensor rmsNormZeroCentred(const at::Tensor& x, const at::Tensor& weight, dou
 at::Tensor rmsNormGated(const at::Tensor& x, const at::Tensor& gate, const at::Tensor& weight,
                         double eps);
 
-// Which of the first two variants a decoder stack uses for its layer and q/k norms.
-enum class NormKind { Qwen3, ZeroCentred };
+// GptOssRMSNorm: (w * normalise(x)).to(dtype), all in fp32 (transformers keeps w in fp32).
+at::Tensor rmsNormFp32Weight(const at::Tensor& x, const at::Tensor& weight, double eps);
+
+// Which variant a decoder stack uses for its layer and q/k norms (Llama's is Qwen3's).
+enum class NormKind { Qwen3, ZeroCentred, Fp32Weight };
 
 at::Tensor rmsNorm(NormKind kind, const at::Tensor& x, const at::Tensor& weight, double eps);
 

@@ -1,7 +1,9 @@
 #include "models/attention.h"
 
 #include <cmath>
+#include <limits>
 #include <tuple>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -45,9 +47,47 @@ Attention::Attention(const WeightLoader& weights, const std::string& prefix, con
                         weights.load(prefix + "v_proj.bias", {kvRows}, device)});
     oBias_ = weights.load(prefix + "o_proj.bias", {h}, device);
   }
-  qNorm_ = weights.load(prefix + "q_norm.weight", {hd}, device);
-  kNorm_ = weights.load(prefix + "k_norm.weight", {hd}, device);
+  if (dims.qkNorm) {
+    qNorm_ = weights.load(prefix + "q_norm.weight", {hd}, device);
+    kNorm_ = weights.load(prefix + "k_norm.weight", {hd}, device);
+  }
+  if (dims.sinks) sinks_ = weights.load(prefix + "sinks", {dims.numHeads}, device);
 }
+
+namespace {
+
+// transformers' eager attention with sinks (gpt-oss), op for op so that bf16 rounds alike:
+// scores = q k^T * scale (+ mask), the head's sink logit appended as one more column, the row
+// max subtracted, softmax in the scores' dtype, the sink column dropped, then p v. Query rows
+// are independent, so a long prefill runs them in chunks: the scores of a 32k-token prompt
+// would otherwise be heads x 32k x 32k at once.
+at::Tensor attendWithSinks(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                           const at::Tensor& allowed, const at::Tensor& sinks, double scale) {
+  constexpr int64_t kQueryRowsPerChunk = 256;  // the 512-position oracle runs two chunks
+  const int64_t batch = q.size(0), heads = q.size(1), kvHeads = k.size(1);
+  const int64_t groups = heads / kvHeads;
+  // Grouped-query attention without copying the cache per query head: the `groups` query heads
+  // of a key/value head are stacked as rows of one product against that head's keys.
+  auto byKvHead = [&](const at::Tensor& t) { return t.reshape({batch, kvHeads, groups * t.size(2), t.size(3)}); };
+  auto byHead = [&](const at::Tensor& t, int64_t rows) { return t.view({batch, heads, rows, t.size(-1)}); };
+  const at::Tensor keysT = k.transpose(2, 3);
+  const at::Tensor sinkLogits = sinks.to(q.scalar_type()).view({1, -1, 1, 1});
+  std::vector<at::Tensor> outputs;
+  for (int64_t start = 0; start < q.size(2); start += kQueryRowsPerChunk) {
+    const int64_t rows = std::min(kQueryRowsPerChunk, q.size(2) - start);
+    at::Tensor scores = byHead(at::matmul(byKvHead(q.narrow(2, start, rows)), keysT), rows) * scale;
+    if (allowed.defined())
+      scores = scores.masked_fill(allowed.narrow(0, start, rows).logical_not(), -std::numeric_limits<double>::infinity());
+    at::Tensor combined = at::cat({scores, sinkLogits.expand({batch, -1, rows, 1})}, -1);
+    combined = combined - std::get<0>(combined.max(-1, /*keepdim=*/true));
+    const at::Tensor probs = at::softmax(combined, -1, combined.scalar_type());
+    const at::Tensor kept = probs.narrow(-1, 0, scores.size(-1)).to(v.scalar_type());
+    outputs.push_back(byHead(at::matmul(byKvHead(kept), v), rows));
+  }
+  return outputs.size() == 1 ? outputs.front() : at::cat(outputs, 2);
+}
+
+}  // namespace
 
 at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, KvCache* cache) const {
   const int64_t batch = x.size(0), steps = x.size(1), hd = dims_.headDim;
@@ -61,31 +101,51 @@ at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, K
     q = qg.narrow(-1, 0, hd);
     gate = qg.narrow(-1, hd, hd).reshape({batch, steps, dims_.numHeads * hd});
   }
-  q = rmsNorm(dims_.norm, q.reshape({batch, steps, dims_.numHeads, hd}), qNorm_, dims_.eps).transpose(1, 2);
-  at::Tensor k = rmsNorm(dims_.norm, qkv.narrow(-1, qRows, kvRows).view({batch, steps, dims_.numKvHeads, hd}),
-                         kNorm_, dims_.eps)
-                     .transpose(1, 2);
+  q = q.reshape({batch, steps, dims_.numHeads, hd});
+  at::Tensor k = qkv.narrow(-1, qRows, kvRows).view({batch, steps, dims_.numKvHeads, hd});
+  if (dims_.qkNorm) {
+    q = rmsNorm(dims_.norm, q, qNorm_, dims_.eps);
+    k = rmsNorm(dims_.norm, k, kNorm_, dims_.eps);
+  }
+  q = q.transpose(1, 2);
+  k = k.transpose(1, 2);
   at::Tensor v = qkv.narrow(-1, qRows + kvRows, kvRows).view({batch, steps, dims_.numKvHeads, hd}).transpose(1, 2);
   q = Rotary::apply(q, angles);
   k = Rotary::apply(k, angles);
 
   const int64_t past = cache ? cache->length() : 0;
   if (cache) std::tie(k, v) = cache->append(k, v);
-  // Causal: new token t (absolute position past + t) sees keys 0 .. past + t. Without a cached
-  // prefix that is SDPA's is_causal; with one (and more than one new token) it needs a mask.
+  // New token t (absolute position past + t) sees keys from past + t - window + 1 (or 0) to
+  // past + t. A sliding layer's cache keeps every key (rollback is a crop, as for full layers)
+  // but only the keys some new token can see take part.
+  const int64_t window = dims_.slidingWindow;
+  const int64_t firstKey = window > 0 ? std::max<int64_t>(0, past - window + 1) : 0;
+  if (firstKey > 0) {
+    k = k.narrow(2, firstKey, k.size(2) - firstKey);
+    v = v.narrow(2, firstKey, v.size(2) - firstKey);
+  }
+  const bool windowCuts = window > 0 && past + steps > window;
+  // Without a cached prefix and without a window cut the causal mask is SDPA's is_causal;
+  // otherwise (and for sinks, which use no SDPA) an explicit [T, S] mask, true = attend.
   at::Tensor mask;
-  bool causal = false;
-  if (steps > 1 && past == 0) {
-    causal = true;
-  } else if (steps > 1) {
+  const bool needMask = (steps > 1 && past > 0) || windowCuts || (dims_.sinks && steps > 1);
+  if (needMask) {
     const auto opts = at::TensorOptions().dtype(at::kLong).device(x.device());
     const at::Tensor rows = at::arange(past, past + steps, opts).unsqueeze(1);
-    mask = at::arange(past + steps, opts).unsqueeze(0) <= rows;  // [T, S] bool, true = attend
+    const at::Tensor cols = at::arange(firstKey, past + steps, opts).unsqueeze(0);
+    mask = cols <= rows;
+    if (window > 0) mask = mask.logical_and(cols > rows - window);
   }
-  const bool grouped = dims_.numKvHeads != dims_.numHeads;
-  const at::Tensor o = at::scaled_dot_product_attention(
-      q, k, v, mask.defined() ? std::optional<at::Tensor>(mask) : std::nullopt, 0.0, causal,
-                                                        1.0 / std::sqrt(static_cast<double>(hd)), grouped);
+  const double scale = std::pow(static_cast<double>(hd), -0.5);  // head_dim**-0.5, as transformers
+  at::Tensor o;
+  if (dims_.sinks) {
+    o = attendWithSinks(q, k, v, mask, sinks_, scale);
+  } else {
+    const bool grouped = dims_.numKvHeads != dims_.numHeads;
+    const bool causal = steps > 1 && !mask.defined();
+    o = at::scaled_dot_product_attention(q, k, v, mask.defined() ? std::optional<at::Tensor>(mask) : std::nullopt,
+                                         0.0, causal, scale, grouped);
+  }
   at::Tensor merged = o.transpose(1, 2).reshape({batch, steps, dims_.numHeads * hd});
   if (dims_.outputGate) merged = merged * at::sigmoid(gate);
   return project(merged, oProj_, oBias_);

@@ -1,7 +1,9 @@
 #pragma once
-// Full softmax attention of a decoder layer: Qwen3's (per-head q/k RMSNorm, full rotary) and
-// the gated variant of Qwen3.5 / Qwen3-Next (query and output gate interleaved per head in
-// q_proj, zero-centred q/k norms, partial rotary, o_proj(o * sigmoid(gate))). GQA throughout.
+// Softmax attention of a decoder layer: Qwen3's (per-head q/k RMSNorm, full rotary), the gated
+// variant of Qwen3.5 / Qwen3-Next (query and output gate interleaved per head in q_proj,
+// zero-centred q/k norms, partial rotary, o_proj(o * sigmoid(gate))), Llama's (no q/k norm)
+// and gpt-oss's (a learned sink logit per head joins every softmax and is dropped after it).
+// GQA throughout; a sliding window limits each query to the last `window` keys, itself included.
 
 #include <algorithm>
 #include <string>
@@ -23,6 +25,9 @@ struct AttentionDims {
   int headDim = 0;
   bool outputGate = false;  // Qwen3.5 / Next
   bool bias = false;        // attention_bias: q/k/v/o biases
+  bool qkNorm = true;       // per-head q/k RMSNorm (Qwen families; not Llama or gpt-oss)
+  bool sinks = false;       // gpt-oss attention sinks
+  int slidingWindow = 0;    // 0: full attention
   NormKind norm = NormKind::Qwen3;
   double eps = 1e-6;
 };
@@ -55,7 +60,8 @@ class Attention {
   AttentionDims dims_;
   at::Tensor qkvProj_, oProj_;  // q_proj, k_proj and v_proj stacked
   at::Tensor qkvBias_, oBias_;  // undefined without attention_bias
-  at::Tensor qNorm_, kNorm_;
+  at::Tensor qNorm_, kNorm_;  // undefined without q/k norm
+  at::Tensor sinks_;          // [heads], undefined without sinks
 };
 
 }  // namespace dfi::engine

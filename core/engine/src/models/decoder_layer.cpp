@@ -26,7 +26,19 @@ bool hasSparseMlp(const TargetConfig& config, int index) {
 }  // namespace
 
 NormKind normKindOf(const TargetConfig& config) {
-  return config.family == tensorfile::TargetFamily::Qwen3 ? NormKind::Qwen3 : NormKind::ZeroCentred;
+  switch (config.family) {
+    case tensorfile::TargetFamily::Qwen3:
+    case tensorfile::TargetFamily::Llama: return NormKind::Qwen3;
+    case tensorfile::TargetFamily::GptOss: return NormKind::Fp32Weight;
+    case tensorfile::TargetFamily::Qwen3_5:
+    case tensorfile::TargetFamily::Qwen3Next: break;
+  }
+  return NormKind::ZeroCentred;
+}
+
+WeightLoader normWeightLoader(const WeightLoader& weights, NormKind kind) {
+  // gpt-oss keeps its norms in fp32 (_keep_in_fp32_modules) whatever the compute dtype.
+  return kind == NormKind::Fp32Weight ? weights.withDtype(at::kFloat) : weights;
 }
 
 DecoderLayer::DecoderLayer(const WeightLoader& weights, const TargetConfig& config, int index, at::Device device)
@@ -44,7 +56,14 @@ DecoderLayer::DecoderLayer(const WeightLoader& weights, const TargetConfig& conf
                                       .convKernel = config.linearConvKernelDim,
                                       .eps = config.rmsNormEps},
                     device);
-  } else if (type == LayerType::FullAttention) {
+  } else {
+    const bool sliding = type == LayerType::SlidingAttention;
+    if (sliding && !config.slidingWindow)
+      throw ValidationError("layer " + std::to_string(index) + " is a sliding_attention layer but the config "
+                            "sets no sliding window",
+                            {.item = "sliding_window"});
+    const bool qwenFamily = config.family != tensorfile::TargetFamily::Llama &&
+                            config.family != tensorfile::TargetFamily::GptOss;
     attention_.emplace(weights, prefix + "self_attn.",
                        AttentionDims{.hiddenSize = config.hiddenSize,
                                      .numHeads = config.numAttentionHeads,
@@ -52,24 +71,33 @@ DecoderLayer::DecoderLayer(const WeightLoader& weights, const TargetConfig& conf
                                      .headDim = config.headDim,
                                      .outputGate = config.attnOutputGate,
                                      .bias = config.attentionBias,
+                                     .qkNorm = qwenFamily,
+                                     .sinks = config.attentionSinks,
+                                     .slidingWindow = sliding ? *config.slidingWindow : 0,
                                      .norm = norm_,
                                      .eps = config.rmsNormEps},
                        device);
-  } else {
-    throw ValidationError("layer " + std::to_string(index) + " uses sliding-window attention, which target "
-                          "models do not support here",
-                          {.item = "layer_types[" + std::to_string(index) + "]"});
+  }
+  const WeightLoader normWeights = normWeightLoader(weights, norm_);
+  inputNorm_ = normWeights.load(prefix + "input_layernorm.weight", {h}, device);
+  postNorm_ = normWeights.load(prefix + "post_attention_layernorm.weight", {h}, device);
+  if (config.family == tensorfile::TargetFamily::GptOss) {
+    gptOssMlp_.emplace(weights, config, index, device);
+    return;
   }
   if (hasSparseMlp(config, index))
     throw ValidationError("layer " + std::to_string(index) + " has a mixture-of-experts MLP; only dense "
                           "MLP layers are supported",
                           {.item = "num_experts"});
-  inputNorm_ = weights.load(prefix + "input_layernorm.weight", {h}, device);
-  postNorm_ = weights.load(prefix + "post_attention_layernorm.weight", {h}, device);
   // gate and up as one [2 inter, h] product: one GEMM instead of two.
   gateUpProj_ = at::cat({weights.load(prefix + "mlp.gate_proj.weight", {inter, h}, device),
                          weights.load(prefix + "mlp.up_proj.weight", {inter, h}, device)});
   downProj_ = weights.load(prefix + "mlp.down_proj.weight", {h, inter}, device);
+  if (config.mlpBias) {
+    gateUpBias_ = at::cat({weights.load(prefix + "mlp.gate_proj.bias", {inter}, device),
+                           weights.load(prefix + "mlp.up_proj.bias", {inter}, device)});
+    downBias_ = weights.load(prefix + "mlp.down_proj.bias", {h}, device);
+  }
 }
 
 at::Tensor DecoderLayer::forward(const at::Tensor& x, const RotaryAngles& angles, ModelCache* cache,
@@ -79,9 +107,10 @@ at::Tensor DecoderLayer::forward(const at::Tensor& x, const RotaryAngles& angles
                                    : attention_->forward(normed, angles, cache ? &cache->attention(index_) : nullptr);
   const at::Tensor h = x + mixed;
   const at::Tensor m = rmsNorm(norm_, h, postNorm_, eps_);
-  const at::Tensor gateUp = project(m, gateUpProj_);
+  if (gptOssMlp_) return h + gptOssMlp_->forward(m, nullptr);
+  const at::Tensor gateUp = project(m, gateUpProj_, gateUpBias_);
   const int64_t inter = gateUpProj_.size(0) / 2;
-  return h + project(at::silu(gateUp.narrow(-1, 0, inter)) * gateUp.narrow(-1, inter, inter), downProj_);
+  return h + project(at::silu(gateUp.narrow(-1, 0, inter)) * gateUp.narrow(-1, inter, inter), downProj_, downBias_);
 }
 
 }  // namespace dfi::engine

@@ -1,7 +1,8 @@
 #pragma once
 // One pre-norm decoder layer of any supported family (spec-qwen 1.5):
 //   h = x + Mixer(input_layernorm(x));  y = h + MLP(post_attention_layernorm(h))
-// where the mixer is softmax attention or Gated DeltaNet and the MLP is SwiGLU.
+// where the mixer is softmax attention (full or sliding) or Gated DeltaNet and the MLP is
+// SwiGLU (with biases for Llama's mlp_bias) or gpt-oss's experts.
 
 #include <optional>
 
@@ -10,6 +11,8 @@
 #include "dfi/tensorfile/target_config.h"
 #include "models/attention.h"
 #include "models/gated_delta_net.h"
+#include "io/weight_loader.h"
+#include "models/gpt_oss_mlp.h"
 
 namespace dfi::engine {
 
@@ -34,9 +37,15 @@ class DecoderLayer {
   std::optional<GatedDeltaNet> linear_;
   at::Tensor inputNorm_, postNorm_;
   at::Tensor gateUpProj_, downProj_;  // gate_proj and up_proj stacked
+  at::Tensor gateUpBias_, downBias_;  // mlp_bias only
+  std::optional<GptOssMlp> gptOssMlp_;
 };
 
-// The norm variant of a family: Qwen3's plain w, or the 1+w of Qwen3.5 and Qwen3-Next.
+// The norm variant of a family: Qwen3's and Llama's plain w, the 1+w of Qwen3.5 and
+// Qwen3-Next, gpt-oss's fp32 weight.
 NormKind normKindOf(const tensorfile::TargetConfig& config);
+// The loader for a norm weight of that kind: fp32 for gpt-oss (transformers keeps those in
+// fp32 at any dtype), otherwise `weights` itself.
+WeightLoader normWeightLoader(const WeightLoader& weights, NormKind kind);
 
 }  // namespace dfi::engine

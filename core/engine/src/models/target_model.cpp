@@ -37,7 +37,7 @@ TargetModel::TargetModel(tensorfile::Checkpoint checkpoint, tensorfile::TargetCo
   layers_.reserve(config_.numHiddenLayers);
   for (int i = 0; i < config_.numHiddenLayers; ++i)
     layers_.emplace_back(weights, config_, i, placement_.layerDevice[i]);
-  finalNorm_ = weights.load("model.norm.weight", {h}, placement_.last);
+  finalNorm_ = normWeightLoader(weights, normKindOf(config_)).load("model.norm.weight", {h}, placement_.last);
   // Tied models have no lm_head.weight; the embedding matrix serves (moved if on another device).
   lmHead_ = config_.tieWordEmbeddings && !weights.contains("lm_head.weight")
                 ? embedTokens_.to(placement_.last)

@@ -1,6 +1,7 @@
 #pragma once
 // Typed, validated config of a target model: Qwen3 (flat), Qwen3.5 / Qwen3.6 (nested
-// text_config, hybrid Gated DeltaNet + gated attention) and Qwen3-Next (flat hybrid).
+// text_config, hybrid Gated DeltaNet + gated attention), Qwen3-Next (flat hybrid), Llama 3.x
+// and gpt-oss (sliding/full attention with sinks, clamped-SwiGLU experts, MXFP4 weights).
 // parseTargetConfig normalises every spelling transformers reads (rope_theta + rope_scaling,
 // rope_parameters flat or per layer type, partial_rotary_factor at either level) and throws
 // dfi::ValidationError naming the file and the JSON path of the offending field.
@@ -16,7 +17,7 @@
 
 namespace dfi::tensorfile {
 
-enum class TargetFamily { Qwen3, Qwen3_5, Qwen3Next };
+enum class TargetFamily { Qwen3, Qwen3_5, Qwen3Next, Llama, GptOss };
 
 std::string_view targetFamilyName(TargetFamily family);
 
@@ -29,6 +30,20 @@ struct MoeConfig {
   int decoderSparseStep = 1;
   std::vector<int> mlpOnlyLayers;  // layers that keep a dense MLP
   bool normTopkProb = true;
+};
+
+// gpt-oss experts: (up + 1) * gate * sigmoid(alpha * gate) with gate clamped above at limit
+// and up clamped to [-limit, limit].
+struct SwigluClamp {
+  double alpha = 1.702;
+  double limit = 7.0;
+};
+
+// quantization_config of a quantised checkpoint. Only MXFP4 (gpt-oss experts) is read; any
+// other method is refused by name at parse time.
+struct QuantizationConfig {
+  std::string method;                            // "mxfp4"
+  std::vector<std::string> modulesToNotConvert;  // kept in the checkpoint's float dtype
 };
 
 struct TargetConfig {
@@ -48,10 +63,12 @@ struct TargetConfig {
   double rmsNormEps = 1e-6;
   bool tieWordEmbeddings = false;
   bool attentionBias = false;
+  bool mlpBias = false;  // Llama: gate/up/down biases
   int maxPositionEmbeddings = 0;
   RopeConfig rope;
   std::vector<LayerType> layerTypes;  // one per layer
-  std::optional<int> slidingWindow;   // Qwen3 with use_sliding_window
+  std::optional<int> slidingWindow;   // Qwen3 with use_sliding_window; gpt-oss
+  bool attentionSinks = false;        // gpt-oss: a learned logit per head joins each softmax
 
   bool attnOutputGate = false;  // Qwen3.5/Next gated attention
   int linearConvKernelDim = 0;
@@ -60,6 +77,8 @@ struct TargetConfig {
   int linearNumKeyHeads = 0;
   int linearNumValueHeads = 0;
   std::optional<MoeConfig> moe;
+  std::optional<SwigluClamp> swigluClamp;         // gpt-oss experts
+  std::optional<QuantizationConfig> quantization;  // absent: unquantised weights
 
   std::optional<int> bosTokenId;
   std::vector<int> eosTokenIds;
