@@ -5,9 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
 
 #include "dfi/base/error.h"
 #include "dfi/engine/memory_plan.h"
@@ -44,6 +46,22 @@ TEST(MemoryPlan, OneDeviceHoldsEveryParameterTheModelLoads) {
     EXPECT_EQ(plan.devices[0].bytes, 2 * mapped) << model;
     EXPECT_TRUE(plan.devices[0].embeddings && plan.devices[0].head);
     EXPECT_EQ(plan.devices[0].layerCount, target->numLayers());
+  }
+}
+
+// gpt-oss, plain and MXFP4-packed: transformers' num_parameters() of the model, and its active
+// count from the module tree (each layer's routed experts at k/E), written by the generator.
+TEST(MemoryPlan, MixtureOfExpertsCountsAsTransformersDoesInEitherLayout) {
+  const auto root = std::filesystem::path(DFI_BINARY_DIR) / "oracle" / "llama_gptoss";
+  for (const std::string model : {"gpt_oss_plain", "gpt_oss_mxfp4"}) {
+    const auto dir = root / model;
+    const auto expected = nlohmann::json::parse(std::ifstream(dir / "parameters.json"));
+    const MemoryPlan plan = planTargetMemory(tensorfile::Checkpoint::open(dir),
+                                             tensorfile::parseTargetConfig(dir / "config.json"), {.dtype = "bf16"});
+    EXPECT_EQ(plan.totalParameters, expected["total"].get<std::uint64_t>()) << model;
+    EXPECT_EQ(plan.activeParameters, expected["active"].get<std::uint64_t>()) << model;
+    EXPECT_LT(plan.activeParameters, plan.totalParameters) << model;
+    EXPECT_EQ(plan.devices[0].bytes, 2 * plan.totalParameters) << model << ": dequantized to bf16";
   }
 }
 

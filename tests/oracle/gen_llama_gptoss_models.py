@@ -221,6 +221,21 @@ def write_live(out_dir: Path, name: str, target, mxfp4=False):
     print(f"{name}: {len(accepted)} steps, tau {1 + sum(accepted) / len(accepted):.3f}")
 
 
+def write_parameter_counts(model_dir, model):
+    """transformers' own parameter count, and the active count per token from its module tree:
+    each MoE layer's routed experts count k/E (for `info` and the memory plan)."""
+    total = model.num_parameters()
+    routed = 0
+    for module in model.modules():
+        experts = getattr(getattr(module, "mlp", None), "experts", None)
+        if experts is not None:
+            routed += sum(p.numel() for p in experts.parameters())
+    config = model.config
+    share = config.num_experts_per_tok / config.num_local_experts if routed else 1.0
+    active = total - routed + math.floor(routed * share + 0.5)
+    (model_dir / "parameters.json").write_text(json.dumps({"total": total, "active": active}))
+
+
 def main():
     out_dir = Path(sys.argv[1])
     torch.set_num_threads(1)
@@ -237,6 +252,7 @@ def main():
         perturb_norms(model)
         perturb_biases_and_sinks(model)
         write_model(out_dir, name, model.eval(), hybrid=True, **options)
+        write_parameter_counts(out_dir / name, model)
     write_mxfp4_unit_reference(out_dir / "gpt_oss_mxfp4")
     layer_types = json.loads((out_dir / "qwen3_sliding/config.json").read_text())["layer_types"]
     assert layer_types == ["full_attention", "sliding_attention", "sliding_attention"], layer_types

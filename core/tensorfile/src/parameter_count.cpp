@@ -1,6 +1,7 @@
 #include "dfi/tensorfile/parameter_count.h"
 
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,9 +24,9 @@ std::optional<int> layerOf(std::string_view name) {
   return index;
 }
 
-void add(PartParameters& part, std::uint64_t parameters, double activeShare) {
+void add(PartParameters& part, std::uint64_t parameters, bool routed) {
   part.total += parameters;
-  part.active += static_cast<std::uint64_t>(static_cast<double>(parameters) * activeShare + 0.5);
+  if (routed) part.routed += parameters;
 }
 
 }  // namespace
@@ -46,32 +47,30 @@ std::uint64_t TargetParameters::total() const {
 }
 
 std::uint64_t TargetParameters::active() const {
-  std::uint64_t sum = embeddings.active + head.active - (headIsEmbeddings ? embeddings.active : 0);
-  for (const PartParameters& layer : layers) sum += layer.active;
-  return sum;
+  std::uint64_t routed = 0;
+  for (const PartParameters& layer : layers) routed += layer.routed;
+  return total() - routed + static_cast<std::uint64_t>(std::llround(static_cast<double>(routed) * routedShare));
 }
 
 TargetParameters countTargetParameters(const Checkpoint& checkpoint, const TargetConfig& config) {
   TargetParameters out;
   out.layers.resize(static_cast<std::size_t>(config.numHiddenLayers));
-  const double routedShare = config.moe && config.moe->numExperts > 0
-                                 ? static_cast<double>(config.moe->numExpertsPerToken) / config.moe->numExperts
-                                 : 1.0;
+  if (config.moe && config.moe->numExperts > 0)
+    out.routedShare = static_cast<double>(config.moe->numExpertsPerToken) / config.moe->numExperts;
   for (const std::string& name : checkpoint.names()) {
     const TensorInfo& info = checkpoint.info(name);
     const std::uint64_t parameters = storedParameters(info);
     const std::optional<int> layer = layerOf(name);
     if (layer && *layer >= 0 && *layer < config.numHiddenLayers) {
-      const bool routedExpert = name.find(".mlp.experts.") != std::string::npos;
-      add(out.layers[static_cast<std::size_t>(*layer)], parameters, routedExpert ? routedShare : 1.0);
+      add(out.layers[static_cast<std::size_t>(*layer)], parameters, name.find(".mlp.experts.") != std::string::npos);
     } else if (name == "model.embed_tokens.weight") {
-      add(out.embeddings, parameters, 1.0);
+      add(out.embeddings, parameters, false);
     } else {
-      add(out.head, parameters, 1.0);
+      add(out.head, parameters, false);
     }
   }
   out.headIsEmbeddings = config.tieWordEmbeddings && !checkpoint.contains("lm_head.weight");
-  if (out.headIsEmbeddings) add(out.head, out.embeddings.total, 1.0);
+  if (out.headIsEmbeddings) add(out.head, out.embeddings.total, false);
   return out;
 }
 

@@ -20,7 +20,7 @@ std::uint64_t storedParameters(const TensorInfo& info);
 
 struct PartParameters {
   std::uint64_t total = 0;
-  std::uint64_t active = 0;
+  std::uint64_t routed = 0;  // of total: routed experts' parameters (mlp.experts.*)
 };
 
 struct TargetParameters {
@@ -28,6 +28,7 @@ struct TargetParameters {
   PartParameters embeddings;           // model.embed_tokens
   PartParameters head;                 // model.norm and lm_head (the embeddings again when tied)
   bool headIsEmbeddings = false;       // tied, without an lm_head tensor of its own
+  double routedShare = 1.0;            // k/E: the routed experts one token uses
   // Each parameter once (a tied head's embeddings are not counted twice).
   std::uint64_t total() const;
   std::uint64_t active() const;
