@@ -21,6 +21,7 @@ inline double maxAbsDiff(const at::Tensor& a, const at::Tensor& b) {
   return (a.to(at::kCPU, at::kDouble) - b.to(at::kCPU, at::kDouble)).abs().max().item<double>();
 }
 
-inline std::filesystem::path oracleDir() { return std::filesystem::path(DFI_BINARY_DIR) / "oracle" / "target_models"; }
+inline std::filesystem::path oracleRoot() { return std::filesystem::path(DFI_BINARY_DIR) / "oracle"; }
+inline std::filesystem::path oracleDir() { return oracleRoot() / "target_models"; }
 
 }  // namespace dfi::engine::test

@@ -30,8 +30,10 @@ struct DecoderGeometry {
 
 // Shape-defining fields are required (a guessed default would silently mis-size every
 // tensor); num_key_value_heads may default to num_attention_heads where the model's
-// transformers class does so (Qwen3).
-DecoderGeometry readDecoderGeometry(const ConfigObject& level, bool kvHeadsDefaultToHeads);
+// transformers class does so (Qwen3). A model without dense MLPs (Qwen3.5-MoE) has no
+// intermediate_size: 0 unless given.
+DecoderGeometry readDecoderGeometry(const ConfigObject& level, bool kvHeadsDefaultToHeads,
+                                    bool hasDenseMlp = true);
 
 // Token ids that may be one integer or a list (eos_token_id), looked up in `level` first and
 // then in `fallback` (a nested text_config inherits the top-level ids).

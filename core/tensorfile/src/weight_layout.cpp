@@ -59,7 +59,7 @@ void denseBlockTail(LayoutBuilder& b, const std::string& p, std::int64_t hidden,
 }  // namespace
 
 std::optional<std::vector<ExpectedTensor>> expectedTargetTensors(const TargetConfig& c) {
-  if (c.family == TargetFamily::Qwen3Next) return std::nullopt;
+  if (c.family == TargetFamily::Qwen3Next || c.moe) return std::nullopt;
   LayoutBuilder b;
   b.add("model.embed_tokens.weight", {c.vocabSize, c.hiddenSize});
   for (int i = 0; i < c.numHiddenLayers; ++i) {

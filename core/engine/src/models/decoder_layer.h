@@ -1,15 +1,21 @@
 #pragma once
 // One pre-norm decoder layer of any supported family (spec-qwen 1.5):
 //   h = x + Mixer(input_layernorm(x));  y = h + MLP(post_attention_layernorm(h))
-// where the mixer is softmax attention or Gated DeltaNet and the MLP is SwiGLU.
+// where the mixer is softmax attention or Gated DeltaNet and the MLP is SwiGLU (DenseMlp) or a
+// mixture of SwiGLU experts (SparseMoeMlp). Every MLP kind has
+// `at::Tensor forward(const at::Tensor& x, ExpertRouting* routing) const`.
 
 #include <optional>
+#include <variant>
 
 #include <ATen/core/Tensor.h>
 
 #include "dfi/tensorfile/target_config.h"
 #include "models/attention.h"
+#include "models/dense_mlp.h"
+#include "models/expert_routing.h"
 #include "models/gated_delta_net.h"
+#include "models/sparse_moe_mlp.h"
 
 namespace dfi::engine {
 
@@ -19,11 +25,14 @@ class DecoderLayer {
  public:
   DecoderLayer(const WeightLoader& weights, const tensorfile::TargetConfig& config, int index, at::Device device);
 
-  // x on device(); `angles` for the new positions (unused by linear layers).
-  at::Tensor forward(const at::Tensor& x, const RotaryAngles& angles, ModelCache* cache, bool rewindable) const;
+  // x on device(); `angles` for the new positions (unused by linear layers). With `routing`, a
+  // mixture-of-experts MLP records its choice there (a dense one leaves it undefined).
+  at::Tensor forward(const at::Tensor& x, const RotaryAngles& angles, ModelCache* cache, bool rewindable,
+                     ExpertRouting* routing = nullptr) const;
 
   at::Device device() const { return device_; }
   bool isLinear() const { return linear_.has_value(); }
+  bool hasExperts() const { return !std::holds_alternative<DenseMlp>(mlp_); }
 
  private:
   int index_;
@@ -33,7 +42,7 @@ class DecoderLayer {
   std::optional<Attention> attention_;
   std::optional<GatedDeltaNet> linear_;
   at::Tensor inputNorm_, postNorm_;
-  at::Tensor gateUpProj_, downProj_;  // gate_proj and up_proj stacked
+  std::variant<DenseMlp, SparseMoeMlp> mlp_;
 };
 
 // The norm variant of a family: Qwen3's plain w, or the 1+w of Qwen3.5 and Qwen3-Next.

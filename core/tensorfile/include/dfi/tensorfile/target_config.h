@@ -1,6 +1,7 @@
 #pragma once
 // Typed, validated config of a target model: Qwen3 (flat), Qwen3.5 / Qwen3.6 (nested
-// text_config, hybrid Gated DeltaNet + gated attention) and Qwen3-Next (flat hybrid).
+// text_config, hybrid Gated DeltaNet + gated attention) and Qwen3-Next (flat hybrid), each
+// dense or with mixture-of-experts MLPs (qwen3_moe, qwen3_5_moe, qwen3_next with experts).
 // parseTargetConfig normalises every spelling transformers reads (rope_theta + rope_scaling,
 // rope_parameters flat or per layer type, partial_rotary_factor at either level) and throws
 // dfi::ValidationError naming the file and the JSON path of the offending field.
@@ -20,26 +21,33 @@ enum class TargetFamily { Qwen3, Qwen3_5, Qwen3Next };
 
 std::string_view targetFamilyName(TargetFamily family);
 
-// Sparse MLP parameters (Qwen3-Next); absent for dense models.
+// Sparse MLP parameters (qwen3_moe, qwen3_5_moe, qwen3_next with experts); absent for dense
+// models. Which layers are sparse is moeLayer's rule.
 struct MoeConfig {
   int numExperts = 0;
   int numExpertsPerToken = 0;
   int moeIntermediateSize = 0;
+  // Qwen3.5-MoE and Qwen3-Next add a shared expert, scaled by sigmoid(shared_expert_gate x);
+  // Qwen3-MoE has none (0).
   int sharedExpertIntermediateSize = 0;
   int decoderSparseStep = 1;
   std::vector<int> mlpOnlyLayers;  // layers that keep a dense MLP
-  bool normTopkProb = true;
+  bool normTopkProb = true;        // renormalise the top-k probabilities to sum to one
+
+  bool hasSharedExpert() const { return sharedExpertIntermediateSize > 0; }
+  // transformers' rule: sparse unless listed in mlp_only_layers, every decoder_sparse_step-th layer.
+  bool moeLayer(int index) const;
 };
 
 struct TargetConfig {
   TargetFamily family = TargetFamily::Qwen3;
-  std::string modelType;  // top-level model_type ("qwen3", "qwen3_5", "qwen3_next")
+  std::string modelType;  // top-level model_type ("qwen3", "qwen3_moe", "qwen3_5", "qwen3_5_moe", "qwen3_next")
   std::vector<std::string> architectures;
   // Where the language-model parameters live in the config file: "" (flat) or "text_config".
   std::string textConfigPath;
 
   int hiddenSize = 0;
-  int intermediateSize = 0;
+  int intermediateSize = 0;  // dense MLP width; 0 for Qwen3.5-MoE, which has none
   int numHiddenLayers = 0;
   int numAttentionHeads = 0;
   int numKeyValueHeads = 0;

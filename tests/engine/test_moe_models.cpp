@@ -1,0 +1,134 @@
+// Mixture-of-experts targets against Hugging Face transformers (tests/oracle/gen_moe_models.py):
+// the shared oracle suite (fp32 logits and hidden states, bf16 argmax, caches and rollback) on
+// Qwen3-MoE, Qwen3.5-MoE and Qwen3-Next with experts, experts stored per expert and stacked;
+// the router's choices equal transformers' own routers'; and the DFlash live loop on a
+// Qwen3.5-MoE target is lossless.
+
+#include <set>
+
+#include "dfi/tensorfile/checkpoint.h"
+#include "dfi/tensorfile/drafter_config.h"
+#include "evaluation/dflash_decode.h"
+#include "target_oracle_suite.h"
+
+namespace dfi::engine::test {
+namespace {
+
+INSTANTIATE_TEST_SUITE_P(Moe, TargetOracle,
+                         ::testing::Values("moe_models/qwen3_moe", "moe_models/qwen3_moe_stacked",
+                                           "moe_models/qwen35_moe_vl_layout", "moe_models/qwen35_moe_stacked",
+                                           "moe_models/qwen3_next_moe"));
+
+class MoeRouting : public ::testing::TestWithParam<std::string> {};
+
+// Per sparse layer and position: the same experts in the same order, the same weights.
+TEST_P(MoeRouting, ChoicesAndWeightsEqualTransformersRouters) {
+  const Reference ref = reference(GetParam());
+  const auto model = loadModel(GetParam());
+  const at::Tensor sparse = ref.get("sparse_layers");
+  std::set<int> sparseLayers(sparse.data_ptr<int64_t>(), sparse.data_ptr<int64_t>() + sparse.numel());
+  ASSERT_FALSE(sparseLayers.empty());
+  const std::vector<int> layers = allLayers(*model);
+  const ForwardOutput out = model->forward(ref.ids, nullptr, {.tapLayers = layers, .routing = true, .logits = false});
+  ASSERT_EQ(out.routing.size(), layers.size());
+  double worstWeight = 0;
+  for (int layer : layers) {
+    SCOPED_TRACE("layer " + std::to_string(layer));
+    EXPECT_EQ(model->layerHasExperts(layer), sparseLayers.contains(layer));
+    const ExpertRouting& routing = out.routing[static_cast<size_t>(layer)];
+    if (!sparseLayers.contains(layer)) {
+      EXPECT_FALSE(routing.experts.defined());
+      continue;
+    }
+    const at::Tensor theirExperts = ref.get("router." + std::to_string(layer) + ".experts");
+    const at::Tensor theirWeights = ref.get("router." + std::to_string(layer) + ".weights");
+    ASSERT_EQ(routing.experts.sizes(), (at::IntArrayRef{1, ref.ids.size(1), theirExperts.size(1)}));
+    ASSERT_EQ(routing.experts.scalar_type(), at::kLong);
+    ASSERT_EQ(routing.weights.scalar_type(), at::kFloat);
+    EXPECT_TRUE(routing.experts[0].equal(theirExperts))
+        << "positions routed differently: " << routing.experts[0].ne(theirExperts).any(-1).sum().item<int64_t>();
+    const double weightDiff = maxAbsDiff(routing.weights[0], theirWeights);
+    EXPECT_LE(weightDiff, 1e-4);  // the tolerance of the hidden states they are computed from
+    worstWeight = std::max(worstWeight, weightDiff);
+  }
+  report(GetParam(), "routing weights max abs diff (every sparse layer, experts equal)", worstWeight);
+}
+
+// The routing of cached steps is the routing of the same positions in a full forward.
+TEST_P(MoeRouting, CachedStepsRouteAsTheFullForward) {
+  const Reference ref = reference(GetParam());
+  const auto model = loadModel(GetParam());
+  const std::vector<int> layers = allLayers(*model);
+  const int64_t prefix = 60, steps = 4;
+  const ForwardOutput full = model->forward(ref.ids.narrow(1, 0, prefix + steps), nullptr,
+                                            {.tapLayers = layers, .routing = true, .logits = false});
+  ModelCache cache = model->newCache();
+  model->forward(ref.ids.narrow(1, 0, prefix), &cache, {.logits = false});
+  for (int64_t t = prefix; t < prefix + steps; ++t) {
+    const ForwardOutput step =
+        model->forward(ref.ids.narrow(1, t, 1), &cache, {.tapLayers = layers, .routing = true, .logits = false});
+    for (int layer : layers) {
+      if (!model->layerHasExperts(layer)) continue;
+      EXPECT_TRUE(step.routing[layer].experts[0][0].equal(full.routing[layer].experts[0][t]))
+          << "layer " << layer << " position " << t;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Moe, MoeRouting,
+                         ::testing::Values("moe_models/qwen3_moe", "moe_models/qwen3_moe_stacked",
+                                           "moe_models/qwen35_moe_vl_layout", "moe_models/qwen35_moe_stacked",
+                                           "moe_models/qwen3_next_moe"));
+
+std::vector<std::int64_t> readIds(const tensorfile::Checkpoint& file, const std::string& name) {
+  const tensorfile::TensorView view = file.tensor(name);
+  const auto* data = static_cast<const std::int64_t*>(view.data());
+  return {data, data + view.info().numel()};
+}
+
+// The DFlash loop on a hybrid MoE target (its Gated DeltaNet state rolled back after every
+// rejected draft): step for step gen_drafter.py's reference loop run with transformers, and
+// lossless: what it commits is the target's greedy continuation (transformers, full recompute).
+const std::filesystem::path kLiveDir = oracleRoot() / "moe_models" / "live";
+
+DFlashDrafter liveDrafter(const TargetModel& target) {
+  const tensorfile::DrafterConfig config =
+      tensorfile::parseDrafterConfig(kLiveDir / "drafter/config.json", target.config().numHiddenLayers);
+  return DFlashDrafter(
+      config, loadDrafterWeights(kLiveDir / "drafter", config, target.config().hiddenSize, at::kFloat, at::kCPU),
+      {target.embeddingWeight(), target.lmHeadWeight()});
+}
+
+TEST(MoeLiveLoop, LosslessAndStepForStepTheReferenceLoop) {
+  const std::filesystem::path dir = kLiveDir;
+  const auto target = TargetModel::load(dir / "target", ModelOptions{});
+  const DFlashDrafter drafter = liveDrafter(*target);
+  const tensorfile::Checkpoint reference =
+      tensorfile::Checkpoint::open(dir / "reference.safetensors", tensorfile::NameMapping::identity());
+  const int b = drafter.blockSize();
+  int accepted = 0, steps = 0;
+  for (int i = 0; reference.contains("prompt." + std::to_string(i)); ++i) {
+    const std::string n = std::to_string(i);
+    const std::vector<std::int64_t> prompt = readIds(reference, "prompt." + n);
+    const SpeculativeResult live = speculativeDecode(*target, drafter, prompt, {.maxNewTokens = 40});
+    EXPECT_EQ(live.tokens, readIds(reference, "tokens." + n)) << "prompt " << n;
+    EXPECT_EQ(live.tokens, readIds(reference, "greedy." + n)) << "prompt " << n;
+    const std::vector<std::int64_t> rows = readIds(reference, "steps." + n);
+    const auto width = static_cast<std::size_t>(3 + b - 1);
+    ASSERT_EQ(live.steps.size() * width, rows.size());
+    for (std::size_t s = 0; s < live.steps.size(); ++s) {
+      const auto* row = rows.data() + s * width;
+      EXPECT_EQ(live.steps[s].anchorPosition, row[0]);
+      EXPECT_EQ(live.steps[s].acceptedCount, row[1]);
+      EXPECT_EQ(live.steps[s].draftTokens, std::vector<session::TokenId>(row + 3, row + width));
+      accepted += live.steps[s].acceptedCount;
+      ++steps;
+    }
+  }
+  ASSERT_GT(steps, 0);
+  EXPECT_GT(accepted, 0) << "no draft was ever accepted: the rollback path went untested";
+  std::printf("moe live loop: %d steps, tau %.3f\n", steps, 1.0 + static_cast<double>(accepted) / steps);
+}
+
+}  // namespace
+}  // namespace dfi::engine::test
