@@ -6,9 +6,12 @@
 
 #include <set>
 
+#include "dfi/engine/forward_pass.h"
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/drafter_config.h"
+#include "dfi/session/hidden_statistics.h"
 #include "evaluation/dflash_decode.h"
+#include "evaluation/teacher_forced_pass.h"
 #include "target_oracle_suite.h"
 
 namespace dfi::engine::test {
@@ -80,6 +83,34 @@ INSTANTIATE_TEST_SUITE_P(Moe, MoeRouting,
                                            "moe_models/qwen35_moe_vl_layout", "moe_models/qwen35_moe_stacked",
                                            "moe_models/qwen3_next_moe"));
 
+// `dflash-eval forward --taps` writes each tapped sparse layer's routing next to its hidden state.
+TEST(MoeForwardPass, WritesTheRoutingOfTappedSparseLayers) {
+  const std::string model = "moe_models/qwen3_next_moe";  // layer 1 keeps a dense MLP
+  const Reference ref = reference(model);
+  const at::Tensor ids = ref.ids[0].narrow(0, 0, 130);
+  ForwardPassRequest request;
+  request.modelDir = oracleRoot() / model;
+  request.ids.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+  request.taps = {0, 1, 3};
+  request.out = std::filesystem::path(DFI_BINARY_DIR) / "tmp" / "forward_pass_moe.safetensors";
+  std::filesystem::create_directories(request.out.parent_path());
+  runForwardPass(request);
+  const auto out = tensorfile::SafetensorsFile::open(request.out);
+  for (const int layer : {0, 3}) {
+    const std::string id = std::to_string(layer);
+    // A causal model's first 130 positions do not depend on the later tokens.
+    EXPECT_TRUE(referenceTensor(out, "router." + id + ".experts")
+                    .equal(ref.get("router." + id + ".experts").narrow(0, 0, 130)));
+    EXPECT_LE(maxAbsDiff(referenceTensor(out, "router." + id + ".weights"),
+                         ref.get("router." + id + ".weights").narrow(0, 0, 130)),
+              1e-5);
+    EXPECT_EQ(out.find("router." + id + ".experts")->dtype, tensorfile::DType::I64);
+    EXPECT_EQ(out.find("router." + id + ".weights")->dtype, tensorfile::DType::F32);
+  }
+  EXPECT_FALSE(out.find("router.1.experts"));  // a dense layer routes nothing
+  EXPECT_EQ(out.tensors().size(), 3u + 3u + 4u);  // ids, logits, final; 3 taps; 2 x 2 routing
+}
+
 std::vector<std::int64_t> readIds(const tensorfile::Checkpoint& file, const std::string& name) {
   const tensorfile::TensorView view = file.tensor(name);
   const auto* data = static_cast<const std::int64_t*>(view.data());
@@ -128,6 +159,39 @@ TEST(MoeLiveLoop, LosslessAndStepForStepTheReferenceLoop) {
   ASSERT_GT(steps, 0);
   EXPECT_GT(accepted, 0) << "no draft was ever accepted: the rollback path went untested";
   std::printf("moe live loop: %d steps, tau %.3f\n", steps, 1.0 + static_cast<double>(accepted) / steps);
+}
+
+// run --hidden-stats: each teacher-forced step records, beside its tapped layers' statistics,
+// their routing over the same positions (those since the previous anchor).
+TEST(MoeTeacherForced, HiddenStatisticsRecordTheTappedLayersRouting) {
+  namespace hs = session::hidden_statistics;
+  const auto target = TargetModel::load(kLiveDir / "target", ModelOptions{});
+  const DFlashDrafter drafter = liveDrafter(*target);
+  const std::vector<std::int64_t> ids{3, 7, 1, 12, 5, 9, 9, 2, 4, 0, 11, 6, 8, 14, 2, 5, 1, 13, 10, 3};
+  const std::vector<std::int64_t> anchors{4, 9, 15};
+  const SequenceFeatures sequence = sequenceFeatures(*target, drafter, ids);
+  const TeacherForcedPass pass = runTeacherForcedPass(sequence, drafter, anchors, analysis::MaskVariant::Reference,
+                                                      {.hiddenStatistics = true});
+  const std::vector<int>& taps = drafter.config().targetLayerIds;
+  const ForwardOutput full =
+      target->forward(at::tensor(ids, at::kLong).view({1, -1}), nullptr, {.tapLayers = taps, .routing = true});
+  ASSERT_EQ(pass.statistics.size(), anchors.size());
+  for (std::size_t j = 0; j < anchors.size(); ++j) {
+    const std::int64_t from = j == 0 ? 0 : anchors[j - 1], count = anchors[j] - from;
+    for (std::size_t i = 0; i < taps.size(); ++i) {
+      ASSERT_TRUE(target->layerHasExperts(taps[i]));
+      for (const auto& [name, values] : {std::pair{hs::kTargetRouterExperts, full.routing[i].experts},
+                                         std::pair{hs::kTargetRouterWeights, full.routing[i].weights}}) {
+        const auto it = std::find_if(pass.statistics[j].begin(), pass.statistics[j].end(), [&](const auto& r) {
+          return r.name == name && r.layer == taps[i];
+        });
+        ASSERT_NE(it, pass.statistics[j].end()) << name << " layer " << taps[i] << " step " << j;
+        const at::Tensor expected = values[0].narrow(0, from, count).to(at::kFloat).contiguous();
+        EXPECT_EQ(it->values, std::vector<float>(expected.data_ptr<float>(),
+                                                 expected.data_ptr<float>() + expected.numel()));
+      }
+    }
+  }
 }
 
 }  // namespace
