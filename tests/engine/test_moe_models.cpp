@@ -4,8 +4,13 @@
 // the router's choices equal transformers' own routers'; and the DFlash live loop on a
 // Qwen3.5-MoE target is lossless.
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
+#include "dfi/base/error.h"
 #include "dfi/engine/forward_pass.h"
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/drafter_config.h"
@@ -82,6 +87,53 @@ INSTANTIATE_TEST_SUITE_P(Moe, MoeRouting,
                          ::testing::Values("moe_models/qwen3_moe", "moe_models/qwen3_moe_stacked",
                                            "moe_models/qwen35_moe_vl_layout", "moe_models/qwen35_moe_stacked",
                                            "moe_models/qwen3_next_moe"));
+
+// A copy of `model` whose config.json has `field` (at the level holding the text model) set to
+// `value`; the weights are the fixture's.
+std::filesystem::path withConfigField(const std::string& model, const std::string& field, int value) {
+  namespace fs = std::filesystem;
+  const fs::path source = oracleRoot() / model;
+  const fs::path dir = fs::path(DFI_BINARY_DIR) / "tmp" / ("moe_errors_" + field);
+  fs::create_directories(dir);
+  std::ifstream in(source / "config.json");
+  nlohmann::json config = nlohmann::json::parse(in);
+  (config.contains("text_config") ? config["text_config"] : config)[field] = value;
+  std::ofstream(dir / "config.json") << config.dump(2);
+  fs::copy_file(source / "model.safetensors", dir / "model.safetensors", fs::copy_options::overwrite_existing);
+  return dir;
+}
+
+// A config whose expert count or widths disagree with the weights: a ValidationError naming the
+// checkpoint file, the tensor and both shapes, in either expert layout.
+TEST(MoeErrors, ExpertCountOrWidthThatDisagreesWithTheWeightsNamesTensorAndShapes) {
+  struct Case {
+    std::string model, field;
+    int value;
+    std::string tensor, stored, implied;
+  };
+  const std::vector<Case> cases{
+      {"moe_models/qwen3_moe_stacked", "num_local_experts", 7, "model.layers.1.mlp.gate.weight", "[6, 64]", "[7, 64]"},
+      {"moe_models/qwen3_moe_stacked", "moe_intermediate_size", 24, "model.layers.1.mlp.experts.gate_up_proj",
+       "[6, 64, 64]", "[6, 48, 64]"},
+      {"moe_models/qwen3_moe", "moe_intermediate_size", 16, "model.layers.0.mlp.experts.0.gate_proj.weight",
+       "[32, 64]", "[16, 64]"},
+      {"moe_models/qwen35_moe_vl_layout", "shared_expert_intermediate_size", 40,
+       "model.layers.0.mlp.shared_expert.gate_proj.weight", "[48, 64]", "[40, 64]"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.model + " " + c.field);
+    const std::filesystem::path dir = withConfigField(c.model, c.field, c.value);
+    try {
+      TargetModel::load(dir, ModelOptions{});
+      ADD_FAILURE() << "loaded";
+    } catch (const ValidationError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find((dir / "model.safetensors").string()), std::string::npos) << message;
+      for (const std::string& part : {c.tensor, c.stored, c.implied})
+        EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
+    }
+  }
+}
 
 // `dflash-eval forward --taps` writes each tapped sparse layer's routing next to its hidden state.
 TEST(MoeForwardPass, WritesTheRoutingOfTappedSparseLayers) {
