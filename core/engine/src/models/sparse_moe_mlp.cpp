@@ -13,22 +13,20 @@ SparseMoeMlp::SparseMoeMlp(const WeightLoader& weights, const std::string& prefi
     : topK_(moe.numExpertsPerToken), normTopkProb_(moe.normTopkProb) {
   const int64_t experts = moe.numExperts, inter = moe.moeIntermediateSize;
   router_ = weights.load(prefix + "gate.weight", {experts, hidden}, device);
-  gateUpProj_.reserve(experts);
-  downProj_.reserve(experts);
   const std::string stacked = prefix + "experts.";
   if (weights.contains(stacked + "gate_up_proj")) {
-    // Views into the stacked tensors: on the CPU in the stored dtype they alias the memory map.
     const at::Tensor gateUp = weights.load(stacked + "gate_up_proj", {experts, 2 * inter, hidden}, device);
     const at::Tensor down = weights.load(stacked + "down_proj", {experts, hidden, inter}, device);
     for (int64_t e = 0; e < experts; ++e) {
-      gateUpProj_.push_back(gateUp[e]);
+      gateProj_.push_back(gateUp[e].narrow(0, 0, inter));
+      upProj_.push_back(gateUp[e].narrow(0, inter, inter));
       downProj_.push_back(down[e]);
     }
   } else {
     for (int64_t e = 0; e < experts; ++e) {
       const std::string p = stacked + std::to_string(e) + ".";
-      gateUpProj_.push_back(at::cat({weights.load(p + "gate_proj.weight", {inter, hidden}, device),
-                                     weights.load(p + "up_proj.weight", {inter, hidden}, device)}));
+      gateProj_.push_back(weights.load(p + "gate_proj.weight", {inter, hidden}, device));
+      upProj_.push_back(weights.load(p + "up_proj.weight", {inter, hidden}, device));
       downProj_.push_back(weights.load(p + "down_proj.weight", {hidden, inter}, device));
     }
   }
@@ -48,9 +46,7 @@ std::pair<at::Tensor, at::Tensor> SparseMoeMlp::route(const at::Tensor& x) const
 }
 
 at::Tensor SparseMoeMlp::expert(int e, const at::Tensor& rows) const {
-  const at::Tensor gateUp = project(rows, gateUpProj_[e]);
-  const int64_t inter = gateUp.size(-1) / 2;
-  return project(at::silu(gateUp.narrow(-1, 0, inter)) * gateUp.narrow(-1, inter, inter), downProj_[e]);
+  return project(at::silu(project(rows, gateProj_[e])) * project(rows, upProj_[e]), downProj_[e]);
 }
 
 at::Tensor SparseMoeMlp::forward(const at::Tensor& x, ExpertRouting* routing) const {

@@ -10,7 +10,10 @@
 // Experts are read in either layout published checkpoints use: one tensor per expert
 // (mlp.experts.<e>.{gate,up,down}_proj.weight, what save_pretrained writes through
 // transformers' conversion mapping) or stacked (mlp.experts.gate_up_proj [E, 2I, H] with gate
-// rows first, mlp.experts.down_proj [E, H, I], transformers' in-memory layout).
+// rows first, mlp.experts.down_proj [E, H, I], transformers' in-memory layout). Each expert's
+// gate, up and down matrices are the loaded tensors or views of them, never concatenated: on
+// the CPU in the stored dtype they alias the memory map, so the experts (nearly all of a MoE
+// model's weights) are not held twice.
 
 #include <cstdint>
 #include <optional>
@@ -41,7 +44,7 @@ class SparseMoeMlp {
   // weights as applied.
   at::Tensor forward(const at::Tensor& x, ExpertRouting* routing) const;
 
-  int numExperts() const { return static_cast<int>(gateUpProj_.size()); }
+  int numExperts() const { return static_cast<int>(downProj_.size()); }
   int topK() const { return topK_; }
 
  private:
@@ -52,7 +55,7 @@ class SparseMoeMlp {
   int topK_;
   bool normTopkProb_;
   at::Tensor router_;                                 // [E, H]
-  std::vector<at::Tensor> gateUpProj_, downProj_;     // per expert: [2I, H], [H, I]
+  std::vector<at::Tensor> gateProj_, upProj_, downProj_;  // per expert: [I, H], [I, H], [H, I]
   std::optional<DenseMlp> sharedExpert_;
   at::Tensor sharedExpertGate_;                       // [1, H]
 };
