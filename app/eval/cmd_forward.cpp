@@ -1,5 +1,6 @@
-// dflash-eval forward: one forward pass of a target model, logits and tapped hidden states
-// written to a .safetensors file (layout in dfi/engine/forward_pass.h). For checking the
+// dflash-eval forward: one forward pass of a target model, logits and tapped hidden states (and,
+// for a tapped mixture-of-experts layer, its router's choices) written to a .safetensors file
+// (layout in dfi/engine/forward_pass.h). For checking the
 // engine against other implementations and for looking at hidden states directly.
 //   --model DIR (--text S | --ids 1,2,3) [--chat [--no-thinking]] [--taps 3,7,11] [--stats]
 //   [--device cpu|cuda:N | --devices cuda:0,cuda:1] [--dtype fp32|bf16|fp16] --out F.safetensors
@@ -48,7 +49,8 @@ void registerForwardCommand(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("forward", "One forward pass: logits and tapped hidden states to .safetensors");
   sub->add_option("--model", opt->model, "Target model directory (config.json, safetensors, tokenizer)")->required();
   addTokenInputOptions(*sub, opt->input, "the model's");
-  sub->add_option("--taps", opt->taps, "Decoder layers whose outputs to write (0-based)")->delimiter(',');
+  sub->add_option("--taps", opt->taps, "Decoder layers whose outputs to write (0-based); a layer with experts also writes "
+                 "router.<i>.experts and router.<i>.weights")->delimiter(',');
   sub->add_flag("--stats", opt->stats, "Also write per-position mean, std, rms, abs-max of each tap");
   addPlacementOptions(*sub, opt->placement);
   sub->add_option("--out", opt->out, "Output .safetensors file")->required();

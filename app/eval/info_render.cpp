@@ -65,8 +65,10 @@ void geometry(std::ostream& out, const json& g, bool drafter) {
   }
   if (g.contains("moe")) {
     const json& m = g["moe"];
-    out << "  moe        " << m["experts"] << " experts, " << m["experts_per_token"] << " per token, width "
-        << m["moe_intermediate_size"] << " (shared " << m["shared_expert_intermediate_size"] << ")\n";
+    out << "  moe        " << m["experts"] << " experts, " << m["experts_per_token"] << " per token"
+        << (m.value("norm_topk_prob", true) ? " (weights renormalised)" : "") << ", width "
+        << m["moe_intermediate_size"] << " (shared " << m["shared_expert_intermediate_size"] << "), "
+        << m.value("sparse_layers", json::array()).size() << " sparse layers\n";
   }
   if (g.contains("attention_sinks") || g.contains("mlp_bias") || g.contains("quantization")) {
     std::string extras;

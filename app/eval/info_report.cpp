@@ -71,10 +71,15 @@ json targetJson(const TargetConfig& c) {
                              {"value_head_dim", c.linearValueHeadDim}};
   }
   if (c.moe) {
+    json sparse = json::array();
+    for (int i = 0; i < c.numHiddenLayers; ++i)
+      if (c.moe->moeLayer(i)) sparse.push_back(i);
     j["moe"] = {{"experts", c.moe->numExperts},
                 {"experts_per_token", c.moe->numExpertsPerToken},
                 {"moe_intermediate_size", c.moe->moeIntermediateSize},
-                {"shared_expert_intermediate_size", c.moe->sharedExpertIntermediateSize}};
+                {"shared_expert_intermediate_size", c.moe->sharedExpertIntermediateSize},
+                {"norm_topk_prob", c.moe->normTopkProb},
+                {"sparse_layers", sparse}};
   }
   if (c.slidingWindow) j["sliding_window"] = *c.slidingWindow;
   if (c.attentionSinks) j["attention_sinks"] = true;

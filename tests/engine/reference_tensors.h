@@ -21,10 +21,7 @@ inline double maxAbsDiff(const at::Tensor& a, const at::Tensor& b) {
   return (a.to(at::kCPU, at::kDouble) - b.to(at::kCPU, at::kDouble)).abs().max().item<double>();
 }
 
-// The target oracle's output folder; a test built for another generator's models names its own.
-#ifndef DFI_TARGET_ORACLE_SUBDIR
-#define DFI_TARGET_ORACLE_SUBDIR "target_models"
-#endif
-inline std::filesystem::path oracleDir() { return std::filesystem::path(DFI_BINARY_DIR) / "oracle" / DFI_TARGET_ORACLE_SUBDIR; }
+inline std::filesystem::path oracleRoot() { return std::filesystem::path(DFI_BINARY_DIR) / "oracle"; }
+inline std::filesystem::path oracleDir() { return oracleRoot() / "target_models"; }
 
 }  // namespace dfi::engine::test

@@ -5,9 +5,7 @@
 // particular to them: MXFP4 dequantisation bit for bit against
 // transformers' convert_moe_packed_tensors, gpt-oss's router and experts, and their configs.
 
-#define DFI_TARGET_ORACLE_SUBDIR "llama_gptoss"
-#define DFI_TARGET_ORACLE_MODELS "llama3_gqa", "llama_bias_tied", "gpt_oss_mxfp4", "gpt_oss_plain", "qwen3_sliding"
-#include "test_target_models.cpp"  // NOLINT(bugprone-suspicious-include): the shared oracle tests
+#include "target_oracle_suite.h"
 
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/config_error.h"
@@ -17,6 +15,14 @@
 
 namespace dfi::engine {
 namespace {
+
+using test::TargetOracle;
+INSTANTIATE_TEST_SUITE_P(Models, TargetOracle,
+                         ::testing::Values("llama_gptoss/llama3_gqa", "llama_gptoss/llama_bias_tied",
+                                           "llama_gptoss/gpt_oss_mxfp4", "llama_gptoss/gpt_oss_plain",
+                                           "llama_gptoss/qwen3_sliding"));
+
+std::filesystem::path modelDir(const std::string& name) { return test::oracleRoot() / "llama_gptoss" / name; }
 
 at::Tensor bytes(const tensorfile::SafetensorsFile& file, const std::string& name) {
   const tensorfile::TensorView view = file.view(name);
@@ -28,15 +34,15 @@ bool sameValues(const at::Tensor& a, const at::Tensor& b) {  // bit for bit, NaN
 }
 
 TEST(Mxfp4, EveryByteUnderEveryScaleDequantisesAsTransformers) {
-  const auto file = tensorfile::SafetensorsFile::open(test::oracleDir() / "gpt_oss_mxfp4/mxfp4.safetensors");
+  const auto file = tensorfile::SafetensorsFile::open(modelDir("gpt_oss_mxfp4") / "mxfp4.safetensors");
   const at::Tensor blocks = bytes(file, "blocks"), scales = bytes(file, "scales");
   EXPECT_TRUE(sameValues(dequantizeMxfp4(blocks, scales, at::kFloat), test::referenceTensor(file, "values.f32")));
   EXPECT_TRUE(sameValues(dequantizeMxfp4(blocks, scales, at::kBFloat16), test::referenceTensor(file, "values.bf16")));
 }
 
 TEST(Mxfp4, CheckpointExpertsLoadAsTransformersDequantisesThem) {
-  const auto file = tensorfile::SafetensorsFile::open(test::oracleDir() / "gpt_oss_mxfp4/mxfp4.safetensors");
-  const tensorfile::Checkpoint checkpoint = tensorfile::Checkpoint::open(test::oracleDir() / "gpt_oss_mxfp4");
+  const auto file = tensorfile::SafetensorsFile::open(modelDir("gpt_oss_mxfp4") / "mxfp4.safetensors");
+  const tensorfile::Checkpoint checkpoint = tensorfile::Checkpoint::open(modelDir("gpt_oss_mxfp4"));
   const WeightLoader weights(checkpoint, at::kFloat);
   const std::string prefix = "model.layers.0.mlp.experts.";
   EXPECT_TRUE(sameValues(loadMxfp4(weights, prefix + "gate_up_proj", 4, 64, 128, at::kCPU),
@@ -57,7 +63,7 @@ TEST(Mxfp4, CheckpointExpertsLoadAsTransformersDequantisesThem) {
 }
 
 TEST(GptOssMlp, Mxfp4ExpertsWithoutAQuantizationConfigAreRefused) {
-  const std::filesystem::path dir = test::oracleDir() / "gpt_oss_mxfp4";
+  const std::filesystem::path dir = modelDir("gpt_oss_mxfp4");
   const tensorfile::Checkpoint checkpoint = tensorfile::Checkpoint::open(dir);
   tensorfile::TargetConfig config = tensorfile::parseTargetConfig(dir / "config.json");
   config.quantization.reset();
@@ -70,7 +76,7 @@ TEST(GptOssMlp, Mxfp4ExpertsWithoutAQuantizationConfigAreRefused) {
 }
 
 TEST(GptOssMlp, RouterChoiceAndOutputMatchTransformers) {
-  const std::filesystem::path dir = test::oracleDir() / "gpt_oss_mxfp4";
+  const std::filesystem::path dir = modelDir("gpt_oss_mxfp4");
   const auto ref = tensorfile::SafetensorsFile::open(dir / "mlp.safetensors");
   const tensorfile::Checkpoint checkpoint = tensorfile::Checkpoint::open(dir);
   const tensorfile::TargetConfig config = tensorfile::parseTargetConfig(dir / "config.json");
@@ -84,15 +90,15 @@ TEST(GptOssMlp, RouterChoiceAndOutputMatchTransformers) {
 }
 
 TEST(LlamaGptOssConfig, FamiliesReadAsTransformersDefinesThem) {
-  const tensorfile::TargetConfig llama = tensorfile::parseTargetConfig(test::oracleDir() / "llama3_gqa/config.json");
+  const tensorfile::TargetConfig llama = tensorfile::parseTargetConfig(modelDir("llama3_gqa") / "config.json");
   EXPECT_EQ(llama.family, tensorfile::TargetFamily::Llama);
   EXPECT_EQ(llama.headDim, 16);  // absent: hidden_size / num_attention_heads
   EXPECT_EQ(llama.rope.type, "llama3");
   EXPECT_EQ(llama.rope.originalMaxPositionEmbeddings, 64);
-  const tensorfile::TargetConfig bias = tensorfile::parseTargetConfig(test::oracleDir() / "llama_bias_tied/config.json");
+  const tensorfile::TargetConfig bias = tensorfile::parseTargetConfig(modelDir("llama_bias_tied") / "config.json");
   EXPECT_TRUE(bias.attentionBias && bias.mlpBias && bias.tieWordEmbeddings);
 
-  const tensorfile::TargetConfig oss = tensorfile::parseTargetConfig(test::oracleDir() / "gpt_oss_mxfp4/config.json");
+  const tensorfile::TargetConfig oss = tensorfile::parseTargetConfig(modelDir("gpt_oss_mxfp4") / "config.json");
   EXPECT_EQ(oss.family, tensorfile::TargetFamily::GptOss);
   ASSERT_TRUE(oss.quantization.has_value());
   EXPECT_EQ(oss.quantization->method, "mxfp4");

@@ -5,7 +5,8 @@ namespace dfi::tensorfile::detail {
 DecoderGeometry readDecoderGeometry(const ConfigObject& level, const GeometryDefaults& defaults) {
   DecoderGeometry g;
   g.hiddenSize = level.requiredInt("hidden_size", 1).value_or(0);
-  g.intermediateSize = level.requiredInt("intermediate_size", 1).value_or(0);
+  g.intermediateSize = defaults.hasDenseMlp ? level.requiredInt("intermediate_size", 1).value_or(0)
+                                   : level.optionalInt("intermediate_size", 1).value_or(0);
   g.numHiddenLayers = level.requiredInt("num_hidden_layers", 1, kMaxLayers).value_or(0);
   g.numAttentionHeads = level.requiredInt("num_attention_heads", 1).value_or(0);
   g.numKeyValueHeads = defaults.kvHeadsDefaultToHeads && !level.has("num_key_value_heads")

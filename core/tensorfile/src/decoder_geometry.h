@@ -36,6 +36,7 @@ struct GeometryDefaults {
   double rmsNormEps = 1e-6;
   bool attentionBias = false;
   int maxPositionEmbeddings = 32768;
+  bool hasDenseMlp = true;  // false for Qwen3.5-MoE: no intermediate_size (0 unless given)
 };
 
 // Shape-defining fields are required (a guessed default would silently mis-size every

@@ -13,25 +13,47 @@ namespace {
 using detail::ConfigObject;
 using detail::ProblemList;
 
+// Which mixture-of-experts fields a model_type reads, as its transformers config class does.
+enum class MoeFields {
+  None,
+  // Qwen3-MoE: num_experts (alias num_local_experts), decoder_sparse_step, mlp_only_layers,
+  // norm_topk_prob (default false), no shared expert.
+  Qwen3Moe,
+  // Qwen3-Next: the same layer rule, norm_topk_prob default true, a shared expert;
+  // num_experts 0 means dense MLPs throughout.
+  Qwen3Next,
+  // Qwen3.5-MoE: every layer sparse with a shared expert, top-k always renormalised
+  // (its config class has no decoder_sparse_step, mlp_only_layers or norm_topk_prob).
+  Qwen3_5Moe,
+};
+
 // One accepted model_type: which family it is, whether the language model sits under
-// text_config, and the architectures that may name it.
+// text_config (and that level's own model_type), its experts, and the architectures that may
+// name it.
 struct FamilySpec {
   std::string modelType;
   TargetFamily family;
   bool nestedTextConfig;
+  std::string textModelType;  // text_config.model_type when nested
+  MoeFields moe;
   std::vector<std::string> architectures;
 };
 
 const std::vector<FamilySpec>& families() {
   static const std::vector<FamilySpec> table = {
-      {"qwen3", TargetFamily::Qwen3, false, {"Qwen3ForCausalLM"}},
-      {"qwen3_5", TargetFamily::Qwen3_5, true,
+      {"qwen3", TargetFamily::Qwen3, false, "", MoeFields::None, {"Qwen3ForCausalLM"}},
+      {"qwen3_moe", TargetFamily::Qwen3, false, "", MoeFields::Qwen3Moe, {"Qwen3MoeForCausalLM"}},
+      {"qwen3_5", TargetFamily::Qwen3_5, true, "qwen3_5_text", MoeFields::None,
        {"Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM"}},
       // What Qwen3_5ForCausalLM.save_pretrained writes: the text config, flat.
-      {"qwen3_5_text", TargetFamily::Qwen3_5, false, {"Qwen3_5ForCausalLM"}},
-      {"qwen3_next", TargetFamily::Qwen3Next, false, {"Qwen3NextForCausalLM"}},
-      {"llama", TargetFamily::Llama, false, {"LlamaForCausalLM"}},
-      {"gpt_oss", TargetFamily::GptOss, false, {"GptOssForCausalLM"}},
+      {"qwen3_5_text", TargetFamily::Qwen3_5, false, "", MoeFields::None, {"Qwen3_5ForCausalLM"}},
+      {"qwen3_5_moe", TargetFamily::Qwen3_5, true, "qwen3_5_moe_text", MoeFields::Qwen3_5Moe,
+       {"Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeForCausalLM"}},
+      {"qwen3_5_moe_text", TargetFamily::Qwen3_5, false, "", MoeFields::Qwen3_5Moe, {"Qwen3_5MoeForCausalLM"}},
+      {"qwen3_next", TargetFamily::Qwen3Next, false, "", MoeFields::Qwen3Next, {"Qwen3NextForCausalLM"}},
+      {"llama", TargetFamily::Llama, false, "", MoeFields::None, {"LlamaForCausalLM"}},
+      // gpt-oss's experts are its own kind (readGptOssExperts), not the Qwen MoE fields.
+      {"gpt_oss", TargetFamily::GptOss, false, "", MoeFields::None, {"GptOssForCausalLM"}},
   };
   return table;
 }
@@ -116,8 +138,19 @@ void readHybridAttention(const ConfigObject& level, TargetConfig& c) {
                              std::to_string(c.linearNumKeyHeads));
 }
 
-void readMoe(const ConfigObject& level, TargetConfig& c) {
-  int numExperts = level.requiredInt("num_experts", 0).value_or(0);
+// Qwen3MoeConfig maps num_experts onto num_local_experts (its attribute_map): save_pretrained
+// writes the latter, published checkpoints the former.
+std::optional<int> readNumExperts(const ConfigObject& level, MoeFields fields) {
+  const bool local = fields == MoeFields::Qwen3Moe && level.has("num_local_experts");
+  if (local && level.has("num_experts"))
+    level.problems().add(level.pathOf("num_local_experts"),
+                         "both num_experts and num_local_experts are given; transformers reads one of them");
+  return level.requiredInt(local ? "num_local_experts" : "num_experts", fields == MoeFields::Qwen3Next ? 0 : 1);
+}
+
+void readMoe(const ConfigObject& level, MoeFields fields, TargetConfig& c) {
+  if (fields == MoeFields::None) return;
+  int numExperts = readNumExperts(level, fields).value_or(0);
   if (numExperts == 0) return;
   MoeConfig moe;
   moe.numExperts = numExperts;
@@ -126,7 +159,12 @@ void readMoe(const ConfigObject& level, TargetConfig& c) {
     level.problems().add(level.pathOf("num_experts_per_tok"),
                          std::to_string(moe.numExpertsPerToken) + " exceeds num_experts " + std::to_string(numExperts));
   moe.moeIntermediateSize = level.requiredInt("moe_intermediate_size", 1).value_or(0);
-  moe.sharedExpertIntermediateSize = level.requiredInt("shared_expert_intermediate_size", 0).value_or(0);
+  if (fields != MoeFields::Qwen3Moe)
+    moe.sharedExpertIntermediateSize = level.requiredInt("shared_expert_intermediate_size", 0).value_or(0);
+  if (fields == MoeFields::Qwen3_5Moe) {
+    c.moe = moe;  // every layer sparse, top-k renormalised: the defaults
+    return;
+  }
   moe.decoderSparseStep = level.optionalInt("decoder_sparse_step", 1).value_or(1);
   moe.mlpOnlyLayers = level.optionalIntList("mlp_only_layers", 0).value_or(std::vector<int>{});
   for (int layer : moe.mlpOnlyLayers)
@@ -134,7 +172,7 @@ void readMoe(const ConfigObject& level, TargetConfig& c) {
       level.problems().add(level.pathOf("mlp_only_layers"),
                            "layer " + std::to_string(layer) + " is not below num_hidden_layers " +
                                std::to_string(c.numHiddenLayers));
-  moe.normTopkProb = level.optionalBool("norm_topk_prob").value_or(true);
+  moe.normTopkProb = level.optionalBool("norm_topk_prob").value_or(fields == MoeFields::Qwen3Next);
   c.moe = moe;
 }
 
@@ -233,6 +271,11 @@ std::string_view targetFamilyName(TargetFamily family) {
   return "unknown";
 }
 
+bool MoeConfig::moeLayer(int index) const {
+  return numExperts > 0 && std::find(mlpOnlyLayers.begin(), mlpOnlyLayers.end(), index) == mlpOnlyLayers.end() &&
+         (index + 1) % decoderSparseStep == 0;
+}
+
 int TargetConfig::numLayersOfType(LayerType type) const {
   return static_cast<int>(std::count(layerTypes.begin(), layerTypes.end(), type));
 }
@@ -279,12 +322,15 @@ TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string&
       problems.throwIfAny(origin);
     }
     c.textConfigPath = "text_config";
-    if (auto inner = text->optionalString("model_type"); inner && *inner != "qwen3_5_text")
-      problems.add("text_config.model_type", "expected \"qwen3_5_text\", found \"" + *inner + "\"");
+    if (auto inner = text->optionalString("model_type"); inner && *inner != family->textModelType)
+      problems.add("text_config.model_type",
+                   "expected \"" + family->textModelType + "\", found \"" + *inner + "\"");
   }
   const ConfigObject& level = *text;
 
-  detail::DecoderGeometry g = detail::readDecoderGeometry(level, geometryDefaults(c.family));
+  detail::GeometryDefaults defaults = geometryDefaults(c.family);
+  defaults.hasDenseMlp = family->moe != MoeFields::Qwen3_5Moe;  // Qwen3.5-MoE: no intermediate_size
+  detail::DecoderGeometry g = detail::readDecoderGeometry(level, defaults);
   c.hiddenSize = g.hiddenSize;
   c.intermediateSize = g.intermediateSize;
   c.numHiddenLayers = g.numHiddenLayers;
@@ -314,7 +360,7 @@ TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string&
     case TargetFamily::Qwen3_5:
     case TargetFamily::Qwen3Next: readHybridAttention(level, c); break;
   }
-  if (c.family == TargetFamily::Qwen3Next) readMoe(level, c);
+  readMoe(level, family->moe, c);
   readQuantization(top, c);
 
   const bool hybrid = c.family == TargetFamily::Qwen3_5 || c.family == TargetFamily::Qwen3Next;

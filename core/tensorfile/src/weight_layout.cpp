@@ -63,7 +63,7 @@ void denseBlockTail(LayoutBuilder& b, const std::string& p, std::int64_t hidden,
 
 std::optional<std::vector<ExpectedTensor>> expectedTargetTensors(const TargetConfig& c) {
   // Their expert layouts (stacked or per expert, MXFP4 blocks) are checked at load.
-  if (c.family == TargetFamily::Qwen3Next || c.family == TargetFamily::GptOss) return std::nullopt;
+  if (c.family == TargetFamily::Qwen3Next || c.family == TargetFamily::GptOss || c.moe) return std::nullopt;
   LayoutBuilder b;
   b.add("model.embed_tokens.weight", {c.vocabSize, c.hiddenSize});
   for (int i = 0; i < c.numHiddenLayers; ++i) {

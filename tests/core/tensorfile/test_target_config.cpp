@@ -177,7 +177,8 @@ TEST(TargetConfig, UnknownModelTypeListsTheSupportedOnes) {
   nlohmann::json j = fixture("qwen3_8b.json");
   j["model_type"] = "mistral";
   EXPECT_THAT(problemAt(problems(j), "model_type").message,
-              HasSubstr("\"mistral\" (supported: qwen3, qwen3_5, qwen3_5_text, qwen3_next, llama, gpt_oss)"));
+              HasSubstr("\"mistral\" (supported: qwen3, qwen3_moe, qwen3_5, qwen3_5_text, qwen3_5_moe, "
+                        "qwen3_5_moe_text, qwen3_next, llama, gpt_oss)"));
 }
 
 TEST(TargetConfig, UnknownArchitectureListsTheSupportedOnes) {

@@ -25,8 +25,10 @@ SequenceFeatures sequenceFeatures(const TargetModel& target, const DFlashDrafter
   SequenceFeatures out;
   out.ids = at::tensor(std::vector<std::int64_t>(sequence.begin(), sequence.end()), at::kLong);
   const ForwardOutput full = target.forward(
-      out.ids.view({1, -1}), nullptr, {.tapLayers = drafter.config().targetLayerIds, .logits = true});
+      out.ids.view({1, -1}), nullptr, {.tapLayers = drafter.config().targetLayerIds, .routing = true, .logits = true});
   for (const at::Tensor& tap : full.taps) out.taps.push_back(tap[0]);
+  for (const ExpertRouting& r : full.routing)
+    out.routing.push_back(r.experts.defined() ? ExpertRouting{r.experts[0], r.weights[0]} : ExpertRouting{});
   out.features = concatenatedTaps(full.taps);
   // predictions[p]: the target's greedy token for position p+1 given positions 0..p.
   out.predictions = argmaxLastDim(full.logits[0]).to(at::kCPU).contiguous();

@@ -26,6 +26,8 @@ struct SequenceFeatures {
   std::vector<at::Tensor> taps;  // per target_layer_ids entry: [T, Ht] (on the layer's device)
   at::Tensor features;     // the taps side by side: [T, F*Ht]
   at::Tensor predictions;  // [T] int64, CPU: the target's greedy token after each position
+  // Per target_layer_ids entry: the router's choice, [T, k] (undefined tensors for a dense layer).
+  std::vector<ExpertRouting> routing;
 };
 
 SequenceFeatures sequenceFeatures(const TargetModel& target, const DFlashDrafter& drafter,

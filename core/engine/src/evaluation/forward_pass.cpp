@@ -38,7 +38,7 @@ ForwardPassSummary runForwardPass(const ForwardPassRequest& request) {
   const at::Tensor ids = at::tensor(request.ids, at::kLong).unsqueeze(0);
   const auto forwardStart = std::chrono::steady_clock::now();
   const ForwardOutput out =
-      model->forward(ids, nullptr, {.tapLayers = request.taps, .statistics = request.statistics});
+      model->forward(ids, nullptr, {.tapLayers = request.taps, .statistics = request.statistics, .routing = true});
   out.logits.sum().item();  // wait for the device before stopping the clock
   summary.forwardSeconds = secondsSince(forwardStart);
 
@@ -52,11 +52,18 @@ ForwardPassSummary runForwardPass(const ForwardPassRequest& request) {
       continue;  // a repeated tap id is written once
     addTensor(writer, "hidden." + id, out.taps[i][0]);
     if (request.statistics) addTensor(writer, "stats." + id, out.statistics[i][0]);
+    if (out.routing[i].experts.defined()) {
+      addTensor(writer, "router." + id + ".experts", out.routing[i].experts[0]);
+      addTensor(writer, "router." + id + ".weights", out.routing[i].weights[0]);
+    }
   }
   writer.setMetadata("model", request.modelDir.string());
   writer.setMetadata("dtype", request.model.dtype);
   writer.setMetadata("devices", joined(request.model.devices));
   writer.setMetadata("hidden_convention", "hidden.<i> = output of decoder layer i = transformers hidden_states[i+1]");
+  if (std::any_of(request.taps.begin(), request.taps.end(), [&](int layer) { return model->layerHasExperts(layer); }))
+    writer.setMetadata("router_convention", "router.<i>.experts / .weights = the experts decoder layer i's router chose "
+                                            "per position (highest first) and their weights as applied");
   writer.finish();
   return summary;
 }

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "dfi/analysis/hidden_statistics.h"
+#include "dfi/session/hidden_statistics.h"
 
 namespace dfi::engine {
 
@@ -12,6 +13,20 @@ std::vector<session::StatisticRecord> hiddenStatisticRecords(const at::Tensor& r
   const at::Tensor host = rows.to(at::kCPU, at::kDouble).contiguous();
   return analysis::hiddenStatisticRecords({host.data_ptr<double>(), static_cast<std::size_t>(host.numel())},
                                           rows.size(-1), tensor, layer);
+}
+
+std::vector<session::StatisticRecord> routingRecords(const ExpertRouting& routing, std::int64_t from,
+                                                     std::int64_t count, int layer) {
+  auto record = [&](std::string_view name, const at::Tensor& rows) {
+    const at::Tensor host = rows.narrow(0, from, count).to(at::kCPU, at::kFloat).contiguous();
+    session::StatisticRecord r;
+    r.name = std::string(name);
+    r.layer = layer;
+    r.values.assign(host.data_ptr<float>(), host.data_ptr<float>() + host.numel());
+    return r;
+  };
+  namespace hs = session::hidden_statistics;
+  return {record(hs::kTargetRouterExperts, routing.experts), record(hs::kTargetRouterWeights, routing.weights)};
 }
 
 at::Tensor hiddenStatistics(const at::Tensor& h) {

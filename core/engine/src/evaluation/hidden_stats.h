@@ -10,6 +10,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "dfi/session/records.h"
+#include "models/expert_routing.h"
 
 namespace dfi::engine {
 
@@ -25,5 +26,10 @@ at::Tensor hiddenStatistics(const at::Tensor& h);
 // Run and step ids are left for the caller.
 std::vector<session::StatisticRecord> hiddenStatisticRecords(const at::Tensor& rows, std::string_view tensor,
                                                              int layer = -1);
+
+// Rows [from, from + count) of one layer's routing ([T, k] each) as the two records
+// target.router.experts and target.router.weights of dfi/session/hidden_statistics.h.
+std::vector<session::StatisticRecord> routingRecords(const ExpertRouting& routing, std::int64_t from,
+                                                     std::int64_t count, int layer);
 
 }  // namespace dfi::engine

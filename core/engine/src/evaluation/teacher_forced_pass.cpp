@@ -76,8 +76,11 @@ TeacherForcedPass runTeacherForcedPass(const SequenceFeatures& sequence, const D
     for (std::size_t j = 0; j < anchors.size(); ++j) {
       const std::int64_t from = previousAnchor(anchors, anchors[j]), count = anchors[j] - from;
       auto& out = pass.statistics[j];
-      for (std::size_t i = 0; i < taps.size(); ++i)
+      for (std::size_t i = 0; i < taps.size(); ++i) {
         append(out, hiddenStatisticRecords(sequence.taps[i].narrow(0, from, count), hs::kTargetTap, taps[i]));
+        if (i < sequence.routing.size() && sequence.routing[i].experts.defined())
+          append(out, routingRecords(sequence.routing[i], from, count, taps[i]));
+      }
       append(out, hiddenStatisticRecords(probes.fcOutput.narrow(0, from, count), hs::kDrafterFc));
       append(out, hiddenStatisticRecords(probes.hiddenNormOutput.narrow(0, from, count), hs::kDrafterHiddenNorm));
       for (std::size_t l = 0; l < probes.layerOutputs.size(); ++l)

@@ -85,6 +85,7 @@ ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, con
   ForwardOutput out;
   out.taps.resize(request.tapLayers.size());
   if (request.statistics) out.statistics.resize(request.tapLayers.size());
+  if (request.routing) out.routing.resize(request.tapLayers.size());
   std::vector<std::pair<c10::Device, RotaryAngles>> angles;  // one table per device the layers live on
   auto anglesOn = [&](c10::Device device) -> const RotaryAngles& {
     for (const auto& [d, a] : angles)
@@ -94,10 +95,12 @@ ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, con
   at::Tensor x = embed(ids);
   for (int i = 0; i < numLayers(); ++i) {
     const DecoderLayer& layer = layers_[i];
-    x = layer.forward(onDevice(x, layer.device()), anglesOn(layer.device()), cache, request.rewindable);
-    for (auto [it, end] = tapIndex.equal_range(i); it != end; ++it) {
-      out.taps[it->second] = x;  // the layer's output tensor itself, no copy
-      if (request.statistics) out.statistics[it->second] = hiddenStatistics(x);
+    const auto tapped = tapIndex.find(i);
+    ExpertRouting* routing = request.routing && tapped != tapIndex.end() ? &out.routing[tapped->second] : nullptr;
+    x = layer.forward(onDevice(x, layer.device()), anglesOn(layer.device()), cache, request.rewindable, routing);
+    if (tapped != tapIndex.end()) {
+      out.taps[tapped->second] = x;  // the layer's output tensor itself, no copy
+      if (request.statistics) out.statistics[tapped->second] = hiddenStatistics(x);
     }
   }
   // Duplicate tap ids share the tensor of their first occurrence.
@@ -105,6 +108,7 @@ ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, con
     if (!out.taps[i].defined()) {
       out.taps[i] = out.taps[tapIndex.at(request.tapLayers[i])];
       if (request.statistics) out.statistics[i] = out.statistics[tapIndex.at(request.tapLayers[i])];
+      if (request.routing) out.routing[i] = out.routing[tapIndex.at(request.tapLayers[i])];
     }
   if (cache) cache->advance(steps, request.rewindable);
   out.finalHidden = rmsNorm(normKindOf(config_), onDevice(x, placement_.last), finalNorm_, config_.rmsNormEps);

@@ -1,5 +1,5 @@
 #pragma once
-// A target model (Qwen3 dense, Qwen3.5 / Qwen3.6 hybrid, Qwen3-Next layout with dense MLPs)
+// A target model (Qwen3, Qwen3.5 / Qwen3.6 hybrid, Qwen3-Next; dense or mixture-of-experts MLPs)
 // loaded from a Hugging Face directory and run with libtorch, numerically matching
 // transformers: embeddings, decoder layers, final norm, lm head (tied or not), optional
 // KV / linear-attention cache and hidden-state taps.
@@ -27,6 +27,7 @@ struct ForwardRequest {
   // the final norm.
   std::vector<int> tapLayers;
   bool statistics = false;  // per tapped layer and position: mean, std, rms, abs-max
+  bool routing = false;     // per tapped layer with experts: the experts chosen per position
   bool logits = true;
   // Logits of the last `logitsToKeep` positions only (0: every position), as transformers'
   // logits_to_keep: a prompt's prefill needs the last position's, and the LM head over a long
@@ -41,6 +42,9 @@ struct ForwardOutput {
   at::Tensor finalHidden;  // [B, T, H] after the final norm (hidden_states[L] in transformers)
   std::vector<at::Tensor> taps;        // per tapLayers entry: [B, T, H], on that layer's device
   std::vector<at::Tensor> statistics;  // per tapLayers entry: [B, T, 4] fp32 (see hidden_stats.h)
+  // With request.routing, per tapLayers entry: [B, T, k] experts and weights (undefined
+  // tensors for a layer with a dense MLP).
+  std::vector<ExpertRouting> routing;
 };
 
 class TargetModel {
@@ -55,6 +59,7 @@ class TargetModel {
   const Placement& placement() const { return placement_; }
   const tensorfile::Checkpoint& checkpoint() const { return checkpoint_; }
   int numLayers() const { return static_cast<int>(layers_.size()); }
+  bool layerHasExperts(int layer) const { return layers_.at(layer).hasExperts(); }
 
   ModelCache newCache() const;
 

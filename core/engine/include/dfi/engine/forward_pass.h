@@ -8,6 +8,10 @@
 //   hidden.<i>       [T, H]  output of decoder layer i (transformers' hidden_states[i + 1],
 //                             DFlash's target_layer_ids convention), for each requested tap
 //   stats.<i>        [T, 4] F32  mean, std (population), rms, abs-max over H (with statistics)
+//   router.<i>.experts [T, k] I64  for a tapped layer with a mixture-of-experts MLP: the experts
+//                             its router chose per position, highest probability first
+//   router.<i>.weights [T, k] F32  their mixing weights as applied (renormalised where the
+//                             family does, rounded to the compute dtype)
 //   final_hidden     [T, H]  after the final norm (transformers' hidden_states[L])
 // Metadata: model directory, dtype, device(s).
 

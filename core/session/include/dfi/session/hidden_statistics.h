@@ -17,6 +17,11 @@
 // Positions: for target.tap, drafter.fc and drafter.hidden_norm, the context rows the step
 // added (a live step: the tokens it committed; a teacher-forced anchor: the positions since the
 // previous anchor); for drafter.layer, the block's slots (slot 0 = the anchor).
+//
+// A tapped target layer with a mixture-of-experts MLP also records its router's choice over
+// the same positions as target.tap, k values per position (row-major [positions, k]):
+//   "target.router.experts"  the chosen expert ids (exact in fp32), highest probability first
+//   "target.router.weights"  their mixing weights as applied
 
 #include <array>
 #include <string>
@@ -30,6 +35,8 @@ inline constexpr std::string_view kTargetTap = "target.tap";
 inline constexpr std::string_view kDrafterFc = "drafter.fc";
 inline constexpr std::string_view kDrafterHiddenNorm = "drafter.hidden_norm";
 inline constexpr std::string_view kDrafterLayer = "drafter.layer";
+inline constexpr std::string_view kTargetRouterExperts = "target.router.experts";
+inline constexpr std::string_view kTargetRouterWeights = "target.router.weights";
 
 inline constexpr std::array<std::string_view, 6> kPerPositionStats{"mean", "std", "rms", "absmax", "nan", "inf"};
 inline constexpr std::string_view kHistogram = "histogram";

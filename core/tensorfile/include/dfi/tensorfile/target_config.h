@@ -1,7 +1,8 @@
 #pragma once
 // Typed, validated config of a target model: Qwen3 (flat), Qwen3.5 / Qwen3.6 (nested
-// text_config, hybrid Gated DeltaNet + gated attention), Qwen3-Next (flat hybrid), Llama 3.x
-// and gpt-oss (sliding/full attention with sinks, clamped-SwiGLU experts, MXFP4 weights).
+// text_config, hybrid Gated DeltaNet + gated attention) and Qwen3-Next (flat hybrid), each
+// dense or with mixture-of-experts MLPs (qwen3_moe, qwen3_5_moe, qwen3_next with experts);
+// Llama 3.x and gpt-oss (sliding/full attention with sinks, clamped-SwiGLU experts, MXFP4 weights).
 // parseTargetConfig normalises every spelling transformers reads (rope_theta + rope_scaling,
 // rope_parameters flat or per layer type, partial_rotary_factor at either level) and throws
 // dfi::ValidationError naming the file and the JSON path of the offending field.
@@ -21,15 +22,22 @@ enum class TargetFamily { Qwen3, Qwen3_5, Qwen3Next, Llama, GptOss };
 
 std::string_view targetFamilyName(TargetFamily family);
 
-// Sparse MLP parameters (Qwen3-Next); absent for dense models.
+// Sparse MLP parameters (qwen3_moe, qwen3_5_moe, qwen3_next with experts); absent for dense
+// models. Which layers are sparse is moeLayer's rule.
 struct MoeConfig {
   int numExperts = 0;
   int numExpertsPerToken = 0;
   int moeIntermediateSize = 0;
+  // Qwen3.5-MoE and Qwen3-Next add a shared expert, scaled by sigmoid(shared_expert_gate x);
+  // Qwen3-MoE has none (0).
   int sharedExpertIntermediateSize = 0;
   int decoderSparseStep = 1;
   std::vector<int> mlpOnlyLayers;  // layers that keep a dense MLP
-  bool normTopkProb = true;
+  bool normTopkProb = true;        // renormalise the top-k probabilities to sum to one
+
+  bool hasSharedExpert() const { return sharedExpertIntermediateSize > 0; }
+  // transformers' rule: sparse unless listed in mlp_only_layers, every decoder_sparse_step-th layer.
+  bool moeLayer(int index) const;
 };
 
 // gpt-oss experts: (up + 1) * gate * sigmoid(alpha * gate) with gate clamped above at limit
@@ -48,13 +56,13 @@ struct QuantizationConfig {
 
 struct TargetConfig {
   TargetFamily family = TargetFamily::Qwen3;
-  std::string modelType;  // top-level model_type ("qwen3", "qwen3_5", "qwen3_next")
+  std::string modelType;  // top-level model_type ("qwen3", "qwen3_moe", "qwen3_5", "qwen3_5_moe", "qwen3_next", "llama", "gpt_oss")
   std::vector<std::string> architectures;
   // Where the language-model parameters live in the config file: "" (flat) or "text_config".
   std::string textConfigPath;
 
   int hiddenSize = 0;
-  int intermediateSize = 0;
+  int intermediateSize = 0;  // dense MLP width; 0 for Qwen3.5-MoE, which has none
   int numHiddenLayers = 0;
   int numAttentionHeads = 0;
   int numKeyValueHeads = 0;

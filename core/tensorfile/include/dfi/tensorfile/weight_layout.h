@@ -21,8 +21,8 @@ struct ExpectedTensor {
   std::vector<std::int64_t> shape;
 };
 
-// Text-engine names (after NameMapping::qwenText). Qwen3-Next is not covered (its MoE experts
-// are stored in more than one layout): nullopt.
+// Text-engine names (after NameMapping::qwenText). Qwen3-Next and every mixture-of-experts
+// model are not covered (experts are stored in more than one layout): nullopt.
 std::optional<std::vector<ExpectedTensor>> expectedTargetTensors(const TargetConfig& config);
 // fc.weight's input width is taps x targetHiddenSize (the drafter's own hidden size when the
 // target is unknown, as z-lab builds it).

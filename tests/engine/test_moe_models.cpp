@@ -1,0 +1,250 @@
+// Mixture-of-experts targets against Hugging Face transformers (tests/oracle/gen_moe_models.py):
+// the shared oracle suite (fp32 logits and hidden states, bf16 argmax, caches and rollback) on
+// Qwen3-MoE, Qwen3.5-MoE and Qwen3-Next with experts, experts stored per expert and stacked;
+// the router's choices equal transformers' own routers'; and the DFlash live loop on a
+// Qwen3.5-MoE target is lossless.
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "dfi/base/error.h"
+#include "dfi/engine/forward_pass.h"
+#include "dfi/tensorfile/checkpoint.h"
+#include "dfi/tensorfile/drafter_config.h"
+#include "dfi/session/hidden_statistics.h"
+#include "evaluation/dflash_decode.h"
+#include "evaluation/teacher_forced_pass.h"
+#include "target_oracle_suite.h"
+
+namespace dfi::engine::test {
+namespace {
+
+INSTANTIATE_TEST_SUITE_P(Moe, TargetOracle,
+                         ::testing::Values("moe_models/qwen3_moe", "moe_models/qwen3_moe_stacked",
+                                           "moe_models/qwen35_moe_vl_layout", "moe_models/qwen35_moe_stacked",
+                                           "moe_models/qwen3_next_moe"));
+
+class MoeRouting : public ::testing::TestWithParam<std::string> {};
+
+// Per sparse layer and position: the same experts in the same order, the same weights.
+TEST_P(MoeRouting, ChoicesAndWeightsEqualTransformersRouters) {
+  const Reference ref = reference(GetParam());
+  const auto model = loadModel(GetParam());
+  const at::Tensor sparse = ref.get("sparse_layers");
+  std::set<int> sparseLayers(sparse.data_ptr<int64_t>(), sparse.data_ptr<int64_t>() + sparse.numel());
+  ASSERT_FALSE(sparseLayers.empty());
+  const std::vector<int> layers = allLayers(*model);
+  const ForwardOutput out = model->forward(ref.ids, nullptr, {.tapLayers = layers, .routing = true, .logits = false});
+  ASSERT_EQ(out.routing.size(), layers.size());
+  double worstWeight = 0;
+  for (int layer : layers) {
+    SCOPED_TRACE("layer " + std::to_string(layer));
+    EXPECT_EQ(model->layerHasExperts(layer), sparseLayers.contains(layer));
+    const ExpertRouting& routing = out.routing[static_cast<size_t>(layer)];
+    if (!sparseLayers.contains(layer)) {
+      EXPECT_FALSE(routing.experts.defined());
+      continue;
+    }
+    const at::Tensor theirExperts = ref.get("router." + std::to_string(layer) + ".experts");
+    const at::Tensor theirWeights = ref.get("router." + std::to_string(layer) + ".weights");
+    ASSERT_EQ(routing.experts.sizes(), (at::IntArrayRef{1, ref.ids.size(1), theirExperts.size(1)}));
+    ASSERT_EQ(routing.experts.scalar_type(), at::kLong);
+    ASSERT_EQ(routing.weights.scalar_type(), at::kFloat);
+    EXPECT_TRUE(routing.experts[0].equal(theirExperts))
+        << "positions routed differently: " << routing.experts[0].ne(theirExperts).any(-1).sum().item<int64_t>();
+    const double weightDiff = maxAbsDiff(routing.weights[0], theirWeights);
+    EXPECT_LE(weightDiff, 1e-4);  // the tolerance of the hidden states they are computed from
+    worstWeight = std::max(worstWeight, weightDiff);
+  }
+  report(GetParam(), "routing weights max abs diff (every sparse layer, experts equal)", worstWeight);
+}
+
+// The routing of cached steps is the routing of the same positions in a full forward.
+TEST_P(MoeRouting, CachedStepsRouteAsTheFullForward) {
+  const Reference ref = reference(GetParam());
+  const auto model = loadModel(GetParam());
+  const std::vector<int> layers = allLayers(*model);
+  const int64_t prefix = 60, steps = 4;
+  const ForwardOutput full = model->forward(ref.ids.narrow(1, 0, prefix + steps), nullptr,
+                                            {.tapLayers = layers, .routing = true, .logits = false});
+  ModelCache cache = model->newCache();
+  model->forward(ref.ids.narrow(1, 0, prefix), &cache, {.logits = false});
+  for (int64_t t = prefix; t < prefix + steps; ++t) {
+    const ForwardOutput step =
+        model->forward(ref.ids.narrow(1, t, 1), &cache, {.tapLayers = layers, .routing = true, .logits = false});
+    for (int layer : layers) {
+      if (!model->layerHasExperts(layer)) continue;
+      EXPECT_TRUE(step.routing[layer].experts[0][0].equal(full.routing[layer].experts[0][t]))
+          << "layer " << layer << " position " << t;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Moe, MoeRouting,
+                         ::testing::Values("moe_models/qwen3_moe", "moe_models/qwen3_moe_stacked",
+                                           "moe_models/qwen35_moe_vl_layout", "moe_models/qwen35_moe_stacked",
+                                           "moe_models/qwen3_next_moe"));
+
+// A copy of `model` whose config.json has `field` (at the level holding the text model) set to
+// `value`; the weights are the fixture's.
+std::filesystem::path withConfigField(const std::string& model, const std::string& field, int value) {
+  namespace fs = std::filesystem;
+  const fs::path source = oracleRoot() / model;
+  const fs::path dir = fs::path(DFI_BINARY_DIR) / "tmp" / ("moe_errors_" + field);
+  fs::create_directories(dir);
+  std::ifstream in(source / "config.json");
+  nlohmann::json config = nlohmann::json::parse(in);
+  (config.contains("text_config") ? config["text_config"] : config)[field] = value;
+  std::ofstream(dir / "config.json") << config.dump(2);
+  fs::copy_file(source / "model.safetensors", dir / "model.safetensors", fs::copy_options::overwrite_existing);
+  return dir;
+}
+
+// A config whose expert count or widths disagree with the weights: a ValidationError naming the
+// checkpoint file, the tensor and both shapes, in either expert layout.
+TEST(MoeErrors, ExpertCountOrWidthThatDisagreesWithTheWeightsNamesTensorAndShapes) {
+  struct Case {
+    std::string model, field;
+    int value;
+    std::string tensor, stored, implied;
+  };
+  const std::vector<Case> cases{
+      {"moe_models/qwen3_moe_stacked", "num_local_experts", 7, "model.layers.1.mlp.gate.weight", "[6, 64]", "[7, 64]"},
+      {"moe_models/qwen3_moe_stacked", "moe_intermediate_size", 24, "model.layers.1.mlp.experts.gate_up_proj",
+       "[6, 64, 64]", "[6, 48, 64]"},
+      {"moe_models/qwen3_moe", "moe_intermediate_size", 16, "model.layers.0.mlp.experts.0.gate_proj.weight",
+       "[32, 64]", "[16, 64]"},
+      {"moe_models/qwen35_moe_vl_layout", "shared_expert_intermediate_size", 40,
+       "model.layers.0.mlp.shared_expert.gate_proj.weight", "[48, 64]", "[40, 64]"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.model + " " + c.field);
+    const std::filesystem::path dir = withConfigField(c.model, c.field, c.value);
+    try {
+      TargetModel::load(dir, ModelOptions{});
+      ADD_FAILURE() << "loaded";
+    } catch (const ValidationError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find((dir / "model.safetensors").string()), std::string::npos) << message;
+      for (const std::string& part : {c.tensor, c.stored, c.implied})
+        EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
+    }
+  }
+}
+
+// `dflash-eval forward --taps` writes each tapped sparse layer's routing next to its hidden state.
+TEST(MoeForwardPass, WritesTheRoutingOfTappedSparseLayers) {
+  const std::string model = "moe_models/qwen3_next_moe";  // layer 1 keeps a dense MLP
+  const Reference ref = reference(model);
+  const at::Tensor ids = ref.ids[0].narrow(0, 0, 130);
+  ForwardPassRequest request;
+  request.modelDir = oracleRoot() / model;
+  request.ids.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+  request.taps = {0, 1, 3};
+  request.out = std::filesystem::path(DFI_BINARY_DIR) / "tmp" / "forward_pass_moe.safetensors";
+  std::filesystem::create_directories(request.out.parent_path());
+  runForwardPass(request);
+  const auto out = tensorfile::SafetensorsFile::open(request.out);
+  for (const int layer : {0, 3}) {
+    const std::string id = std::to_string(layer);
+    // A causal model's first 130 positions do not depend on the later tokens.
+    EXPECT_TRUE(referenceTensor(out, "router." + id + ".experts")
+                    .equal(ref.get("router." + id + ".experts").narrow(0, 0, 130)));
+    EXPECT_LE(maxAbsDiff(referenceTensor(out, "router." + id + ".weights"),
+                         ref.get("router." + id + ".weights").narrow(0, 0, 130)),
+              1e-5);
+    EXPECT_EQ(out.find("router." + id + ".experts")->dtype, tensorfile::DType::I64);
+    EXPECT_EQ(out.find("router." + id + ".weights")->dtype, tensorfile::DType::F32);
+  }
+  EXPECT_FALSE(out.find("router.1.experts"));  // a dense layer routes nothing
+  EXPECT_EQ(out.tensors().size(), 3u + 3u + 4u);  // ids, logits, final; 3 taps; 2 x 2 routing
+}
+
+std::vector<std::int64_t> readIds(const tensorfile::Checkpoint& file, const std::string& name) {
+  const tensorfile::TensorView view = file.tensor(name);
+  const auto* data = static_cast<const std::int64_t*>(view.data());
+  return {data, data + view.info().numel()};
+}
+
+// The DFlash loop on a hybrid MoE target (its Gated DeltaNet state rolled back after every
+// rejected draft): step for step gen_drafter.py's reference loop run with transformers, and
+// lossless: what it commits is the target's greedy continuation (transformers, full recompute).
+const std::filesystem::path kLiveDir = oracleRoot() / "moe_models" / "live";
+
+DFlashDrafter liveDrafter(const TargetModel& target) {
+  const tensorfile::DrafterConfig config =
+      tensorfile::parseDrafterConfig(kLiveDir / "drafter/config.json", target.config().numHiddenLayers);
+  return DFlashDrafter(
+      config, loadDrafterWeights(kLiveDir / "drafter", config, target.config().hiddenSize, at::kFloat, at::kCPU),
+      {target.embeddingWeight(), target.lmHeadWeight()});
+}
+
+TEST(MoeLiveLoop, LosslessAndStepForStepTheReferenceLoop) {
+  const std::filesystem::path dir = kLiveDir;
+  const auto target = TargetModel::load(dir / "target", ModelOptions{});
+  const DFlashDrafter drafter = liveDrafter(*target);
+  const tensorfile::Checkpoint reference =
+      tensorfile::Checkpoint::open(dir / "reference.safetensors", tensorfile::NameMapping::identity());
+  const int b = drafter.blockSize();
+  int accepted = 0, steps = 0;
+  for (int i = 0; reference.contains("prompt." + std::to_string(i)); ++i) {
+    const std::string n = std::to_string(i);
+    const std::vector<std::int64_t> prompt = readIds(reference, "prompt." + n);
+    const SpeculativeResult live = speculativeDecode(*target, drafter, prompt, {.maxNewTokens = 40});
+    EXPECT_EQ(live.tokens, readIds(reference, "tokens." + n)) << "prompt " << n;
+    EXPECT_EQ(live.tokens, readIds(reference, "greedy." + n)) << "prompt " << n;
+    const std::vector<std::int64_t> rows = readIds(reference, "steps." + n);
+    const auto width = static_cast<std::size_t>(3 + b - 1);
+    ASSERT_EQ(live.steps.size() * width, rows.size());
+    for (std::size_t s = 0; s < live.steps.size(); ++s) {
+      const auto* row = rows.data() + s * width;
+      EXPECT_EQ(live.steps[s].anchorPosition, row[0]);
+      EXPECT_EQ(live.steps[s].acceptedCount, row[1]);
+      EXPECT_EQ(live.steps[s].draftTokens, std::vector<session::TokenId>(row + 3, row + width));
+      accepted += live.steps[s].acceptedCount;
+      ++steps;
+    }
+  }
+  ASSERT_GT(steps, 0);
+  EXPECT_GT(accepted, 0) << "no draft was ever accepted: the rollback path went untested";
+  std::printf("moe live loop: %d steps, tau %.3f\n", steps, 1.0 + static_cast<double>(accepted) / steps);
+}
+
+// run --hidden-stats: each teacher-forced step records, beside its tapped layers' statistics,
+// their routing over the same positions (those since the previous anchor).
+TEST(MoeTeacherForced, HiddenStatisticsRecordTheTappedLayersRouting) {
+  namespace hs = session::hidden_statistics;
+  const auto target = TargetModel::load(kLiveDir / "target", ModelOptions{});
+  const DFlashDrafter drafter = liveDrafter(*target);
+  const std::vector<std::int64_t> ids{3, 7, 1, 12, 5, 9, 9, 2, 4, 0, 11, 6, 8, 14, 2, 5, 1, 13, 10, 3};
+  const std::vector<std::int64_t> anchors{4, 9, 15};
+  const SequenceFeatures sequence = sequenceFeatures(*target, drafter, ids);
+  const TeacherForcedPass pass = runTeacherForcedPass(sequence, drafter, anchors, analysis::MaskVariant::Reference,
+                                                      {.hiddenStatistics = true});
+  const std::vector<int>& taps = drafter.config().targetLayerIds;
+  const ForwardOutput full =
+      target->forward(at::tensor(ids, at::kLong).view({1, -1}), nullptr, {.tapLayers = taps, .routing = true});
+  ASSERT_EQ(pass.statistics.size(), anchors.size());
+  for (std::size_t j = 0; j < anchors.size(); ++j) {
+    const std::int64_t from = j == 0 ? 0 : anchors[j - 1], count = anchors[j] - from;
+    for (std::size_t i = 0; i < taps.size(); ++i) {
+      ASSERT_TRUE(target->layerHasExperts(taps[i]));
+      for (const auto& [name, values] : {std::pair{hs::kTargetRouterExperts, full.routing[i].experts},
+                                         std::pair{hs::kTargetRouterWeights, full.routing[i].weights}}) {
+        const auto it = std::find_if(pass.statistics[j].begin(), pass.statistics[j].end(), [&](const auto& r) {
+          return r.name == name && r.layer == taps[i];
+        });
+        ASSERT_NE(it, pass.statistics[j].end()) << name << " layer " << taps[i] << " step " << j;
+        const at::Tensor expected = values[0].narrow(0, from, count).to(at::kFloat).contiguous();
+        EXPECT_EQ(it->values, std::vector<float>(expected.data_ptr<float>(),
+                                                 expected.data_ptr<float>() + expected.numel()));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace dfi::engine::test

@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""Reference outputs for the engine's mixture-of-experts targets: Qwen3-MoE, Qwen3.5-MoE (nested
+vision-language layout and text-only) and Qwen3-Next with experts.
+
+Every model is built with transformers, saved with save_pretrained and written exactly as
+gen_target_models.py writes the dense ones (OUT/<name>/reference.safetensors and the trained
+copy OUT/<name>_trained/, same tensors, same token ids), plus the routing transformers chose:
+  router.<layer>.experts [T, k] I64 and router.<layer>.weights [T, k] F32, for every sparse
+  layer, taken from the model's own router modules (forward hooks) in the fp32 run.
+Published checkpoints store experts one tensor per expert (mlp.experts.<e>.gate_proj.weight, what
+save_pretrained writes through transformers' conversion mapping) or stacked (mlp.experts.gate_up_proj
+[E, 2I, H], mlp.experts.down_proj [E, H, I]); the *_stacked models are rewritten in the stacked
+layout, and transformers loading them back must give the same logits.
+
+OUT/live/ holds a tiny Qwen3.5-MoE target (hybrid: Gated DeltaNet layers that the loop rolls
+back), a random DFlash drafter for it and the reference loop's tokens (gen_drafter.py's
+spec-dflash 3 loop run with this target), plus the target's greedy continuation.
+
+Usage: gen_moe_models.py OUT_DIR
+"""
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
+from transformers import (Qwen3MoeConfig, Qwen3MoeForCausalLM, Qwen3_5MoeConfig, Qwen3_5MoeForCausalLM,
+                          Qwen3_5MoeForConditionalGeneration, Qwen3_5MoeTextConfig, Qwen3NextConfig,
+                          Qwen3NextForCausalLM)
+from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gen_drafter  # noqa: E402
+import gen_target_models as dense  # noqa: E402
+
+ROUTER_SCALE = 2.0  # router logits of std ~2: decisive, varied routing (HF's init gives near-uniform)
+ROUTER_MIN_GAP = 2e-5  # 10x the fp32 router-logit differences an exact implementation may have
+
+
+def assert_torch_fallbacks():
+    dense.assert_torch_fallbacks()
+    for name in ("torch_chunk_gated_delta_rule", "torch_recurrent_gated_delta_rule"):
+        fn = getattr(modeling_qwen3_5_moe, name)
+        assert fn.__module__ == modeling_qwen3_5_moe.__name__, f"qwen3_5_moe.{name} is {fn.__module__}"
+
+
+def routers(model):
+    """(layer, router module) for every sparse layer, from the module names transformers gives."""
+    out = []
+    for name, module in model.named_modules():
+        if type(module).__name__.endswith("TopKRouter"):
+            out.append((int(re.search(r"layers\.(\d+)\.mlp\.gate$", name).group(1)), module))
+    return out
+
+
+def perturb_routers(model):
+    with torch.no_grad():
+        for _, router in routers(model):
+            router.weight.copy_(torch.randn_like(router.weight) * ROUTER_SCALE / router.weight.shape[1] ** 0.5)
+
+
+def reference_routing(model, ids):
+    """The experts and weights each router of `model` chose for `ids`, and the smallest gap
+    between the k-th and (k+1)-th router logit: a near tie would let fp32 rounding differences
+    (~1e-6 in these models' hidden states) pick another expert, and the comparison would test luck."""
+    found, gaps, handles = {}, [], []
+    for layer, router in routers(model):
+        def hook(module, args, output, layer=layer):
+            logits, scores, indices = output
+            found[f"router.{layer}.experts"] = indices.to(torch.int64).contiguous()
+            found[f"router.{layer}.weights"] = scores.float().contiguous()
+            ranked = logits.float().sort(-1, descending=True).values
+            gaps.append((ranked[:, module.top_k - 1] - ranked[:, module.top_k]).min().item())
+        handles.append(router.register_forward_hook(hook))
+    dense.run(model, ids)
+    for h in handles:
+        h.remove()
+    return found, min(gaps)
+
+
+def stack_experts(model_dir: Path):
+    """Rewrites model.safetensors with each layer's experts stacked as transformers holds them."""
+    path = model_dir / "model.safetensors"
+    with safe_open(path, "pt") as f:
+        metadata = f.metadata()
+    tensors = load_file(path)
+    per_expert = re.compile(r"(.*\.mlp\.experts\.)(\d+)\.(gate|up|down)_proj\.weight$")
+    groups = {}
+    for name in list(tensors):
+        m = per_expert.match(name)
+        if m:
+            groups.setdefault(m.group(1), {})[(int(m.group(2)), m.group(3))] = tensors.pop(name)
+    assert groups, f"{model_dir}: no per-expert tensors to stack"
+    for prefix, parts in groups.items():
+        experts = range(1 + max(e for e, _ in parts))
+        tensors[prefix + "gate_up_proj"] = torch.stack(
+            [torch.cat([parts[(e, "gate")], parts[(e, "up")]]) for e in experts]).contiguous()
+        tensors[prefix + "down_proj"] = torch.stack([parts[(e, "down")] for e in experts]).contiguous()
+    save_file(tensors, str(path), metadata=metadata)
+
+
+def write_moe_reference(model_dir: Path, model, ids, parity: bool, hybrid: bool, stacked: bool):
+    dense.write_reference(model_dir, model, ids, parity=parity, hybrid=hybrid)
+    ref = load_file(model_dir / "reference.safetensors")
+    fp32 = dense.reload(model_dir, type(model), torch.float32)
+    layers = fp32.config.get_text_config().num_hidden_layers
+    if stacked:
+        stack_experts(model_dir)
+        fp32 = dense.reload(model_dir, type(model), torch.float32)
+        gap = (dense.run(fp32, ids).logits[0] - ref["logits"]).abs().max().item()
+        assert gap == 0, f"{model_dir.name}: transformers reads the stacked layout differently ({gap})"
+    if not parity:  # the trained copy serves the bf16 argmax test only
+        return
+    routing, min_gap = reference_routing(fp32, ids)
+    assert min_gap > ROUTER_MIN_GAP, f"{model_dir.name}: a near tie between routed experts ({min_gap:.2e}); change its seed"
+    sparse = sorted({int(k.split(".")[1]) for k in routing})
+    used = torch.cat([v.flatten() for k, v in routing.items() if k.endswith("experts")]).unique().numel()
+    ref.update(routing)
+    ref["sparse_layers"] = torch.tensor(sparse, dtype=torch.int64)
+    save_file(ref, str(model_dir / "reference.safetensors"))
+    print(f"{model_dir.name}: sparse layers {sparse} of {layers}, {used} experts used, "
+          f"smallest router logit gap at the top-k boundary {min_gap:.2e}")
+
+
+def write_model(out_dir: Path, name: str, model, hybrid: bool, stacked: bool):
+    """As gen_target_models.write_model: the random model, then the same after a little training."""
+    successor = dense.successor_table()
+    torch.manual_seed(dense.SEED + 1)
+    ids = dense.chain(successor, 0, dense.SEQ_LEN)
+    noisy = torch.rand(dense.SEQ_LEN) < 0.1
+    ids[noisy] = torch.randint(0, dense.VOCAB, (int(noisy.sum()),))
+    write_moe_reference(out_dir / name, model, ids, parity=True, hybrid=hybrid, stacked=stacked)
+    loss = dense.train_briefly(model, successor)
+    print(f"{name}: trained to loss {loss:.3f}")
+    write_moe_reference(out_dir / f"{name}_trained", model, ids, parity=False, hybrid=hybrid, stacked=stacked)
+
+
+def qwen3_moe(**moe):
+    config = Qwen3MoeConfig(vocab_size=dense.VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
+                            num_attention_heads=4, num_key_value_heads=2, head_dim=32, max_position_embeddings=4096,
+                            rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+                            moe_intermediate_size=32, initializer_range=0.1, rms_norm_eps=1e-6, **moe)
+    return Qwen3MoeForCausalLM(config)
+
+
+def qwen35_moe_text(**kw):
+    args = dict(vocab_size=dense.VOCAB, hidden_size=64, num_hidden_layers=4, num_attention_heads=4,
+                num_key_value_heads=2, head_dim=32, linear_conv_kernel_dim=4, linear_key_head_dim=32,
+                linear_value_head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4,
+                max_position_embeddings=4096, moe_intermediate_size=32, shared_expert_intermediate_size=48,
+                num_experts=8, num_experts_per_tok=2,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000000.0, "partial_rotary_factor": 0.25,
+                                 "mrope_section": [1, 1, 2], "mrope_interleaved": True},
+                initializer_range=0.1, rms_norm_eps=1e-6)
+    args.update(kw)
+    return Qwen3_5MoeTextConfig(**args)
+
+
+def qwen35_moe_vl_layout():
+    """Qwen3.5-35B-A3B's layout: Qwen3_5MoeForConditionalGeneration, text weights under
+    model.language_model., a tiny vision tower, config nested under text_config."""
+    text = qwen35_moe_text(layer_types=["full_attention", "linear_attention", "linear_attention", "full_attention"],
+                           tie_word_embeddings=False)
+    vision = dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=64,
+                  patch_size=4, num_position_embeddings=16)
+    return Qwen3_5MoeForConditionalGeneration(
+        Qwen3_5MoeConfig(text_config=text.to_dict(), vision_config=vision, tie_word_embeddings=False))
+
+
+def qwen3_next_moe():
+    """Qwen3-Next with experts and the shared expert; layer 1 keeps a dense MLP."""
+    config = Qwen3NextConfig(vocab_size=dense.VOCAB, hidden_size=64, intermediate_size=128, num_hidden_layers=4,
+                             num_attention_heads=4, num_key_value_heads=2, head_dim=32, linear_conv_kernel_dim=4,
+                             linear_key_head_dim=32, linear_value_head_dim=8, linear_num_key_heads=2,
+                             linear_num_value_heads=6, num_experts=8, num_experts_per_tok=3,
+                             moe_intermediate_size=32, shared_expert_intermediate_size=40, mlp_only_layers=[1],
+                             max_position_embeddings=4096,
+                             rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                              "partial_rotary_factor": 0.5},
+                             tie_word_embeddings=False, initializer_range=0.1, rms_norm_eps=1e-6)
+    return Qwen3NextForCausalLM(config)
+
+
+BUILDERS = [
+    # name, builder, hybrid, stacked experts
+    ("qwen3_moe", lambda: qwen3_moe(num_experts=8, num_experts_per_tok=2, mlp_only_layers=[2]), False, False),
+    ("qwen3_moe_stacked", lambda: qwen3_moe(num_experts=6, num_experts_per_tok=3, decoder_sparse_step=2,
+                                            norm_topk_prob=True, tie_word_embeddings=True), False, True),
+    ("qwen35_moe_vl_layout", qwen35_moe_vl_layout, True, False),
+    ("qwen35_moe_stacked", lambda: Qwen3_5MoeForCausalLM(qwen35_moe_text(tie_word_embeddings=True)), True, True),
+    ("qwen3_next_moe", qwen3_next_moe, True, False),
+]
+
+
+# The live loop: gen_drafter's LIVE_DRAFTER (hidden 32, taps 1 and 2 of 4 layers, vocab 16).
+# A random drafter agrees with a random target only by chance: with this target seed it does
+# now and then (tau 1.40 over 114 steps), so the loop both accepts and rolls back;
+# generate_live checks that it still does.
+LIVE_SEED = 2
+def live_target():
+    cfg = gen_drafter.LIVE_DRAFTER
+    text = qwen35_moe_text(vocab_size=gen_drafter.LIVE_VOCAB, hidden_size=cfg["hidden"],
+                           num_hidden_layers=cfg["target_layers"], num_attention_heads=4, num_key_value_heads=2,
+                           head_dim=8, linear_key_head_dim=8, linear_value_head_dim=8, moe_intermediate_size=16,
+                           shared_expert_intermediate_size=24, num_experts=4, num_experts_per_tok=2,
+                           max_position_embeddings=128, tie_word_embeddings=False)
+    model = Qwen3_5MoeForCausalLM(text)
+    with torch.no_grad():  # unit-scale weights: clear argmax margins, unlike the 0.02 init
+        for name, p in model.named_parameters():
+            if p.dim() >= 2 and "conv1d" not in name:
+                p.copy_(torch.randn_like(p) / (1.0 if "embed" in name else p.shape[-1] ** 0.5))
+            elif name.endswith("norm.weight") or name.endswith("layernorm.weight"):
+                p.copy_(0.2 * torch.randn_like(p))
+    return model.eval()
+
+
+def greedy(model, prompt, new_tokens):
+    """The target's greedy continuation, every token from a full recompute."""
+    ids = list(prompt)
+    with torch.no_grad():
+        for _ in range(new_tokens):
+            ids.append(int(model(input_ids=torch.tensor([ids]), use_cache=False).logits[0, -1].argmax()))
+    return ids
+
+
+def generate_live(out_dir: Path):
+    torch.manual_seed(LIVE_SEED)
+    target = live_target()
+    live = out_dir / "live"
+    target.save_pretrained(live / "target", safe_serialization=True)
+    cfg = gen_drafter.LIVE_DRAFTER
+    w = gen_drafter.random_drafter(cfg, torch.Generator().manual_seed(dense.SEED + 100))
+    gen_drafter.save_drafter(cfg, w, live / "drafter")
+    reference = {}
+    with torch.no_grad():
+        for i, prompt in enumerate(gen_drafter.LIVE_PROMPTS):
+            tokens, steps = gen_drafter.reference_loop(target, w, cfg, prompt)
+            reference[f"prompt.{i}"] = torch.tensor(prompt)
+            reference[f"tokens.{i}"] = torch.tensor(tokens)
+            reference[f"steps.{i}"] = torch.tensor(steps)
+            reference[f"greedy.{i}"] = torch.tensor(greedy(target, prompt, len(tokens) - len(prompt)))
+            assert tokens == reference[f"greedy.{i}"].tolist(), f"live prompt {i}: the reference loop is not lossless"
+    save_file(reference, str(live / "reference.safetensors"))
+    accepted = torch.cat([reference[f"steps.{i}"][:, 1] for i in range(len(gen_drafter.LIVE_PROMPTS))])
+    print(f"live: {accepted.numel()} steps, tau {1 + accepted.float().mean():.3f}")
+    assert (accepted > 0).sum() >= 10, "the live fixture must accept drafts (and roll the rest back)"
+
+
+def main():
+    out_dir = Path(sys.argv[1])
+    torch.set_num_threads(1)
+    assert_torch_fallbacks()
+    manifest = {}
+    for i, (name, build, hybrid, stacked) in enumerate(BUILDERS):
+        torch.manual_seed(dense.SEED + 10 * i)
+        model = build()
+        dense.perturb_norms(model)
+        perturb_routers(model)
+        write_model(out_dir, name, model.eval(), hybrid, stacked)
+        manifest[name] = {"hybrid": hybrid, "stacked": stacked}
+    generate_live(out_dir)
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1))
+
+
+if __name__ == "__main__":
+    main()
