@@ -116,6 +116,8 @@ def random_drafter(cfg, gen):
             for name, n in (("q_proj", q), ("k_proj", kv), ("v_proj", kv)):
                 w[p + f"self_attn.{name}.bias"] = 0.3 * torch.randn(n, generator=gen)
         w[p + "self_attn.o_proj.weight"] = mat(h, q)
+        if cfg["bias"]:  # Qwen3's attention_bias covers o_proj too
+            w[p + "self_attn.o_proj.bias"] = 0.3 * torch.randn(h, generator=gen)
         w[p + "self_attn.q_norm.weight"] = norm(d)
         w[p + "self_attn.k_norm.weight"] = norm(d)
         w[p + "post_attention_layernorm.weight"] = norm(h)
@@ -166,7 +168,7 @@ def drafter_forward(w, cfg, rope, ctx_feats, ctx_pos, block_emb, block_pos, mask
         if trace is not None:
             trace["attention"].append(probs.float())
         attn = probs @ v
-        h = h + attn.transpose(0, 1).reshape(h.shape[0], nh * d) @ w[p + "o_proj.weight"].T
+        h = h + proj(attn.transpose(0, 1).reshape(h.shape[0], nh * d), "o_proj")
         m = f"layers.{l}.mlp."
         x = rms_norm(h, w[f"layers.{l}.post_attention_layernorm.weight"])
         gate = torch.nn.functional.silu(x @ w[m + "gate_proj.weight"].T)

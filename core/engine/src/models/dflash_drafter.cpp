@@ -300,7 +300,7 @@ at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Te
     // much as bf16 differs from fp32.
     const at::Tensor out =
         at::scaled_dot_product_attention(queries, keys, values, mask, 0.0, false, std::nullopt, /*enable_gqa=*/true);
-    return project(merged(out), w.oProj);
+    return project(merged(out), w.oProj, w.oBias);
   }
   // With probabilities asked for (the attention view), the same computation written out.
   // GQA without copies: query head i uses kv head i / (heads / kvHeads), as repeat_kv does.
@@ -315,7 +315,7 @@ at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Te
     probabilities->push_back(probs.reshape({heads, rows, keys.size(2)}).to(at::kFloat));
   }
   const at::Tensor out = at::matmul(probs, values.unsqueeze(2)).reshape({batch, heads, perBatch, d});
-  return project(merged(out), w.oProj);
+  return project(merged(out), w.oProj, w.oBias);
 }
 
 RotaryAngles DFlashDrafter::anglesAt(const std::vector<std::int64_t>& positions) const {

@@ -38,6 +38,7 @@ std::vector<ExpectedTensor> expectedDrafterTensors(const tensorfile::DrafterConf
     out.push_back({layerName(i, "self_attn.v_proj.weight"), {kv, h}});
     if (c.attentionBias) out.push_back({layerName(i, "self_attn.v_proj.bias"), {kv}});
     out.push_back({layerName(i, "self_attn.o_proj.weight"), {h, q}});
+    if (c.attentionBias) out.push_back({layerName(i, "self_attn.o_proj.bias"), {h}});
     out.push_back({layerName(i, "self_attn.q_norm.weight"), {c.headDim}});
     out.push_back({layerName(i, "self_attn.k_norm.weight"), {c.headDim}});
     out.push_back({layerName(i, "post_attention_layernorm.weight"), {h}});
@@ -86,6 +87,7 @@ DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
         .qBias = take(layerName(i, "self_attn.q_proj.bias")),
         .kBias = take(layerName(i, "self_attn.k_proj.bias")),
         .vBias = take(layerName(i, "self_attn.v_proj.bias")),
+        .oBias = take(layerName(i, "self_attn.o_proj.bias")),
         .qNorm = take(layerName(i, "self_attn.q_norm.weight")),
         .kNorm = take(layerName(i, "self_attn.k_norm.weight")),
         .postAttentionLayernorm = take(layerName(i, "post_attention_layernorm.weight")),

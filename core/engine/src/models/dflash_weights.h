@@ -18,7 +18,7 @@ namespace dfi::engine {
 struct DrafterLayerWeights {
   at::Tensor inputLayernorm;
   at::Tensor qProj, kProj, vProj, oProj;
-  at::Tensor qBias, kBias, vBias;  // undefined unless attention_bias
+  at::Tensor qBias, kBias, vBias, oBias;  // undefined unless attention_bias (o_proj too, as Qwen3)
   at::Tensor qNorm, kNorm;
   at::Tensor postAttentionLayernorm;
   at::Tensor gateProj, upProj, downProj;
