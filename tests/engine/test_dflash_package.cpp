@@ -1,18 +1,23 @@
-// The drafter against z-lab's published `dflash` package (0.1.0), the reference itself
-// (tests/oracle/gen_dflash_package.py): drafters built and saved by the package's
-// DFlashDraftModel, every layer's output and the logits per anchor, fp32 within 1e-4.
+// The drafter and the live loop against z-lab's published `dflash` package (0.1.0), the
+// reference itself (tests/oracle/gen_dflash_package.py): drafters built and saved by the
+// package's DFlashDraftModel, every layer's output and the logits per anchor, fp32 within
+// 1e-4; the live loop's tokens and acceptance lengths equal dflash_generate's (its own caches,
+// greedy) per prompt, blocks 16 and 8, budgets that end inside a block, stop tokens that fire.
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
 
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/drafter_config.h"
+#include "evaluation/dflash_decode.h"
 #include "models/dflash_drafter.h"
 #include "models/dflash_weights.h"
 
@@ -70,6 +75,42 @@ TEST_P(PackageDrafterForward, EveryLayerAndTheLogitsMatchPerAnchor) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, PackageDrafterForward, ::testing::Values("full", "sliding_yarn_bias"));
+
+TEST(PackageLiveLoop, TokensAndAcceptanceLengthsAreDflashGenerates) {
+  const std::filesystem::path dir = kPackageDir / "live";
+  const auto target = TargetModel::load(dir / "target", ModelOptions{});
+  std::ifstream in(dir / "cases.json");
+  const nlohmann::json cases = nlohmann::json::parse(in);
+  ASSERT_FALSE(cases.empty());
+  int steps = 0, stopped = 0, cut = 0;
+  for (const nlohmann::json& c : cases) {
+    tensorfile::DrafterConfig config =
+        tensorfile::parseDrafterConfig(dir / "drafter/config.json", target->config().numHiddenLayers);
+    config.blockSize = c.at("block_size").get<int>();
+    const DFlashDrafter drafter(config,
+                                loadDrafterWeights(dir / "drafter", config, target->config().hiddenSize, at::kFloat,
+                                                   at::kCPU),
+                                {target->embeddingWeight(), target->lmHeadWeight()});
+    const auto prompt = c.at("prompt").get<std::vector<std::int64_t>>();
+    const SpeculativeResult live = speculativeDecode(
+        *target, drafter, prompt,
+        {.maxNewTokens = c.at("max_new_tokens").get<int>(),
+         .stopTokens = c.at("stop_tokens").get<std::vector<std::int64_t>>()});
+    SCOPED_TRACE(c.dump().substr(0, 160));
+    EXPECT_EQ(live.tokens, c.at("output_ids").get<std::vector<std::int64_t>>());
+    std::vector<int> lengths;
+    for (const session::StepRecord& step : live.steps) {
+      lengths.push_back(step.acceptLength());
+      cut += step.countedLength > 0;
+    }
+    EXPECT_EQ(lengths, c.at("acceptance_lengths").get<std::vector<int>>());
+    steps += static_cast<int>(lengths.size());
+    stopped += !c.at("stop_tokens").empty();
+  }
+  std::cout << cases.size() << " cases (" << stopped << " with stop tokens), " << steps << " steps, " << cut
+            << " of them cut by the budget or a stop token\n";
+  EXPECT_GT(cut, 0);
+}
 
 }  // namespace
 }  // namespace dfi::engine

@@ -100,9 +100,12 @@ at::Tensor DFlashDrafter::contextStates(const at::Tensor& targetFeatures, Drafte
 
 at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
                                 std::int64_t anchorToken, std::int64_t anchor,
-                                MaskVariant variant, DrafterProbes* probes) const {
+                                MaskVariant variant, DrafterProbes* probes, int blockLength) const {
   c10::InferenceMode inference;
-  const int b = blockSize();
+  if (blockLength != 0 && (blockLength < 2 || blockLength > blockSize()))
+    throw UsageError("a drafted block has 2 .. " + std::to_string(blockSize()) + " slots, not " +
+                     std::to_string(blockLength));
+  const int b = blockLength != 0 ? blockLength : blockSize();
   const std::int64_t contextLength = analysis::inferenceContextLength(variant, anchor);
   if (cache.length() + newContextFeatures.size(0) != contextLength)
     throw UsageError("a block anchored at position " + std::to_string(anchor) + " sees " +
@@ -122,13 +125,14 @@ at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newCont
   }
   for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
     if (!hasLayersOf(kind)) continue;
-    at::Tensor mask = maskTensor(analysis::inferenceMask(maskSpec(variant, kind), anchor), b,
-                                 contextLength + b, device_);
+    analysis::MaskSpec spec = maskSpec(variant, kind);
+    spec.blockSize = b;
+    at::Tensor mask = maskTensor(analysis::inferenceMask(spec, anchor), b, contextLength + b, device_);
     (kind == LayerAttention::Full ? layout.fullMask : layout.slidingMask) = std::move(mask);
   }
   const at::Tensor anchorTokens = at::full({1}, anchorToken, at::TensorOptions().dtype(at::kLong));
   const at::Tensor states =
-      decode(blockEmbeddings(anchorTokens), contextStates(newContextFeatures, probes), layout, cache);
+      decode(blockEmbeddings(anchorTokens, b), contextStates(newContextFeatures, probes), layout, cache);
   return logits(states.narrow(0, 1, b - 1));
 }
 
@@ -211,9 +215,9 @@ void DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& 
   logitsInto(states.view({n, b, config_.hiddenSize}).narrow(1, 1, b - 1), std::move(logitsOut));
 }
 
-at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens) const {
+at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens, int blockLength) const {
   const std::int64_t n = anchorTokens.size(0);
-  at::Tensor ids = at::full({n, blockSize()}, static_cast<std::int64_t>(*config_.maskTokenId),
+  at::Tensor ids = at::full({n, blockLength != 0 ? blockLength : blockSize()}, static_cast<std::int64_t>(*config_.maskTokenId),
                             at::TensorOptions().dtype(at::kLong));
   ids.select(1, 0).copy_(anchorTokens);
   const at::Tensor embedded = at::embedding(target_.embedTokens, onDevice(ids.view({-1}), target_.embedTokens.device()));
