@@ -74,7 +74,12 @@ TEST_P(PackageDrafterForward, EveryLayerAndTheLogitsMatchPerAnchor) {
   std::cout << GetParam() << ": layer outputs max abs diff " << worstLayer << ", logits " << worstLogits << "\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, PackageDrafterForward, ::testing::Values("full", "sliding_yarn_bias"));
+// vLLM's four drafter attention styles (all non-causal full; causal sliding + non-causal full;
+// all sliding non-causal, a symmetric window; all sliding causal), is_causal on full layers,
+// and the embedding scale, output multiplier and logit soft cap.
+INSTANTIATE_TEST_SUITE_P(Cases, PackageDrafterForward,
+                         ::testing::Values("full", "sliding_yarn_bias", "sliding_noncausal", "sliding_causal",
+                                           "causal_full", "scaled_softcap"));
 
 TEST(PackageLiveLoop, TokensAndAcceptanceLengthsAreDflashGenerates) {
   const std::filesystem::path dir = kPackageDir / "live";

@@ -67,10 +67,6 @@ DFlashDrafter::DFlashDrafter(tensorfile::DrafterConfig config, DrafterWeights we
                 (tensor->dim() == 2 ? std::to_string(tensor->size(1)) : "no") +
                 " columns, the drafter's hidden_size is " + std::to_string(h));
   }
-  // vLLM's is_causal makes full layers causal too; no published DFlash drafter sets it, and
-  // running it bidirectionally would silently be a different model.
-  require(!config_.isCausal.value_or(false), "is_causal",
-          "is_causal: true (causal full-attention layers) is not supported");
   const std::int64_t vocab = target_.embedTokens.size(0);
   require(*config_.maskTokenId >= 0 && *config_.maskTokenId < vocab, "dflash_config.mask_token_id",
           "mask token id " + std::to_string(*config_.maskTokenId) +
@@ -220,7 +216,9 @@ at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens, int bl
   at::Tensor ids = at::full({n, blockLength != 0 ? blockLength : blockSize()}, static_cast<std::int64_t>(*config_.maskTokenId),
                             at::TensorOptions().dtype(at::kLong));
   ids.select(1, 0).copy_(anchorTokens);
-  const at::Tensor embedded = at::embedding(target_.embedTokens, onDevice(ids.view({-1}), target_.embedTokens.device()));
+  at::Tensor embedded = at::embedding(target_.embedTokens, onDevice(ids.view({-1}), target_.embedTokens.device()));
+  // dflash 0.1.0 scales the target's rows in their dtype, before the drafter sees them.
+  if (config_.inputEmbeddingScale != 1.0) embedded = embedded * config_.inputEmbeddingScale;
   return onDevice(embedded, device_, dtype_);
 }
 
@@ -347,12 +345,21 @@ analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention k
   return {.variant = variant,
           .layer = kind,
           .blockSize = blockSize(),
-          .slidingWindow = kind == LayerAttention::Sliding ? config_.slidingWindow.value_or(0) : 0};
+          .slidingWindow = kind == LayerAttention::Sliding ? config_.slidingWindow.value_or(0) : 0,
+          .causal = config_.isCausal};
 }
 
 at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
   // A drafted block's few rows: project() has a CPU kernel for them (projection.h).
-  return project(onDevice(states, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead);
+  at::Tensor out = project(onDevice(states, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead);
+  scaleLogits(out);
+  return out;
+}
+
+void DFlashDrafter::scaleLogits(at::Tensor& logits) const {
+  // dflash 0.1.0's compute_logits: times output_multiplier, then c * tanh(logits / c).
+  if (config_.outputMultiplier != 1.0) logits.mul_(config_.outputMultiplier);
+  if (config_.finalLogitSoftcapping) logits.div_(*config_.finalLogitSoftcapping).tanh_().mul_(*config_.finalLogitSoftcapping);
 }
 
 void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
@@ -362,6 +369,7 @@ void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
   const at::Tensor rows = states.reshape({-1, states.size(-1)}).contiguous();
   at::Tensor into = out.view({rows.size(0), target_.lmHead.size(0)});
   at::mm_out(into, onDevice(rows, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead.t());
+  scaleLogits(into);
 }
 
 }  // namespace dfi::engine

@@ -141,6 +141,8 @@ class DFlashDrafter {
   // The same product written into `out` (contiguous, shape states' with the last dimension V),
   // so that teacherForced's chunks fill one result: no temporary per chunk, no concatenation.
   void logitsInto(const at::Tensor& states, at::Tensor out) const;
+  // output_multiplier and final_logit_softcapping, in place.
+  void scaleLogits(at::Tensor& logits) const;
 
   tensorfile::DrafterConfig config_;
   DrafterWeights weights_;

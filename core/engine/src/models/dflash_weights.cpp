@@ -53,6 +53,8 @@ std::vector<ExpectedTensor> expectedDrafterTensors(const tensorfile::DrafterConf
 DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
                                   const tensorfile::DrafterConfig& config, int targetHiddenSize,
                                   at::ScalarType dtype, at::Device device) {
+  for (const tensorfile::DrafterConfigWarning& w : config.warnings)
+    logText("engine", LogLevel::Warn, (dir / "config.json").string() + ": " + w.field + ": " + w.message);
   auto checkpoint = std::make_shared<const tensorfile::Checkpoint>(
       tensorfile::Checkpoint::open(dir, drafterNames()));
   const WeightLoader loader(*checkpoint, dtype);
