@@ -124,8 +124,10 @@ int main(int argc, char** argv) {
 
   const auto target = TargetModel::load(demo / "target", ModelOptions{.devices = {"cpu"}, .dtype = "fp32"});
   const auto drafter = loadDrafter(demo / "drafter-good", *target);
+  // bench_dflash_ref.py runs every block in full: the same counting here.
   const SpeculativeOptions options{.maxNewTokens = kMaxNewTokens,
-                                   .stopTokens = reference["stop_tokens"].get<std::vector<std::int64_t>>()};
+                                   .stopTokens = reference["stop_tokens"].get<std::vector<std::int64_t>>(),
+                                   .counting = dfi::engine::StepCounting::FullBlocks};
   std::vector<std::vector<std::int64_t>> prompts;
   for (const auto& p : reference["prompts"]) prompts.push_back(p["ids"].get<std::vector<std::int64_t>>());
 

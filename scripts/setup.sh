@@ -7,6 +7,8 @@
 #   torch 2.11.0  - the series the GPU machine runs; its PyPI wheel carries CUDA and libtorch's
 #                   CMake package, so one download serves the engine build and the oracles.
 #   transformers 5.x - needed for Qwen3.5 (qwen3_5) models in the oracles.
+#   scripts/requirements-nodeps.txt - reference packages (z-lab's dflash) installed without
+#                   their dependencies, whose own torch/transformers pins would replace ours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,13 +36,15 @@ if ((${#missing[@]})); then
 fi
 
 PY_REQUIREMENTS=scripts/requirements.txt
+PY_REQUIREMENTS_NODEPS=scripts/requirements-nodeps.txt
 STAMP=.venv/.requirements.sha256
-want=$(sha256sum "$PY_REQUIREMENTS" | cut -d' ' -f1)
+want=$(cat "$PY_REQUIREMENTS" "$PY_REQUIREMENTS_NODEPS" | sha256sum | cut -d' ' -f1)
 if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$want" ]]; then
   PYTHON=${PYTHON:-python3}
   [[ -x .venv/bin/python ]] || "$PYTHON" -m venv .venv
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q -r "$PY_REQUIREMENTS"
+  .venv/bin/python -m pip install -q --no-deps -r "$PY_REQUIREMENTS_NODEPS"
   echo "$want" > "$STAMP"
 fi
 echo "setup: ok (torch $(.venv/bin/python -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)'))"

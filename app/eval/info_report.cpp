@@ -1,6 +1,8 @@
 #include "info_report.h"
 
+#include <algorithm>
 #include <optional>
+#include <string>
 
 #include "dfi/base/error.h"
 #include "dfi/engine/memory_plan.h"
@@ -88,6 +90,16 @@ json targetJson(const TargetConfig& c) {
   return j;
 }
 
+// vLLM's names for a drafter's attention: "all non-causal full", "causal sliding + non-causal
+// full", "all sliding non-causal", "all sliding causal" (and "all causal full" under is_causal).
+std::string attentionStyle(const DrafterConfig& c) {
+  const auto sliding = std::count(c.layerTypes.begin(), c.layerTypes.end(), LayerType::SlidingAttention);
+  auto causality = [&](bool slidingLayer) { return c.isCausal.value_or(slidingLayer) ? "causal" : "non-causal"; };
+  if (sliding == 0) return std::string("all ") + causality(false) + " full";
+  if (sliding == static_cast<std::ptrdiff_t>(c.layerTypes.size())) return std::string("all sliding ") + causality(true);
+  return std::string(causality(true)) + " sliding + " + causality(false) + " full";
+}
+
 json drafterJson(const DrafterConfig& c) {
   json j = {{"model_type", c.modelType},
             {"architectures", c.architectures},
@@ -106,6 +118,14 @@ json drafterJson(const DrafterConfig& c) {
             {"layer_types", layerTypesJson(c.layerTypes)}};
   j["mask_token_id"] = c.maskTokenId ? json(*c.maskTokenId) : json(nullptr);
   if (c.slidingWindow) j["sliding_window"] = *c.slidingWindow;
+  j["is_causal"] = c.isCausal ? json(*c.isCausal) : json(nullptr);
+  j["attention_style"] = attentionStyle(c);
+  j["input_embedding_scale"] = c.inputEmbeddingScale;
+  j["output_multiplier"] = c.outputMultiplier;
+  j["final_logit_softcapping"] = c.finalLogitSoftcapping ? json(*c.finalLogitSoftcapping) : json(nullptr);
+  json warnings = json::array();
+  for (const auto& w : c.warnings) warnings.push_back({{"field", w.field}, {"message", w.message}});
+  j["warnings"] = warnings;
   return j;
 }
 

@@ -54,7 +54,11 @@ std::vector<SummaryRun> recordedSummaryRuns(const std::string& sessionPath) {
                            ? mode + "-" + std::to_string(settings.at(optionName(&protocol::RunOptions::ddtreeBudget)).get<int>())
                            : mode,
                        std::string(enumName(record.maskVariant)),
-                       {}});
+                       {},
+                       // Runs recorded before the option counted every block in full.
+                       record.mode == session::EvaluationMode::Live
+                           ? settings.value(optionName(&protocol::RunOptions::stepCounting), std::string("full-blocks"))
+                           : std::string()});
       }
     } catch (const nlohmann::json::exception& e) {
       throw FormatError(std::string("a run's settings are not an evaluation's: ") + e.what(),

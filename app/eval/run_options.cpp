@@ -86,6 +86,9 @@ engine::EvaluationSettings RunOptions::toSettings(const EnvLookup& env) const {
   s.skipBadPrompts = skipBadPrompts;
   s.parityCheck = !noParity;
   s.hiddenStatistics = hiddenStatistics;
+  const auto counting = engine::parseStepCounting(stepCounting);
+  if (!counting) throw UsageError("--step-counting: '" + stepCounting + "' is not dflash or full-blocks");
+  s.stepCounting = *counting;
   return s;
 }
 
@@ -117,6 +120,11 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
   c.add_option_function<int>("--block-size", [&o](const int& n) { o.blockSize = n; },
                              "Draft blocks of N (2 .. the drafter's trained block_size); default: the checkpoint's");
   c.add_option("--max-new-tokens", o.maxNewTokens, "Tokens to generate per prompt")->capture_default_str();
+  c.add_option("--step-counting", o.stepCounting,
+               "Live steps: dflash (as z-lab's dflash 0.1.0: the last block shortened to the token budget, a "
+               "step's tokens counted up to the budget and the first stop token) | full-blocks (every block of "
+               "B slots, counted in full)")
+      ->capture_default_str();
   c.add_option_function<std::int64_t>("--limit", [&o](const std::int64_t& n) { o.limit = n; },
                                       "Evaluate the first N prompts of the file (malformed lines skipped do not count; applied before --shard)");
   c.add_option("--top-k", o.topK, "Per-slot top-k stored with each step")->capture_default_str();

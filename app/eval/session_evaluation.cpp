@@ -48,6 +48,7 @@ std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
                    std::string(enumName(r.variant)), {}};
     for (const auto& response : r.responses)
       run.responses.push_back({response.promptId, promptSet(response.dataset, settings), response.acceptance});
+    if (r.mode == engine::EvaluationMode::Live) run.stepCounting = engine::stepCountingName(settings.stepCounting);
     out.push_back(std::move(run));
   }
   return out;

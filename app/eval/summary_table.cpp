@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dfi/engine/step_counting.h"
+
 namespace dfi::eval {
 namespace {
 
@@ -22,7 +24,10 @@ SummaryRow rowOf(const SummaryRun& run, const std::string& dataset,
   row.responses = static_cast<std::int64_t>(perResponse.size());
   row.tau = analysis::bootstrapMean(perResponse, confidence, resamples);
   row.tauVllm = analysis::tauVllm(responses);
-  if (run.mode == "live") row.tauSglang = analysis::tauSglang(responses);
+  if (run.mode == "live") {
+    row.tauSglang = analysis::tauSglang(responses);
+    row.stepCounting = run.stepCounting;
+  }
   return row;
 }
 
@@ -199,6 +204,15 @@ std::string formatSummaryTable(std::span<const SummaryRow> rows) {
       " resamples, as the GUI); n: responses, steps: verify steps\n"
       "tau(sglang): completion tokens / verify steps per request, averaged (live runs only)\n"
       "tau(vllm): 1 + accepted drafts / drafts, pooled over all steps\n";
+  std::vector<std::string> countings;
+  for (const SummaryRow& r : rows)
+    if (!r.stepCounting.empty() && std::ranges::find(countings, r.stepCounting) == countings.end())
+      countings.push_back(r.stepCounting);
+  for (const std::string& counting : countings) {
+    const auto known = engine::parseStepCounting(counting);
+    out += "live steps counted " + (known ? std::string(engine::stepCountingDescription(*known)) : counting) +
+           (countings.size() > 1 ? " (" + counting + " runs)" : "") + "\n";
+  }
   return out;
 }
 
@@ -214,6 +228,7 @@ nlohmann::json summaryJson(std::span<const SummaryRow> rows) {
       row["tau_vllm"] = r.tauVllm;
       if (r.tauSglang) row["tau_sglang"] = *r.tauSglang;
     }
+    if (!r.stepCounting.empty()) row["step_counting"] = r.stepCounting;
     out.push_back(std::move(row));
   }
   return out;

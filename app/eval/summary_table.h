@@ -28,6 +28,8 @@ struct SummaryRun {
   std::string mode;     // "live", "teacher-forced", "ddtree-8"
   std::string variant;  // mask variant
   std::vector<SummaryResponse> responses;
+  // Live runs: how the last steps were drafted and counted (engine::stepCountingName).
+  std::string stepCounting;
 };
 
 struct SummaryRow {
@@ -39,6 +41,7 @@ struct SummaryRow {
   analysis::Interval tau;
   std::optional<double> tauSglang;  // live only
   double tauVllm = 0;
+  std::string stepCounting;  // live only: SummaryRun::stepCounting
 };
 
 // Short, distinct labels for drafter directories: the directory's name, or as many trailing

@@ -3,8 +3,8 @@
 
 Usage: check_demo_tau.py DFLASH_EVAL DEMO_DIR WORK_DIR
 
-Each run's tau (z-lab convention) must be within the file's stated tolerance of the recorded
-value, and the story of the user story must hold in numbers: the good drafter reaches the stated
+Each run's tau (z-lab convention), and each live run's tau(sglang), must be within the file's
+stated tolerance of the recorded value (live steps counted as dflash 0.1.0 counts them), and the story of the user story must hold in numbers: the good drafter reaches the stated
 minimum live tau; its early checkpoint and the drafter trained with the anchor-visible mask bug
 score lower live; the good drafter evaluated with the anchor-visible mask (the eval-side bug)
 scores lower than with the reference mask, teacher-forced and DDTree; and the bugged drafter
@@ -29,7 +29,9 @@ def main():
     subprocess.run([engine, "demo", "--demo-dir", str(demo_dir), "-o", str(session)], check=True,
                    stdout=subprocess.DEVNULL)
     names = {r["run_id"]: r["name"] for r in export(engine, session, "runs")}
-    tau = {names[m["run_id"]]: m["tau_reference"] for m in export(engine, session, "metrics")}
+    metrics = export(engine, session, "metrics")
+    tau = {names[m["run_id"]]: m["tau_reference"] for m in metrics}
+    tau_sglang = {names[m["run_id"]]: m["tau_sglang"] for m in metrics if m.get("tau_sglang") is not None}
     expected = json.loads((demo_dir / "expected_tau.json").read_text())
     tolerance = expected["tolerance"]
     failures = []
@@ -38,6 +40,11 @@ def main():
             failures.append(f"{name}: missing from the session")
         elif abs(tau[name] - value) > tolerance:
             failures.append(f"{name}: tau {tau[name]:.3f}, recorded {value:.3f} (tolerance {tolerance})")
+    for name, value in expected["tau_sglang"].items():
+        if name not in tau_sglang:
+            failures.append(f"{name}: no tau(sglang) in the session")
+        elif abs(tau_sglang[name] - value) > tolerance:
+            failures.append(f"{name}: tau(sglang) {tau_sglang[name]:.3f}, recorded {value:.3f} (tolerance {tolerance})")
     good = tau.get("drafter-good/live/reference", 0.0)
     story = {
         f"good drafter live tau {good:.3f} >= {expected['good_live_minimum']}": good >= expected["good_live_minimum"],

@@ -99,6 +99,12 @@ TEST(RunOptions, LimitAndThinking) {
   EXPECT_TRUE(parse({"--skip-bad-prompts"}).skipBadPrompts);
 }
 
+TEST(RunOptions, StepCountingDefaultsToDflashAndNamesAWrongValue) {
+  EXPECT_EQ(parse({}).stepCounting, engine::StepCounting::Dflash);
+  EXPECT_EQ(parse({"--step-counting", "full-blocks"}).stepCounting, engine::StepCounting::FullBlocks);
+  EXPECT_NE(usageMessage({"--step-counting", "full"}).find("--step-counting"), std::string::npos);
+}
+
 TEST(RunOptions, ShardFromLauncher) {
   const EnvLookup env = [](const char* name) -> std::optional<std::string> {
     const std::map<std::string, std::string> vars{{"SLURM_PROCID", "2"}, {"SLURM_NTASKS", "4"}};

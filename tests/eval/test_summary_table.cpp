@@ -100,6 +100,23 @@ TEST(SummaryTable, TextAndJsonCarryTheRows) {
   EXPECT_FALSE(j[3].contains("tau_sglang"));
 }
 
+TEST(SummaryTable, LiveRowsSayHowTheirStepsWereCounted) {
+  std::vector<SummaryRun> runs = twoRuns();
+  runs[0].stepCounting = "dflash";
+  const auto rows = summarize(runs);
+  const std::string table = formatSummaryTable(rows);
+  EXPECT_NE(table.find("live steps counted dflash 0.1.0's"), std::string::npos) << table;
+  EXPECT_EQ(table.find("full blocks"), std::string::npos) << table;
+  const nlohmann::json j = nlohmann::json::parse(summaryJson(rows).dump());
+  EXPECT_EQ(j[0]["step_counting"], "dflash");
+  EXPECT_FALSE(j[3].contains("step_counting"));
+  runs.push_back(runs[0]);
+  runs.back().drafter = "step40k";
+  runs.back().stepCounting = "full-blocks";
+  const std::string mixed = formatSummaryTable(summarize(runs));
+  EXPECT_NE(mixed.find("(full-blocks runs)"), std::string::npos) << mixed;
+}
+
 TEST(SummaryTable, ARunWithoutResponsesHasNoTau) {
   const std::vector<SummaryRun> empty{{"step20k", "live", "reference", {}}};
   const auto rows = summarize(empty);

@@ -6,12 +6,13 @@ namespace dfi::analysis {
 namespace {
 
 bool causalWithinBlock(const MaskSpec& spec) {
-  return spec.variant == MaskVariant::BlockCausal || spec.layer == LayerAttention::Sliding;
+  return spec.variant == MaskVariant::BlockCausal || isCausal(spec);
 }
 
 bool outsideWindow(const MaskSpec& spec, std::int64_t queryPosition, std::int64_t keyPosition) {
-  return spec.layer == LayerAttention::Sliding && spec.slidingWindow > 0 &&
-         keyPosition <= queryPosition - spec.slidingWindow;
+  if (spec.layer != LayerAttention::Sliding || spec.slidingWindow <= 0) return false;
+  if (keyPosition <= queryPosition - spec.slidingWindow) return true;
+  return !isCausal(spec) && keyPosition >= queryPosition + spec.slidingWindow;  // symmetric
 }
 
 // A context key at `position` for a block anchored at `anchor`.
@@ -35,6 +36,8 @@ MaskCell ownBlockCell(const MaskSpec& spec, std::int64_t anchor, int querySlot, 
 }
 
 }  // namespace
+
+bool isCausal(const MaskSpec& spec) { return spec.causal.value_or(spec.layer == LayerAttention::Sliding); }
 
 std::string_view maskReasonText(MaskReason reason) {
   switch (reason) {

@@ -82,7 +82,7 @@ struct Reader::Impl {
         maxStep(*db, "SELECT coalesce(max(step_id), 0) FROM steps", "steps"),
         stepsOfRun(*db, selectSql<StepRecord>(version, "WHERE run_id=?1 ORDER BY step_id"), "steps"),
         // Block order: the steps_by_block index gives it without sorting the run.
-        stepSummariesOfRun(*db, stepSummarySql("WHERE run_id=?1 ORDER BY prompt_id, step_index"), "steps"),
+        stepSummariesOfRun(*db, stepSummarySql(version, "WHERE run_id=?1 ORDER BY prompt_id, step_index"), "steps"),
         oneTree(*db, selectSql<TreeRecord>(version, "WHERE step_id=?1"), "trees"),
         statisticsOfStep(*db, selectSql<StatisticRecord>(version, "WHERE step_id=?2 AND run_id=?1"),
                          "statistics"),

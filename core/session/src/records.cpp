@@ -6,7 +6,7 @@ StepSummary summarize(const StepRecord& step) {
   std::int32_t garbled = 0;
   for (std::uint8_t flags : step.garbleFlags) garbled += flags != 0;
   return {step.stepId, step.runId, step.promptId, step.stepIndex, step.mode, step.anchorPosition,
-          static_cast<std::int32_t>(step.draftTokens.size()), step.acceptedCount, garbled};
+          static_cast<std::int32_t>(step.draftTokens.size()), step.acceptedCount, garbled, step.countedLength};
 }
 
 std::size_t tensorDTypeSize(TensorDType dtype) {

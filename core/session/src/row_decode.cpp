@@ -51,12 +51,15 @@ std::string column(std::string_view name) { return std::string(name); }
 }  // namespace
 
 // length() of a BLOB reads its size from the row header, not its bytes.
-std::string stepSummarySql(std::string_view rest) {
+std::string stepSummarySql(std::int32_t version, std::string_view rest) {
+  const AddedColumn* counted = addedColumn<S>(fieldName(&S::countedLength));
+  const std::string countedColumn = counted->sinceVersion > version ? std::string(counted->olderValue)
+                                                                    : column(fieldName(&S::countedLength));
   return "SELECT " + column(fieldName(&S::stepId)) + ", " + column(fieldName(&S::runId)) + ", " +
          column(fieldName(&S::promptId)) + ", " + column(fieldName(&S::stepIndex)) + ", " +
          column(fieldName(&S::mode)) + ", " + column(fieldName(&S::anchorPosition)) + ", length(" +
          column(fieldName(&S::draftTokens)) + "), " + column(fieldName(&S::acceptedCount)) + ", " +
-         column(fieldName(&S::garbleFlags)) + " FROM " + std::string(SqlTable<S>::name) + " " + std::string(rest);
+         column(fieldName(&S::garbleFlags)) + ", " + countedColumn + " FROM " + std::string(SqlTable<S>::name) + " " + std::string(rest);
 }
 
 StepSummary decodeStepSummary(const Statement& row, const std::string& file) {
@@ -82,6 +85,7 @@ StepSummary decodeStepSummary(const Statement& row, const std::string& file) {
   step.acceptedCount = int32(7, fieldName(&S::acceptedCount));
   const auto flags = row.blob(8);
   for (std::uint8_t f : flags) step.garbledSlots += f != 0;
+  step.countedLength = int32(9, fieldName(&S::countedLength));
   // The checks of decodeRecord<StepRecord> that these columns allow.
   constexpr std::int64_t tokenBytes = sizeof(TokenId);
   if (draftBytes % tokenBytes != 0 || draftBytes / tokenBytes > std::numeric_limits<std::int32_t>::max())
@@ -89,6 +93,10 @@ StepSummary decodeStepSummary(const Statement& row, const std::string& file) {
   step.draftSlots = static_cast<std::int32_t>(draftBytes / tokenBytes);
   if (step.acceptedCount < 0 || step.acceptedCount > step.draftSlots)
     fail("accepted count " + std::to_string(step.acceptedCount) + " is outside 0.." + std::to_string(step.draftSlots),
+         step.stepId);
+  if (step.countedLength < 0 || step.countedLength > step.acceptedCount + 1)
+    fail("counted length " + std::to_string(step.countedLength) + " is outside 0.." +
+             std::to_string(step.acceptedCount + 1),
          step.stepId);
   if (!flags.empty() && flags.size() != static_cast<std::size_t>(step.draftSlots))
     fail("garble flags cover " + std::to_string(flags.size()) + " slots, the block has " +

@@ -19,7 +19,7 @@ R decodeRecord(const Statement& row, const std::string& file);
 
 // The few columns a StepSummary needs, without reading the token arrays: "SELECT ... FROM
 // steps <rest>".
-std::string stepSummarySql(std::string_view rest);
+std::string stepSummarySql(std::int32_t version, std::string_view rest);
 StepSummary decodeStepSummary(const Statement& row, const std::string& file);
 
 }  // namespace dfi::session::detail

@@ -67,6 +67,8 @@ template <>
 struct SqlTable<StepRecord> {
   static constexpr std::string_view name = "steps";
   static constexpr std::string_view integerKey = fieldName(&StepRecord::stepId);
+  // Before schema 3 every step counted its accepted drafts and the bonus.
+  static constexpr std::array<AddedColumn, 1> added{{{"counted_length", 3, "0"}}};
 };
 
 template <>

@@ -1,9 +1,11 @@
 #include "dfi/tensorfile/drafter_config.h"
 
 #include <algorithm>
+#include <iterator>
 #include <cmath>
 #include <cstdint>
 #include <set>
+#include <string_view>
 
 #include "config_json.h"
 #include "decoder_geometry.h"
@@ -18,6 +20,53 @@ using detail::ProblemList;
 
 constexpr const char* kDrafterArchitecture = "DFlashDraftModel";
 constexpr int kDefaultBlockSize = 16;  // SGLang's default when a config names none
+
+// The dflash_config keys dflash 0.1.0's DFlashDraftModel reads (each also at the top level).
+constexpr std::string_view kDflashFields[]{"block_size", "mask_token_id", "target_layer_ids",
+                                                        "input_embedding_scale", "output_multiplier",
+                                                        "final_logit_softcapping"};
+// Top-level keys that change nothing the drafter computes beyond what is read here: Qwen3Config's
+// fields (transformers 5.24 writes them all), the bookkeeping transformers and trainers add,
+// and the fields read here.
+constexpr std::string_view kKnownTopLevel[]{
+    "_name_or_path", "architectures", "auto_map", "model_type", "transformers_version", "dtype", "torch_dtype",
+    "attention_bias", "attention_dropout", "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id",
+    "decoder_start_token_id", "head_dim", "hidden_act", "hidden_size", "initializer_range", "intermediate_size",
+    "layer_types", "max_position_embeddings", "max_window_layers", "num_attention_heads", "num_hidden_layers",
+    "num_key_value_heads", "rms_norm_eps", "rope_parameters", "rope_scaling", "rope_theta", "partial_rotary_factor",
+    "sliding_window", "use_sliding_window", "tie_word_embeddings", "use_cache", "vocab_size", "id2label", "label2id",
+    "is_encoder_decoder", "chunk_size_feed_forward", "output_attentions", "output_hidden_states", "return_dict",
+    "problem_type", "tokenizer_class", "dflash_config", "num_target_layers", "target_hidden_size", "is_causal",
+    "block_size", "mask_token_id", "target_layer_ids", "input_embedding_scale", "output_multiplier",
+    "final_logit_softcapping"};
+
+template <std::size_t N>
+bool contains(const std::string_view (&names)[N], std::string_view key) {
+  return std::find(std::begin(names), std::end(names), key) != std::end(names);
+}
+
+// dflash 0.1.0's _draft_value: dflash_config's value, else the top level's.
+std::optional<double> readNumberFlatOrNested(const ConfigObject& top, const std::optional<ConfigObject>& dflash,
+                                             std::string_view key) {
+  if (dflash && dflash->has(key)) return dflash->optionalNumber(key);
+  return top.optionalNumber(key);
+}
+
+void readOutputFields(const ConfigObject& top, const std::optional<ConfigObject>& dflash, DrafterConfig& c) {
+  c.inputEmbeddingScale = readNumberFlatOrNested(top, dflash, "input_embedding_scale").value_or(1.0);
+  c.outputMultiplier = readNumberFlatOrNested(top, dflash, "output_multiplier").value_or(1.0);
+  const std::optional<double> cap = readNumberFlatOrNested(top, dflash, "final_logit_softcapping");
+  if (cap && *cap > 0) c.finalLogitSoftcapping = cap;
+}
+
+void noteUnknownFields(const ConfigObject& top, const std::optional<ConfigObject>& dflash, DrafterConfig& c) {
+  for (const auto& [key, value] : top.json().items())
+    if (!contains(kKnownTopLevel, key))
+      c.warnings.push_back({key, "not a field the engine knows; ignored"});
+  if (dflash)
+    for (const auto& [key, value] : dflash->json().items())
+      if (!contains(kDflashFields, key)) c.warnings.push_back({dflash->pathOf(key), "not a field the engine knows; ignored"});
+}
 
 // A value some writers put at the top level and newer ones under dflash_config: read both,
 // and when both are there they must agree.
@@ -55,10 +104,11 @@ void readTaps(const ConfigObject& top, const std::optional<ConfigObject>& dflash
   std::optional<int> fileTargetLayers = top.optionalInt("num_target_layers", 1, detail::kMaxLayers);
   c.numTargetLayers = fileTargetLayers.value_or(targetNumLayers.value_or(0));
   std::optional<std::vector<int>> ids = dflash ? dflash->optionalIntList("target_layer_ids", 0) : std::nullopt;
+  if (!ids && !(dflash && dflash->has("target_layer_ids"))) ids = top.optionalIntList("target_layer_ids", 0);
   if (ids) {
     c.targetLayerIds = *ids;
     c.targetLayerIdsFromConfig = true;
-  } else if (!(dflash && dflash->has("target_layer_ids"))) {
+  } else if (!(dflash && dflash->has("target_layer_ids")) && !top.has("target_layer_ids")) {
     if (c.numTargetLayers == 0) {
       top.problems().add("dflash_config.target_layer_ids",
                          "absent, and the target depth for the default rule is unknown "
@@ -93,6 +143,13 @@ void readAttentionKinds(const ConfigObject& top, DrafterConfig& c) {
   if (anySliding && !c.slidingWindow)
     top.problems().add("sliding_window", "layer_types has sliding_attention layers but sliding_window is absent");
   c.isCausal = top.optionalBool("is_causal");
+  // Qwen3Config keeps sliding_window only with use_sliding_window, so the dflash package runs
+  // such layers causal but unwindowed; vLLM and SGLang window them, as the engine does.
+  if (anySliding && c.slidingWindow && !useSliding)
+    c.warnings.push_back({"use_sliding_window",
+                          "false or absent: dflash 0.1.0 (through Qwen3Config) runs the sliding layers without a "
+                          "window; the engine windows them by sliding_window " +
+                              std::to_string(*c.slidingWindow) + ", as vLLM and SGLang do"});
 }
 
 }  // namespace
@@ -142,6 +199,8 @@ DrafterConfig parseDrafterConfigText(std::string_view jsonText, const std::strin
                                   .maxPositionEmbeddings = c.maxPositionEmbeddings,
                                   .headDim = c.headDim});
   c.targetHiddenSize = top.optionalInt("target_hidden_size", 1);
+  readOutputFields(top, dflash, c);
+  noteUnknownFields(top, dflash, c);
   problems.throwIfAny(origin);
   return c;
 }

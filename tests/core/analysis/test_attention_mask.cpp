@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "dfi/analysis/attention_mask.h"
 #include "dfi/session/record_fields.h"
 
@@ -131,4 +133,42 @@ TEST(AttentionMask, SlidingLayersAreCausalWithALeftWindow) {
 TEST(AttentionMask, VariantNamesRoundTrip) {
   for (MaskVariant v : kAllMaskVariants) EXPECT_EQ(dfi::parseEnum<dfi::session::MaskVariant>(dfi::enumName(v)), v);
   EXPECT_FALSE(dfi::parseEnum<dfi::session::MaskVariant>("anchor_visible"));
+}
+
+// dflash 0.1.0's _attention_mask, transcribed: query and key indices over [context | block],
+// causal keeps k <= q, a window keeps q - k < W and, when non-causal, k - q < W.
+bool packageRule(std::int64_t q, std::int64_t k, bool causal, int window) {
+  bool visible = true;
+  if (causal) visible = visible && k <= q;
+  if (window > 0) {
+    visible = visible && q - k < window;
+    if (!causal) visible = visible && k - q < window;
+  }
+  return visible;
+}
+
+// vLLM's four drafter attention styles and is_causal on full layers: every inference cell as
+// the package's rule has it (context 0..anchor-1, the block at anchor..anchor+B-1).
+TEST(AttentionMask, EveryAttentionStyleIsThePackagesRule) {
+  const std::int64_t anchor = 9;
+  struct Style {
+    LayerAttention layer;
+    std::optional<bool> causal;
+    bool expectCausal;
+  };
+  for (const Style& s : {Style{LayerAttention::Full, std::nullopt, false}, Style{LayerAttention::Sliding, std::nullopt, true},
+                         Style{LayerAttention::Sliding, false, false}, Style{LayerAttention::Sliding, true, true},
+                         Style{LayerAttention::Full, true, true}, Style{LayerAttention::Full, false, false}}) {
+    const MaskSpec spec{.layer = s.layer, .blockSize = 6, .slidingWindow = s.layer == LayerAttention::Sliding ? 3 : 0,
+                        .causal = s.causal};
+    EXPECT_EQ(isCausal(spec), s.expectCausal);
+    for (int q = 0; q < spec.blockSize; ++q)
+      for (std::int64_t k = 0; k < anchor + spec.blockSize; ++k)
+        ASSERT_EQ(inferenceCell(spec, anchor, q, k).allowed, packageRule(anchor + q, k, s.expectCausal, spec.slidingWindow))
+            << "causal " << s.expectCausal << " sliding " << (s.layer == LayerAttention::Sliding) << " q " << q << " k " << k;
+  }
+  // The symmetric window cuts later slots of the block, named as outside the window.
+  const MaskSpec symmetric{.layer = LayerAttention::Sliding, .blockSize = 6, .slidingWindow = 3, .causal = false};
+  EXPECT_EQ(inferenceCell(symmetric, anchor, 0, anchor + 3).reason, MaskReason::OutsideWindow);
+  EXPECT_TRUE(inferenceCell(symmetric, anchor, 0, anchor + 2).allowed);
 }

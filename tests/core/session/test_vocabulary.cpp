@@ -33,7 +33,7 @@ std::set<std::string_view> namesOf() {
 
 TEST(SessionVocabulary, EveryTableNamesEachFieldOnce) {
   EXPECT_EQ(namesOf<RunRecord>().size(), 21u);
-  EXPECT_EQ(namesOf<StepRecord>().size(), 15u);
+  EXPECT_EQ(namesOf<StepRecord>().size(), 16u);
   namesOf<PromptRecord>();
   namesOf<TreeRecord>();
   namesOf<StatisticRecord>();
@@ -101,8 +101,40 @@ std::string writeVersion1Session(const std::string& name) {
   }
   execSql(path,
           "ALTER TABLE runs DROP COLUMN mode; ALTER TABLE runs DROP COLUMN mask_variant; "
-          "ALTER TABLE runs DROP COLUMN sliding_window; PRAGMA user_version=1;");
+          "ALTER TABLE runs DROP COLUMN sliding_window; ALTER TABLE steps DROP COLUMN counted_length; "
+          "PRAGMA user_version=1;");
   return path;
+}
+
+// Schema 3 added the steps' counted length; an older step counts its accepted drafts and bonus.
+TEST(SessionVocabulary, CountedLengthsRoundTripAndOlderStepsCountInFull) {
+  const std::string path = freshPath("counted.dfi");
+  StepRecord cut, whole;
+  {
+    Writer writer(path, {.mode = OpenMode::Overwrite});
+    const RunId id = writer.addRun(synthetic::run("counted"));
+    writer.addPrompt(synthetic::prompt(id, 0));
+    cut = synthetic::step(id, 0, 0);
+    cut.acceptedCount = 5;
+    cut.countedLength = 3;  // a stop token at the third committed token
+    whole = synthetic::step(id, 0, 1);
+    whole.acceptedCount = 2;
+    writer.addStep(cut);
+    writer.addStep(whole);
+    writer.close();
+  }
+  auto lengths = [](const std::string& file) {
+    Reader reader(file);
+    std::vector<std::int32_t> records, summaries;
+    const RunId run = reader.runs().at(0).runId;
+    reader.forEachStep(run, [&](const StepRecord& s) { records.push_back(s.acceptLength()); });
+    reader.forEachStepSummary(run, [&](const StepSummary& s) { summaries.push_back(s.acceptLength()); });
+    EXPECT_EQ(records, summaries);
+    return records;
+  };
+  EXPECT_EQ(lengths(path), (std::vector<std::int32_t>{3, 3}));
+  execSql(path, "ALTER TABLE steps DROP COLUMN counted_length; PRAGMA user_version=2;");
+  EXPECT_EQ(lengths(path), (std::vector<std::int32_t>{6, 3}));
 }
 
 TEST(SessionVocabulary, Version1FilesReadTheirRunsTyped) {

@@ -62,6 +62,61 @@ TEST(DrafterConfig, ZLabQwen3_6_27BHasSlidingLayers) {
   EXPECT_EQ(c.slidingWindow, 2048);
 }
 
+TEST(DrafterConfig, PublishedConfigsHaveNoWarnings) {
+  for (const char* name : {"zlab_qwen3_8b_dflash_b16.json", "zlab_qwen3_6_27b_dflash.json"}) {
+    const DrafterConfig c = parseDrafterConfig(configFixture(name));
+    EXPECT_TRUE(c.warnings.empty()) << name << ": " << c.warnings.front().field;
+    EXPECT_EQ(c.inputEmbeddingScale, 1.0);
+    EXPECT_EQ(c.outputMultiplier, 1.0);
+    EXPECT_FALSE(c.finalLogitSoftcapping);
+    EXPECT_FALSE(c.isCausal);
+  }
+}
+
+// dflash 0.1.0's _draft_value: dflash_config first, then the top level.
+TEST(DrafterConfig, DflashFieldsNestedOrFlat) {
+  nlohmann::json j = fixture("zlab_qwen3_8b_dflash_b16.json");
+  j["dflash_config"]["input_embedding_scale"] = 1.5;
+  j["input_embedding_scale"] = 9.0;  // the nested value wins, as in the package
+  j["output_multiplier"] = 0.25;
+  j["dflash_config"]["final_logit_softcapping"] = 30;
+  j["is_causal"] = true;
+  DrafterConfig c = parse(j);
+  EXPECT_EQ(c.inputEmbeddingScale, 1.5);
+  EXPECT_EQ(c.outputMultiplier, 0.25);
+  EXPECT_EQ(c.finalLogitSoftcapping, 30.0);
+  EXPECT_EQ(c.isCausal, true);
+  EXPECT_TRUE(c.warnings.empty());
+  j["dflash_config"]["final_logit_softcapping"] = 0;  // <= 0: no cap
+  EXPECT_FALSE(parse(j).finalLogitSoftcapping);
+  j["dflash_config"].erase("target_layer_ids");
+  j["target_layer_ids"] = {2, 4};  // the package's top-level fallback
+  c = parse(j);
+  EXPECT_EQ(c.targetLayerIds, (std::vector<int>{2, 4}));
+  EXPECT_TRUE(c.targetLayerIdsFromConfig);
+}
+
+TEST(DrafterConfig, UnknownFieldsAreWarnedByName) {
+  nlohmann::json j = fixture("zlab_qwen3_8b_dflash_b16.json");
+  j["dflash_config"]["causal"] = true;  // vLLM's spelling: not what dflash reads
+  j["draft_vocab_size"] = 32000;
+  const DrafterConfig c = parse(j);
+  std::vector<std::string> fields;
+  for (const auto& w : c.warnings) fields.push_back(w.field);
+  EXPECT_THAT(fields, ::testing::UnorderedElementsAre("dflash_config.causal", "draft_vocab_size"));
+  EXPECT_THAT(c.warnings.front().message, HasSubstr("not a field the engine knows"));
+}
+
+TEST(DrafterConfig, SlidingLayersWithoutUseSlidingWindowAreWarned) {
+  nlohmann::json j = fixture("zlab_qwen3_6_27b_dflash.json");
+  j["use_sliding_window"] = false;
+  const DrafterConfig c = parse(j);
+  ASSERT_EQ(c.warnings.size(), 1u);
+  EXPECT_EQ(c.warnings[0].field, "use_sliding_window");
+  EXPECT_THAT(c.warnings[0].message, HasSubstr("without a window"));
+  EXPECT_EQ(c.slidingWindow, 2048);
+}
+
 TEST(DrafterConfig, BlockSizeFlatOrNestedMustAgree) {
   nlohmann::json j = fixture("zlab_qwen3_8b_dflash_b16.json");
   j.erase("block_size");

@@ -1,9 +1,10 @@
 #pragma once
-// The DFlash speculative-decoding loop of the reference benchmark (spec-dflash 3), greedy:
-// target prefill -> per step: draft one block from the anchor, verify it with the target in
-// one forward, accept the leading drafts that equal the target's tokens plus the target's
-// bonus token, crop the target cache back to the committed length, and hand the committed
-// tokens' target features to the drafter as new context.
+// The DFlash speculative-decoding loop of the reference (spec-dflash 3 and 8.2, z-lab's dflash
+// 0.1.0 dflash_generate), greedy: target prefill -> per step: draft one block from the anchor,
+// verify it with the target in one forward, accept the leading drafts that equal the target's
+// tokens plus the target's bonus token, crop the target cache back to the committed length,
+// and hand the committed tokens' target features to the drafter as new context. How the last
+// steps are drafted and counted is StepCounting's choice.
 
 #include <cstdint>
 #include <span>
@@ -11,6 +12,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "dfi/engine/step_counting.h"
 #include "dfi/session/records.h"
 #include "models/dflash_drafter.h"
 #include "models/target_model.h"
@@ -21,17 +23,19 @@ struct SpeculativeOptions {
   int maxNewTokens = 256;
   std::vector<std::int64_t> stopTokens;  // generation ends after a step that commits one
   int topK = 0;  // per-slot top-k of the draft distribution recorded with each step
+  StepCounting counting = StepCounting::Dflash;
 };
 
 struct SpeculativeResult {
   std::int64_t promptLength = 0;
-  // Prompt and every committed token, the last step's bonus included (even past a stop token
-  // or maxNewTokens, as the reference's output buffer holds them before it is cut).
+  // Prompt and every committed token. StepCounting::Dflash: dflash_generate's output_ids,
+  // at most prompt + maxNewTokens tokens, ending at the first stop token. FullBlocks: the last
+  // step's bonus included, even past a stop token or maxNewTokens.
   std::vector<std::int64_t> tokens;
   // One live record per step (run, prompt and step ids left for the session writer).
   std::vector<session::StepRecord> steps;
 
-  // tau of this response: the mean of acceptedCount + 1 over its steps.
+  // tau of this response: the mean of the steps' acceptLength() (dflash's acceptance_lengths).
   double meanAcceptLength() const;
 };
 

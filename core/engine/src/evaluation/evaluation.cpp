@@ -220,6 +220,7 @@ std::string EvaluationSettings::toJson() const {
   o.skipBadPrompts = skipBadPrompts;
   o.noParity = !parityCheck;
   o.hiddenStatistics = hiddenStatistics;
+  o.stepCounting = std::string(stepCountingName(stepCounting));
   return dfi::toJson(o).dump();
 }
 
@@ -375,7 +376,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
       auto t0 = Clock::now();
       const SpeculativeResult live = speculativeDecode(
           *models.target, *drafter.model, ids,
-          {.maxNewTokens = settings.maxNewTokens, .stopTokens = stops, .topK = k});
+          {.maxNewTokens = settings.maxNewTokens, .stopTokens = stops, .topK = k, .counting = settings.stepCounting});
       liveSeconds += seconds(Clock::now() - t0);
       const std::vector<session::TokenId> promptTokens(ids.begin(), ids.end());
       book.note(promptTokens);

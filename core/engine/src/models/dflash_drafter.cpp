@@ -67,10 +67,6 @@ DFlashDrafter::DFlashDrafter(tensorfile::DrafterConfig config, DrafterWeights we
                 (tensor->dim() == 2 ? std::to_string(tensor->size(1)) : "no") +
                 " columns, the drafter's hidden_size is " + std::to_string(h));
   }
-  // vLLM's is_causal makes full layers causal too; no published DFlash drafter sets it, and
-  // running it bidirectionally would silently be a different model.
-  require(!config_.isCausal.value_or(false), "is_causal",
-          "is_causal: true (causal full-attention layers) is not supported");
   const std::int64_t vocab = target_.embedTokens.size(0);
   require(*config_.maskTokenId >= 0 && *config_.maskTokenId < vocab, "dflash_config.mask_token_id",
           "mask token id " + std::to_string(*config_.maskTokenId) +
@@ -100,9 +96,12 @@ at::Tensor DFlashDrafter::contextStates(const at::Tensor& targetFeatures, Drafte
 
 at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
                                 std::int64_t anchorToken, std::int64_t anchor,
-                                MaskVariant variant, DrafterProbes* probes) const {
+                                MaskVariant variant, DrafterProbes* probes, int blockLength) const {
   c10::InferenceMode inference;
-  const int b = blockSize();
+  if (blockLength != 0 && (blockLength < 2 || blockLength > blockSize()))
+    throw UsageError("a drafted block has 2 .. " + std::to_string(blockSize()) + " slots, not " +
+                     std::to_string(blockLength));
+  const int b = blockLength != 0 ? blockLength : blockSize();
   const std::int64_t contextLength = analysis::inferenceContextLength(variant, anchor);
   if (cache.length() + newContextFeatures.size(0) != contextLength)
     throw UsageError("a block anchored at position " + std::to_string(anchor) + " sees " +
@@ -122,13 +121,14 @@ at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newCont
   }
   for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
     if (!hasLayersOf(kind)) continue;
-    at::Tensor mask = maskTensor(analysis::inferenceMask(maskSpec(variant, kind), anchor), b,
-                                 contextLength + b, device_);
+    analysis::MaskSpec spec = maskSpec(variant, kind);
+    spec.blockSize = b;
+    at::Tensor mask = maskTensor(analysis::inferenceMask(spec, anchor), b, contextLength + b, device_);
     (kind == LayerAttention::Full ? layout.fullMask : layout.slidingMask) = std::move(mask);
   }
   const at::Tensor anchorTokens = at::full({1}, anchorToken, at::TensorOptions().dtype(at::kLong));
   const at::Tensor states =
-      decode(blockEmbeddings(anchorTokens), contextStates(newContextFeatures, probes), layout, cache);
+      decode(blockEmbeddings(anchorTokens, b), contextStates(newContextFeatures, probes), layout, cache);
   return logits(states.narrow(0, 1, b - 1));
 }
 
@@ -211,12 +211,14 @@ void DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& 
   logitsInto(states.view({n, b, config_.hiddenSize}).narrow(1, 1, b - 1), std::move(logitsOut));
 }
 
-at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens) const {
+at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens, int blockLength) const {
   const std::int64_t n = anchorTokens.size(0);
-  at::Tensor ids = at::full({n, blockSize()}, static_cast<std::int64_t>(*config_.maskTokenId),
+  at::Tensor ids = at::full({n, blockLength != 0 ? blockLength : blockSize()}, static_cast<std::int64_t>(*config_.maskTokenId),
                             at::TensorOptions().dtype(at::kLong));
   ids.select(1, 0).copy_(anchorTokens);
-  const at::Tensor embedded = at::embedding(target_.embedTokens, onDevice(ids.view({-1}), target_.embedTokens.device()));
+  at::Tensor embedded = at::embedding(target_.embedTokens, onDevice(ids.view({-1}), target_.embedTokens.device()));
+  // dflash 0.1.0 scales the target's rows in their dtype, before the drafter sees them.
+  if (config_.inputEmbeddingScale != 1.0) embedded = embedded * config_.inputEmbeddingScale;
   return onDevice(embedded, device_, dtype_);
 }
 
@@ -300,7 +302,7 @@ at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Te
     // much as bf16 differs from fp32.
     const at::Tensor out =
         at::scaled_dot_product_attention(queries, keys, values, mask, 0.0, false, std::nullopt, /*enable_gqa=*/true);
-    return project(merged(out), w.oProj);
+    return project(merged(out), w.oProj, w.oBias);
   }
   // With probabilities asked for (the attention view), the same computation written out.
   // GQA without copies: query head i uses kv head i / (heads / kvHeads), as repeat_kv does.
@@ -315,7 +317,7 @@ at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Te
     probabilities->push_back(probs.reshape({heads, rows, keys.size(2)}).to(at::kFloat));
   }
   const at::Tensor out = at::matmul(probs, values.unsqueeze(2)).reshape({batch, heads, perBatch, d});
-  return project(merged(out), w.oProj);
+  return project(merged(out), w.oProj, w.oBias);
 }
 
 RotaryAngles DFlashDrafter::anglesAt(const std::vector<std::int64_t>& positions) const {
@@ -343,12 +345,21 @@ analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention k
   return {.variant = variant,
           .layer = kind,
           .blockSize = blockSize(),
-          .slidingWindow = kind == LayerAttention::Sliding ? config_.slidingWindow.value_or(0) : 0};
+          .slidingWindow = kind == LayerAttention::Sliding ? config_.slidingWindow.value_or(0) : 0,
+          .causal = config_.isCausal};
 }
 
 at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
   // A drafted block's few rows: project() has a CPU kernel for them (projection.h).
-  return project(onDevice(states, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead);
+  at::Tensor out = project(onDevice(states, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead);
+  scaleLogits(out);
+  return out;
+}
+
+void DFlashDrafter::scaleLogits(at::Tensor& logits) const {
+  // dflash 0.1.0's compute_logits: times output_multiplier, then c * tanh(logits / c).
+  if (config_.outputMultiplier != 1.0) logits.mul_(config_.outputMultiplier);
+  if (config_.finalLogitSoftcapping) logits.div_(*config_.finalLogitSoftcapping).tanh_().mul_(*config_.finalLogitSoftcapping);
 }
 
 void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
@@ -358,6 +369,7 @@ void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
   const at::Tensor rows = states.reshape({-1, states.size(-1)}).contiguous();
   at::Tensor into = out.view({rows.size(0), target_.lmHead.size(0)});
   at::mm_out(into, onDevice(rows, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead.t());
+  scaleLogits(into);
 }
 
 }  // namespace dfi::engine

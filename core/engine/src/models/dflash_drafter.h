@@ -75,11 +75,12 @@ class DFlashDrafter {
   // `newContextFeatures` [S, F*Ht] are the target features of positions cache.length() ..
   // cache.length()+S-1; they are appended to `cache`, which must then reach the context the
   // variant lets the block see (analysis::inferenceContextLength). Returns [B-1, V] logits for
-  // slots 1..B-1 in the LM head's dtype.
+  // slots 1..B-1 in the LM head's dtype. `blockLength` in [2, B] drafts a shorter block of
+  // that many slots, anchor included (dflash 0.1.0's last block of a token budget); 0: B.
   at::Tensor draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
                    std::int64_t anchorToken, std::int64_t anchor,
                    analysis::MaskVariant variant = analysis::MaskVariant::Reference,
-                   DrafterProbes* probes = nullptr) const;
+                   DrafterProbes* probes = nullptr, int blockLength = 0) const;
 
   // Teacher-forced drafting of a whole sequence: `features` [T, F*Ht] and `tokens` [T] (int64)
   // of positions 0..T-1, `anchors` in [0, T). Returns [N, B-1, V] logits. All anchors go
@@ -120,8 +121,8 @@ class DFlashDrafter {
   void teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
                           std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
                           std::int64_t length, DrafterProbes* probes, at::Tensor logitsOut) const;
-  // [N*B, H]: target embeddings of [anchorToken_j, MASK x (B-1)] for each j.
-  at::Tensor blockEmbeddings(const at::Tensor& anchorTokens) const;
+  // [N*b, H]: target embeddings of [anchorToken_j, MASK x (b-1)] for each j (b = B unless given).
+  at::Tensor blockEmbeddings(const at::Tensor& anchorTokens, int blockLength = 0) const;
   // Runs every layer: appends the context rows `ctx` (positions cache.length() ..) to `cache`,
   // then lets the block rows `h` attend over [cache | block]. Returns final-normed states.
   at::Tensor decode(at::Tensor h, const at::Tensor& ctx, const QueryLayout& layout,
@@ -140,6 +141,8 @@ class DFlashDrafter {
   // The same product written into `out` (contiguous, shape states' with the last dimension V),
   // so that teacherForced's chunks fill one result: no temporary per chunk, no concatenation.
   void logitsInto(const at::Tensor& states, at::Tensor out) const;
+  // output_multiplier and final_logit_softcapping, in place.
+  void scaleLogits(at::Tensor& logits) const;
 
   tensorfile::DrafterConfig config_;
   DrafterWeights weights_;

@@ -38,6 +38,7 @@ std::vector<ExpectedTensor> expectedDrafterTensors(const tensorfile::DrafterConf
     out.push_back({layerName(i, "self_attn.v_proj.weight"), {kv, h}});
     if (c.attentionBias) out.push_back({layerName(i, "self_attn.v_proj.bias"), {kv}});
     out.push_back({layerName(i, "self_attn.o_proj.weight"), {h, q}});
+    if (c.attentionBias) out.push_back({layerName(i, "self_attn.o_proj.bias"), {h}});
     out.push_back({layerName(i, "self_attn.q_norm.weight"), {c.headDim}});
     out.push_back({layerName(i, "self_attn.k_norm.weight"), {c.headDim}});
     out.push_back({layerName(i, "post_attention_layernorm.weight"), {h}});
@@ -52,6 +53,8 @@ std::vector<ExpectedTensor> expectedDrafterTensors(const tensorfile::DrafterConf
 DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
                                   const tensorfile::DrafterConfig& config, int targetHiddenSize,
                                   at::ScalarType dtype, at::Device device) {
+  for (const tensorfile::DrafterConfigWarning& w : config.warnings)
+    logText("engine", LogLevel::Warn, (dir / "config.json").string() + ": " + w.field + ": " + w.message);
   auto checkpoint = std::make_shared<const tensorfile::Checkpoint>(
       tensorfile::Checkpoint::open(dir, drafterNames()));
   const WeightLoader loader(*checkpoint, dtype);
@@ -86,6 +89,7 @@ DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
         .qBias = take(layerName(i, "self_attn.q_proj.bias")),
         .kBias = take(layerName(i, "self_attn.k_proj.bias")),
         .vBias = take(layerName(i, "self_attn.v_proj.bias")),
+        .oBias = take(layerName(i, "self_attn.o_proj.bias")),
         .qNorm = take(layerName(i, "self_attn.q_norm.weight")),
         .kNorm = take(layerName(i, "self_attn.k_norm.weight")),
         .postAttentionLayernorm = take(layerName(i, "post_attention_layernorm.weight")),

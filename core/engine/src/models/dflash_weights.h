@@ -18,7 +18,7 @@ namespace dfi::engine {
 struct DrafterLayerWeights {
   at::Tensor inputLayernorm;
   at::Tensor qProj, kProj, vProj, oProj;
-  at::Tensor qBias, kBias, vBias;  // undefined unless attention_bias
+  at::Tensor qBias, kBias, vBias, oBias;  // undefined unless attention_bias (o_proj too, as Qwen3)
   at::Tensor qNorm, kNorm;
   at::Tensor postAttentionLayernorm;
   at::Tensor gateProj, upProj, downProj;
@@ -46,7 +46,8 @@ std::vector<ExpectedTensor> expectedDrafterTensors(const tensorfile::DrafterConf
 // Reads a z-lab drafter directory (config.json's tensors in *.safetensors, names unprefixed or
 // under "model."), checks every tensor against the config (dfi::ValidationError naming the
 // file, the tensor and both shapes; a missing tensor names what was looked for) and moves it
-// to `dtype` on `device`. Tensors the forward does not use are logged as warnings.
+// to `dtype` on `device`. Tensors the forward does not use, and the config's warnings (fields
+// the engine does not know, DrafterConfig::warnings), are logged as warnings.
 DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
                                   const tensorfile::DrafterConfig& config, int targetHiddenSize,
                                   at::ScalarType dtype, at::Device device);

@@ -32,10 +32,18 @@ struct MaskSpec {
   MaskVariant variant = MaskVariant::Reference;
   LayerAttention layer = LayerAttention::Full;
   int blockSize = 16;
-  // Sliding layers only: a query at position p sees keys at positions in (p - W, p] and its
-  // own block causally, as vLLM and SGLang serve Qwen3.6 drafters (spec-dflash 2.3).
+  // Sliding layers only: a query at position p sees keys at positions in (p - W, p], and, when
+  // the layer is non-causal, also in [p, p + W) (a symmetric window; dflash 0.1.0).
   int slidingWindow = 0;
+  // Whether a block slot sees only the slots up to itself: the drafter's is_causal. Absent:
+  // the per-type default of dflash 0.1.0, vLLM and SGLang, causal exactly for sliding layers.
+  // With the layer kinds this gives vLLM's four drafter attention styles: all non-causal full,
+  // causal sliding + non-causal full, all sliding non-causal, all sliding causal.
+  std::optional<bool> causal;
 };
+
+// The layer's causality under `spec` (MaskSpec::causal, else causal exactly when sliding).
+bool isCausal(const MaskSpec& spec);
 
 // Position of block slot `slot` for a block anchored at `anchor` under `variant`.
 std::int64_t blockSlotPosition(MaskVariant variant, std::int64_t anchor, int slot);

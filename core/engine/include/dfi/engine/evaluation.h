@@ -18,6 +18,7 @@
 #include "dfi/engine/model_options.h"
 #include "dfi/session/records.h"
 #include "dfi/engine/model_registry.h"
+#include "dfi/engine/step_counting.h"
 #include "dfi/engine/record_sink.h"
 
 namespace dfi::engine {
@@ -64,6 +65,7 @@ struct EvaluationSettings {
   // Per teacher-forced step: statistics of the target taps, fc, hidden_norm and every
   // drafter layer (dfi/session/hidden_statistics.h). Off by default: ~8 records per tensor.
   bool hiddenStatistics = false;
+  StepCounting stepCounting = StepCounting::Dflash;  // how the live loop's last steps count
 
   std::string toJson() const;  // recorded with every run
 };

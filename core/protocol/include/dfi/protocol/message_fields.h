@@ -57,6 +57,10 @@ struct FieldTable<protocol::RunOptions> {
       field<R>("skip_bad_prompts", &R::skipBadPrompts, "skip malformed prompt lines", kOptional),
       field<R>("no_parity", &R::noParity, "skip the train/eval parity check", kOptional),
       field<R>("hidden_statistics", &R::hiddenStatistics, "record hidden-state statistics per teacher-forced step",
+               kOptional),
+      field<R>("step_counting", &R::stepCounting,
+               "live steps: dflash (dflash 0.1.0: last block shortened to the budget, counts cut at the budget "
+               "and the first stop token) or full-blocks (every block of B, counted in full)",
                kOptional)};
 };
 

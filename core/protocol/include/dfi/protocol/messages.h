@@ -57,6 +57,7 @@ struct RunOptions {
   bool skipBadPrompts = false;
   bool noParity = false;
   bool hiddenStatistics = false;
+  std::string stepCounting = "dflash";  // dfi/engine/step_counting.h: dflash or full-blocks
 
   bool operator==(const RunOptions&) const = default;
 };

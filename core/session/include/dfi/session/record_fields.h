@@ -118,7 +118,10 @@ struct FieldTable<session::StepRecord> {
                {.unit = "float32[]", .bulky = true}),
       field<R>("garble_flags", &R::garbleFlags, "per slot, dfi/analysis/garble.h bits, or empty",
                {.unit = "uint8[]"}),
-      field<R>("mask_variant", &R::maskVariant, "the attention-mask variant the drafter ran with")};
+      field<R>("mask_variant", &R::maskVariant, "the attention-mask variant the drafter ran with"),
+      field<R>("counted_length", &R::countedLength,
+               "tokens counted when cut by the budget or a stop token (dflash 0.1.0); 0: accepted_count + 1",
+               {.unit = "tokens"})};
 };
 
 template <>

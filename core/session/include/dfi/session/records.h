@@ -89,8 +89,12 @@ struct StepRecord {
   std::vector<float> topKProbs;     // slots x k, same order as topKIds
   std::vector<std::uint8_t> garbleFlags;  // per slot, dfi::analysis::GarbleFlag bits, or empty
   std::string maskVariant;                // attention-mask variant the drafter ran with
+  // Tokens the step counts when the reference's convention cut it: within the token budget and
+  // up to the first stop token (dflash 0.1.0); 0: not cut, acceptedCount + 1.
+  std::int32_t countedLength = 0;
 
-  std::int32_t acceptLength() const { return acceptedCount + 1; }  // bonus included
+  // The step's acceptance length: its accepted drafts and the bonus, as counted.
+  std::int32_t acceptLength() const { return countedLength > 0 ? countedLength : acceptedCount + 1; }
   bool operator==(const StepRecord&) const = default;
 };
 
@@ -106,8 +110,9 @@ struct StepSummary {
   std::int32_t draftSlots = 0;     // B-1
   std::int32_t acceptedCount = 0;
   std::int32_t garbledSlots = 0;   // slots with any garble flag set
+  std::int32_t countedLength = 0;  // StepRecord::countedLength
 
-  std::int32_t acceptLength() const { return acceptedCount + 1; }
+  std::int32_t acceptLength() const { return countedLength > 0 ? countedLength : acceptedCount + 1; }
   bool operator==(const StepSummary&) const = default;
 };
 

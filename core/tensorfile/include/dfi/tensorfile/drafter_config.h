@@ -14,6 +14,13 @@
 
 namespace dfi::tensorfile {
 
+// A field the engine reads but runs otherwise than some reader of the file would, or does not
+// know at all: never silently ignored (dflash-eval info lists them, a run logs them).
+struct DrafterConfigWarning {
+  std::string field;  // JSON path: "dflash_config.foo", "use_sliding_window"
+  std::string message;
+};
+
 struct DrafterConfig {
   std::string modelType;
   std::vector<std::string> architectures;
@@ -36,7 +43,15 @@ struct DrafterConfig {
   std::optional<int> slidingWindow;
   int numTargetLayers = 0;  // num_target_layers from the file, else the caller's value, else 0
   std::optional<int> targetHiddenSize;  // vLLM extra "target_hidden_size" when present
-  std::optional<bool> isCausal;  // "is_causal" when present (absent: engines' per-type default)
+  // Top-level "is_causal" (dflash 0.1.0 reads it there): absent -> a layer is causal exactly
+  // when it is a sliding one; present -> every layer causal (true) or non-causal (false).
+  std::optional<bool> isCausal;
+  // dflash 0.1.0's fields, read from dflash_config, else the top level (its _draft_value):
+  double inputEmbeddingScale = 1.0;  // the block's token embeddings are multiplied by it
+  double outputMultiplier = 1.0;     // the drafter's logits are multiplied by it...
+  // ...then, when present and > 0, capped: c * tanh(logits / c).
+  std::optional<double> finalLogitSoftcapping;
+  std::vector<DrafterConfigWarning> warnings;
   std::string rawJson;
 };
 
