@@ -69,6 +69,40 @@ const SpeculativeOptions kFullBlocks{.maxNewTokens = 40, .counting = StepCountin
 const std::vector<std::vector<std::int64_t>> kPrompts{
     {3, 7, 1, 12, 5}, {9, 9, 2, 4, 0, 11, 6, 8}, {14, 2, 5}, {1, 13, 10, 3, 7, 7}};
 
+// The families whose live fixture carries the cache-free Python loop's steps (Llama, gpt-oss:
+// gen_llama_gptoss_models.py); the Qwen3 fixture's loop oracle is the dflash package itself.
+#ifdef DFI_LIVE_REFERENCE_LOOP
+std::vector<std::int64_t> readIds(const tensorfile::Checkpoint& file, const std::string& name) {
+  const tensorfile::TensorView view = file.tensor(name);
+  const auto* data = static_cast<const std::int64_t*>(view.data());
+  return {data, data + view.info().numel()};
+}
+
+TEST_F(LiveLoop, MatchesThePythonReferenceLoopStepForStep) {
+  const tensorfile::Checkpoint reference =
+      tensorfile::Checkpoint::open(kLiveDir / "reference.safetensors", tensorfile::NameMapping::identity());
+  const int b = drafter->blockSize();
+  for (std::size_t i = 0; i < kPrompts.size(); ++i) {
+    const std::string n = std::to_string(i);
+    ASSERT_EQ(readIds(reference, "prompt." + n), kPrompts[i]);
+    const SpeculativeResult live = speculativeDecode(*target, *drafter, kPrompts[i], kFullBlocks);
+    EXPECT_EQ(live.tokens, readIds(reference, "tokens." + n));
+    const std::vector<std::int64_t> rows = readIds(reference, "steps." + n);  // anchor, acc, bonus, drafts
+    const auto width = static_cast<std::size_t>(3 + b - 1);
+    ASSERT_EQ(live.steps.size() * width, rows.size());
+    for (std::size_t s = 0; s < live.steps.size(); ++s) {
+      const session::StepRecord& step = live.steps[s];
+      const auto* row = rows.data() + s * width;
+      SCOPED_TRACE("prompt " + n + " step " + std::to_string(s));
+      EXPECT_EQ(step.anchorPosition, row[0]);
+      EXPECT_EQ(step.acceptedCount, row[1]);
+      EXPECT_EQ(step.bonusToken, row[2]);
+      EXPECT_EQ(step.draftTokens, std::vector<session::TokenId>(row + 3, row + width));
+    }
+  }
+}
+#endif
+
 TEST_F(LiveLoop, CommitsExactlyTheTargetsGreedyContinuation) {
   for (const auto& prompt : kPrompts) {
     const SpeculativeResult live = speculativeDecode(*target, *drafter, prompt, kFullBlocks);

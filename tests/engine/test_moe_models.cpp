@@ -193,7 +193,8 @@ TEST(MoeLiveLoop, LosslessAndStepForStepTheReferenceLoop) {
   for (int i = 0; reference.contains("prompt." + std::to_string(i)); ++i) {
     const std::string n = std::to_string(i);
     const std::vector<std::int64_t> prompt = readIds(reference, "prompt." + n);
-    const SpeculativeResult live = speculativeDecode(*target, drafter, prompt, {.maxNewTokens = 40});
+    const SpeculativeResult live =
+        speculativeDecode(*target, drafter, prompt, {.maxNewTokens = 40, .counting = StepCounting::FullBlocks});
     EXPECT_EQ(live.tokens, readIds(reference, "tokens." + n)) << "prompt " << n;
     EXPECT_EQ(live.tokens, readIds(reference, "greedy." + n)) << "prompt " << n;
     const std::vector<std::int64_t> rows = readIds(reference, "steps." + n);

@@ -329,6 +329,47 @@ def save_drafter(cfg, w, case_dir):
               str(case_dir / "model.safetensors"), metadata={"format": "pt"})
 
 
+LIVE_PROMPTS = [[3, 7, 1, 12, 5], [9, 9, 2, 4, 0, 11, 6, 8], [14, 2, 5], [1, 13, 10, 3, 7, 7]]
+LIVE_MAX_NEW = 40
+
+
+def reference_loop(target, w, cfg, prompt):
+    """spec-dflash 3, greedy, every block in full (StepCounting::FullBlocks): prefill, then per
+    step draft -> verify -> accept + bonus, the target recomputed over the whole sequence. The
+    reference of the target families the dflash package cannot run with its own caches (MoE,
+    Llama, gpt-oss: gen_moe_models.py, gen_llama_gptoss_models.py); Qwen3 dense and hybrid
+    targets are checked against the package itself (gen_dflash_package.py)."""
+    b, taps, mask_id = cfg["block"], cfg["tap_ids"], cfg["mask_id"]
+    embed, lm_head = target.model.embed_tokens.weight, target.lm_head.weight
+    rope = RoPE(cfg, 64)  # the config.json value
+
+    def run_target(ids):
+        out = target(input_ids=torch.tensor([ids]), output_hidden_states=True, use_cache=False)
+        return out.logits[0], torch.cat([out.hidden_states[i + 1][0] for i in taps], -1)
+
+    logits, feats = run_target(prompt)
+    tokens = list(prompt) + [int(logits[-1].argmax())]
+    start, steps = len(prompt), []
+    while start < len(prompt) + LIVE_MAX_NEW:
+        ctx_pos, block_pos = torch.arange(start), torch.arange(start, start + b)
+        masks = {"full_attention": None,
+                 "sliding_attention": sliding_mask(block_pos, torch.cat([ctx_pos, block_pos]),
+                                                   cfg["window"])}
+        states = drafter_forward(w, cfg, rope, feats[:start], ctx_pos,
+                                 embed[block_ids(tokens[start], b, mask_id)], block_pos, masks)
+        drafts = (states[1:] @ lm_head.T).argmax(-1).tolist()
+        logits, block_feats = run_target(tokens[:start] + [tokens[start]] + drafts)
+        post = logits[start:start + b].argmax(-1).tolist()
+        acc = 0
+        while acc < b - 1 and drafts[acc] == post[acc]:
+            acc += 1
+        steps.append([start, acc, post[acc]] + drafts)
+        tokens = tokens[:start + 1] + drafts[:acc] + [post[acc]]
+        feats = block_feats[:start + acc + 1]  # causal: untouched by the rejected drafts
+        start += acc + 1
+    return tokens, steps
+
+
 def generate_live(out_dir):
     torch.manual_seed(SEED)
     target = Qwen3ForCausalLM(Qwen3Config(
