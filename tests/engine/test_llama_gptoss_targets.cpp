@@ -16,6 +16,7 @@
 namespace dfi::engine {
 namespace {
 
+using test::maxAbsDiff;
 using test::TargetOracle;
 INSTANTIATE_TEST_SUITE_P(Models, TargetOracle,
                          ::testing::Values("llama_gptoss/llama3_gqa", "llama_gptoss/llama_bias_tied",
