@@ -46,6 +46,7 @@ from transformers.integrations.mxfp4 import FP4_VALUES, convert_moe_packed_tenso
 
 from gen_drafter import LIVE_DRAFTER, LIVE_PROMPTS, LIVE_VOCAB, random_drafter, reference_loop, save_drafter
 from gen_target_models import SEED, VOCAB, perturb_norms, write_model
+from transformers_reference import greedy
 
 WINDOW = 32
 EXPERTS = ("gate_up_proj", "down_proj")
@@ -178,15 +179,6 @@ def drop_head_dim(model_dir: Path):
 
 
 # --- live loop --------------------------------------------------------------------------
-
-def greedy(target, prompt, new_tokens):
-    """transformers' greedy continuation, recomputed from scratch per token."""
-    ids = list(prompt)
-    with torch.no_grad():
-        for _ in range(new_tokens):
-            ids.append(int(target(input_ids=torch.tensor([ids]), use_cache=False).logits[0, -1].argmax()))
-    return ids
-
 
 def write_live(out_dir: Path, name: str, target, mxfp4=False):
     with torch.no_grad():  # unit-scale weights: clear argmax margins, unlike the small init
