@@ -33,7 +33,6 @@ Usage: gen_llama_gptoss_models.py OUT_DIR
 """
 
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -46,7 +45,7 @@ from transformers.integrations.mxfp4 import FP4_VALUES, convert_moe_packed_tenso
 
 from gen_drafter import LIVE_DRAFTER, LIVE_PROMPTS, LIVE_VOCAB, random_drafter, reference_loop, save_drafter
 from gen_target_models import SEED, VOCAB, perturb_norms, write_model
-from transformers_reference import greedy
+from transformers_reference import greedy, write_parameter_counts
 
 WINDOW = 32
 EXPERTS = ("gate_up_proj", "down_proj")
@@ -211,21 +210,6 @@ def write_live(out_dir: Path, name: str, target, mxfp4=False):
             accepted += [s[1] for s in steps]
     save_file(reference, str(live / "reference.safetensors"))
     print(f"{name}: {len(accepted)} steps, tau {1 + sum(accepted) / len(accepted):.3f}")
-
-
-def write_parameter_counts(model_dir, model):
-    """transformers' own parameter count, and the active count per token from its module tree:
-    each MoE layer's routed experts count k/E (for `info` and the memory plan)."""
-    total = model.num_parameters()
-    routed = 0
-    for module in model.modules():
-        experts = getattr(getattr(module, "mlp", None), "experts", None)
-        if experts is not None:
-            routed += sum(p.numel() for p in experts.parameters())
-    config = model.config
-    share = config.num_experts_per_tok / config.num_local_experts if routed else 1.0
-    active = total - routed + math.floor(routed * share + 0.5)
-    (model_dir / "parameters.json").write_text(json.dumps({"total": total, "active": active}))
 
 
 def main():

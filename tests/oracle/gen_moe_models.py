@@ -6,7 +6,9 @@ Every model is built with transformers, saved with save_pretrained and written e
 gen_target_models.py writes the dense ones (OUT/<name>/reference.safetensors and the trained
 copy OUT/<name>_trained/, same tensors, same token ids), plus the routing transformers chose:
   router.<layer>.experts [T, k] I64 and router.<layer>.weights [T, k] F32, for every sparse
-  layer, taken from the model's own router modules (forward hooks) in the fp32 run.
+  layer, taken from the model's own router modules (forward hooks) in the fp32 run; and
+  parameters.json, transformers' total and active parameter counts (transformers_reference.py,
+  shared with gen_llama_gptoss_models.py).
 Published checkpoints store experts one tensor per expert (mlp.experts.<e>.gate_proj.weight, what
 save_pretrained writes through transformers' conversion mapping) or stacked (mlp.experts.gate_up_proj
 [E, 2I, H], mlp.experts.down_proj [E, H, I]); the *_stacked models are rewritten in the stacked
@@ -36,7 +38,7 @@ from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_drafter  # noqa: E402
 import gen_target_models as dense  # noqa: E402
-from transformers_reference import greedy  # noqa: E402
+from transformers_reference import greedy, write_parameter_counts  # noqa: E402
 
 ROUTER_SCALE = 2.0  # router logits of std ~2: decisive, varied routing (HF's init gives near-uniform)
 ROUTER_MIN_GAP = 2e-5  # 10x the fp32 router-logit differences an exact implementation may have
@@ -114,6 +116,7 @@ def write_moe_reference(model_dir: Path, model, ids, parity: bool, hybrid: bool,
         fp32 = dense.reload(model_dir, type(model), torch.float32)
         gap = (dense.run(fp32, ids).logits[0] - ref["logits"]).abs().max().item()
         assert gap == 0, f"{model_dir.name}: transformers reads the stacked layout differently ({gap})"
+    write_parameter_counts(model_dir, model)
     if not parity:  # the trained copy serves the bf16 argmax test only
         return
     routing, min_gap = reference_routing(fp32, ids)
