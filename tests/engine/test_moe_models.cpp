@@ -1,8 +1,9 @@
 // Mixture-of-experts targets against Hugging Face transformers (tests/oracle/gen_moe_models.py):
 // the shared oracle suite (fp32 logits and hidden states, bf16 argmax, caches and rollback) on
 // Qwen3-MoE, Qwen3.5-MoE and Qwen3-Next with experts, experts stored per expert and stacked;
-// the router's choices equal transformers' own routers'; and the DFlash live loop on a target
-// of each of these families (and Qwen3-Next without experts) is lossless.
+// the router's choices equal transformers' own routers' (gpt-oss's too, in the engine and in
+// `forward --taps`); and the DFlash live loop on a target of each of these families (and
+// Qwen3-Next without experts) is lossless.
 
 #include <filesystem>
 #include <fstream>
@@ -86,7 +87,8 @@ TEST_P(MoeRouting, CachedStepsRouteAsTheFullForward) {
 INSTANTIATE_TEST_SUITE_P(Moe, MoeRouting,
                          ::testing::Values("moe_models/qwen3_moe", "moe_models/qwen3_moe_stacked",
                                            "moe_models/qwen35_moe_vl_layout", "moe_models/qwen35_moe_stacked",
-                                           "moe_models/qwen3_next_moe"));
+                                           "moe_models/qwen3_next_moe", "llama_gptoss/gpt_oss_plain",
+                                           "llama_gptoss/gpt_oss_mxfp4"));
 
 // A copy of `model` whose config.json has `field` (at the level holding the text model) set to
 // `value`; the weights are the fixture's.
@@ -135,33 +137,61 @@ TEST(MoeErrors, ExpertCountOrWidthThatDisagreesWithTheWeightsNamesTensorAndShape
   }
 }
 
-// `dflash-eval forward --taps` writes each tapped sparse layer's routing next to its hidden state.
-TEST(MoeForwardPass, WritesTheRoutingOfTappedSparseLayers) {
-  const std::string model = "moe_models/qwen3_next_moe";  // layer 1 keeps a dense MLP
-  const Reference ref = reference(model);
+// `dflash-eval forward --taps` writes each tapped sparse layer's routing next to its hidden state,
+// equal to transformers' routers' choice (the top-k of the router logits) and weights.
+struct TappedModel {
+  std::string model;
+  std::vector<int> taps;
+};
+
+class MoeForwardPass : public ::testing::TestWithParam<TappedModel> {};
+
+TEST_P(MoeForwardPass, WritesTheRoutingOfTappedSparseLayers) {
+  const TappedModel& c = GetParam();
+  const Reference ref = reference(c.model);
+  const at::Tensor sparse = ref.get("sparse_layers");
+  const std::set<int> sparseLayers(sparse.data_ptr<int64_t>(), sparse.data_ptr<int64_t>() + sparse.numel());
   const at::Tensor ids = ref.ids[0].narrow(0, 0, 130);
   ForwardPassRequest request;
-  request.modelDir = oracleRoot() / model;
+  request.modelDir = oracleRoot() / c.model;
   request.ids.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
-  request.taps = {0, 1, 3};
-  request.out = std::filesystem::path(DFI_BINARY_DIR) / "tmp" / "forward_pass_moe.safetensors";
+  request.taps = c.taps;
+  request.out = std::filesystem::path(DFI_BINARY_DIR) / "tmp" /
+                ("forward_pass_" + std::filesystem::path(c.model).filename().string() + ".safetensors");
   std::filesystem::create_directories(request.out.parent_path());
   runForwardPass(request);
   const auto out = tensorfile::SafetensorsFile::open(request.out);
-  for (const int layer : {0, 3}) {
+  std::size_t routed = 0;
+  double worstWeight = 0;
+  for (const int layer : c.taps) {
     const std::string id = std::to_string(layer);
+    SCOPED_TRACE("layer " + id);
+    if (!sparseLayers.contains(layer)) {
+      EXPECT_FALSE(out.find("router." + id + ".experts"));  // a dense layer routes nothing
+      EXPECT_FALSE(out.find("router." + id + ".weights"));
+      continue;
+    }
+    ++routed;
     // A causal model's first 130 positions do not depend on the later tokens.
     EXPECT_TRUE(referenceTensor(out, "router." + id + ".experts")
                     .equal(ref.get("router." + id + ".experts").narrow(0, 0, 130)));
-    EXPECT_LE(maxAbsDiff(referenceTensor(out, "router." + id + ".weights"),
-                         ref.get("router." + id + ".weights").narrow(0, 0, 130)),
-              1e-5);
+    const double weightDiff = maxAbsDiff(referenceTensor(out, "router." + id + ".weights"),
+                                         ref.get("router." + id + ".weights").narrow(0, 0, 130));
+    EXPECT_LE(weightDiff, 1e-5);
+    worstWeight = std::max(worstWeight, weightDiff);
     EXPECT_EQ(out.find("router." + id + ".experts")->dtype, tensorfile::DType::I64);
     EXPECT_EQ(out.find("router." + id + ".weights")->dtype, tensorfile::DType::F32);
   }
-  EXPECT_FALSE(out.find("router.1.experts"));  // a dense layer routes nothing
-  EXPECT_EQ(out.tensors().size(), 3u + 3u + 4u);  // ids, logits, final; 3 taps; 2 x 2 routing
+  ASSERT_GT(routed, 0u) << "no tapped layer routes";
+  EXPECT_EQ(out.tensors().size(), 3u + c.taps.size() + 2 * routed);  // ids, logits, final; taps; routing
+  report(c.model, "forward --taps routing weights max abs diff (experts equal)", worstWeight);
 }
+
+INSTANTIATE_TEST_SUITE_P(Moe, MoeForwardPass,
+                         ::testing::Values(TappedModel{"moe_models/qwen3_next_moe", {0, 1, 3}},  // layer 1 dense
+                                           TappedModel{"moe_models/qwen3_moe", {1, 2}},          // layer 2 dense
+                                           TappedModel{"llama_gptoss/gpt_oss_plain", {0, 2}},
+                                           TappedModel{"llama_gptoss/gpt_oss_mxfp4", {1}}));
 
 std::vector<std::int64_t> readIds(const tensorfile::Checkpoint& file, const std::string& name) {
   const tensorfile::TensorView view = file.tensor(name);

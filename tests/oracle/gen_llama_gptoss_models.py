@@ -16,6 +16,10 @@ decode, bf16 logits), and OUT/<name>_trained/ the same model after a short train
   qwen3_sliding      Qwen3 with use_sliding_window: the same target-side sliding layers through
                      the attention path without sinks
 
+The gpt-oss references also hold the routing of every layer (router.<layer>.experts and
+router.<layer>.weights, sparse_layers), and every model dir parameters.json (transformers'
+total and active parameter counts), both from transformers_reference.py.
+
 Both gpt-oss models alternate sliding (window 32, so 512 positions cross it many times) and
 full attention layers, use gpt-oss's default YaRN RoPE, and have sinks, router and expert
 biases perturbed to nonzero values.
@@ -44,8 +48,8 @@ from transformers import (GptOssConfig, GptOssForCausalLM, LlamaConfig, LlamaFor
 from transformers.integrations.mxfp4 import FP4_VALUES, convert_moe_packed_tensors
 
 from gen_drafter import LIVE_DRAFTER, LIVE_PROMPTS, LIVE_VOCAB, random_drafter, reference_loop, save_drafter
-from gen_target_models import SEED, VOCAB, perturb_norms, write_model
-from transformers_reference import greedy, write_parameter_counts
+from gen_target_models import SEED, VOCAB, perturb_norms, reload, write_model
+from transformers_reference import add_reference_routing, greedy, write_parameter_counts
 
 WINDOW = 32
 EXPERTS = ("gate_up_proj", "down_proj")
@@ -229,6 +233,9 @@ def main():
         perturb_biases_and_sinks(model)
         write_model(out_dir, name, model.eval(), hybrid=True, **options)
         write_parameter_counts(out_dir / name, model)
+        if isinstance(model, GptOssForCausalLM):  # the routing transformers' routers chose, as loaded
+            add_reference_routing(out_dir / name, reload(out_dir / name, GptOssForCausalLM, torch.float32,
+                                                         **options.get("load_kwargs", {})))
     write_mxfp4_unit_reference(out_dir / "gpt_oss_mxfp4")
     layer_types = json.loads((out_dir / "qwen3_sliding/config.json").read_text())["layer_types"]
     assert layer_types == ["full_attention", "sliding_attention", "sliding_attention"], layer_types

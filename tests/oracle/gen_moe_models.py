@@ -7,8 +7,8 @@ gen_target_models.py writes the dense ones (OUT/<name>/reference.safetensors and
 copy OUT/<name>_trained/, same tensors, same token ids), plus the routing transformers chose:
   router.<layer>.experts [T, k] I64 and router.<layer>.weights [T, k] F32, for every sparse
   layer, taken from the model's own router modules (forward hooks) in the fp32 run; and
-  parameters.json, transformers' total and active parameter counts (transformers_reference.py,
-  shared with gen_llama_gptoss_models.py).
+  parameters.json, transformers' total and active parameter counts
+  (transformers_reference.py holds all three for gen_llama_gptoss_models.py too).
 Published checkpoints store experts one tensor per expert (mlp.experts.<e>.gate_proj.weight, what
 save_pretrained writes through transformers' conversion mapping) or stacked (mlp.experts.gate_up_proj
 [E, 2I, H], mlp.experts.down_proj [E, H, I]); the *_stacked models are rewritten in the stacked
@@ -38,10 +38,9 @@ from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_drafter  # noqa: E402
 import gen_target_models as dense  # noqa: E402
-from transformers_reference import greedy, write_parameter_counts  # noqa: E402
+from transformers_reference import add_reference_routing, greedy, routers, write_parameter_counts  # noqa: E402
 
 ROUTER_SCALE = 2.0  # router logits of std ~2: decisive, varied routing (HF's init gives near-uniform)
-ROUTER_MIN_GAP = 2e-5  # 10x the fp32 router-logit differences an exact implementation may have
 
 
 def assert_torch_fallbacks():
@@ -51,38 +50,10 @@ def assert_torch_fallbacks():
         assert fn.__module__ == modeling_qwen3_5_moe.__name__, f"qwen3_5_moe.{name} is {fn.__module__}"
 
 
-def routers(model):
-    """(layer, router module) for every sparse layer, from the module names transformers gives."""
-    out = []
-    for name, module in model.named_modules():
-        if type(module).__name__.endswith("TopKRouter"):
-            out.append((int(re.search(r"layers\.(\d+)\.mlp\.gate$", name).group(1)), module))
-    return out
-
-
 def perturb_routers(model):
     with torch.no_grad():
         for _, router in routers(model):
             router.weight.copy_(torch.randn_like(router.weight) * ROUTER_SCALE / router.weight.shape[1] ** 0.5)
-
-
-def reference_routing(model, ids):
-    """The experts and weights each router of `model` chose for `ids`, and the smallest gap
-    between the k-th and (k+1)-th router logit: a near tie would let fp32 rounding differences
-    (~1e-6 in these models' hidden states) pick another expert, and the comparison would test luck."""
-    found, gaps, handles = {}, [], []
-    for layer, router in routers(model):
-        def hook(module, args, output, layer=layer):
-            logits, scores, indices = output
-            found[f"router.{layer}.experts"] = indices.to(torch.int64).contiguous()
-            found[f"router.{layer}.weights"] = scores.float().contiguous()
-            ranked = logits.float().sort(-1, descending=True).values
-            gaps.append((ranked[:, module.top_k - 1] - ranked[:, module.top_k]).min().item())
-        handles.append(router.register_forward_hook(hook))
-    dense.run(model, ids)
-    for h in handles:
-        h.remove()
-    return found, min(gaps)
 
 
 def stack_experts(model_dir: Path):
@@ -108,26 +79,15 @@ def stack_experts(model_dir: Path):
 
 def write_moe_reference(model_dir: Path, model, ids, parity: bool, hybrid: bool, stacked: bool):
     dense.write_reference(model_dir, model, ids, parity=parity, hybrid=hybrid)
-    ref = load_file(model_dir / "reference.safetensors")
-    fp32 = dense.reload(model_dir, type(model), torch.float32)
-    layers = fp32.config.get_text_config().num_hidden_layers
     if stacked:
+        logits = load_file(model_dir / "reference.safetensors")["logits"]
         stack_experts(model_dir)
         fp32 = dense.reload(model_dir, type(model), torch.float32)
-        gap = (dense.run(fp32, ids).logits[0] - ref["logits"]).abs().max().item()
+        gap = (dense.run(fp32, ids).logits[0] - logits).abs().max().item()
         assert gap == 0, f"{model_dir.name}: transformers reads the stacked layout differently ({gap})"
     write_parameter_counts(model_dir, model)
-    if not parity:  # the trained copy serves the bf16 argmax test only
-        return
-    routing, min_gap = reference_routing(fp32, ids)
-    assert min_gap > ROUTER_MIN_GAP, f"{model_dir.name}: a near tie between routed experts ({min_gap:.2e}); change its seed"
-    sparse = sorted({int(k.split(".")[1]) for k in routing})
-    used = torch.cat([v.flatten() for k, v in routing.items() if k.endswith("experts")]).unique().numel()
-    ref.update(routing)
-    ref["sparse_layers"] = torch.tensor(sparse, dtype=torch.int64)
-    save_file(ref, str(model_dir / "reference.safetensors"))
-    print(f"{model_dir.name}: sparse layers {sparse} of {layers}, {used} experts used, "
-          f"smallest router logit gap at the top-k boundary {min_gap:.2e}")
+    if parity:  # the trained copy serves the bf16 argmax test only
+        add_reference_routing(model_dir, dense.reload(model_dir, type(model), torch.float32))
 
 
 def write_model(out_dir: Path, name: str, model, hybrid: bool, stacked: bool):
