@@ -49,19 +49,23 @@ TEST(MemoryPlan, OneDeviceHoldsEveryParameterTheModelLoads) {
   }
 }
 
-// gpt-oss, plain and MXFP4-packed: transformers' num_parameters() of the model, and its active
-// count from the module tree (each layer's routed experts at k/E), written by the generator.
+// Every mixture-of-experts model: gpt-oss plain and MXFP4-packed, Qwen3-MoE, Qwen3.5-MoE and
+// Qwen3-Next with experts, experts stored per expert and stacked. transformers' num_parameters()
+// of the model, and its active count from the module tree (each layer's routed experts at k/E),
+// written by the generators (tests/oracle/transformers_reference.py).
 TEST(MemoryPlan, MixtureOfExpertsCountsAsTransformersDoesInEitherLayout) {
-  const auto root = std::filesystem::path(DFI_BINARY_DIR) / "oracle" / "llama_gptoss";
-  for (const std::string model : {"gpt_oss_plain", "gpt_oss_mxfp4"}) {
-    const auto dir = root / model;
+  for (const std::string model :
+       {"llama_gptoss/gpt_oss_plain", "llama_gptoss/gpt_oss_mxfp4", "moe_models/qwen3_moe",
+        "moe_models/qwen3_moe_stacked", "moe_models/qwen35_moe_vl_layout", "moe_models/qwen35_moe_stacked",
+        "moe_models/qwen3_next_moe"}) {
+    const auto dir = std::filesystem::path(DFI_BINARY_DIR) / "oracle" / model;
     const auto expected = nlohmann::json::parse(std::ifstream(dir / "parameters.json"));
     const MemoryPlan plan = planTargetMemory(tensorfile::Checkpoint::open(dir),
                                              tensorfile::parseTargetConfig(dir / "config.json"), {.dtype = "bf16"});
     EXPECT_EQ(plan.totalParameters, expected["total"].get<std::uint64_t>()) << model;
     EXPECT_EQ(plan.activeParameters, expected["active"].get<std::uint64_t>()) << model;
     EXPECT_LT(plan.activeParameters, plan.totalParameters) << model;
-    EXPECT_EQ(plan.devices[0].bytes, 2 * plan.totalParameters) << model << ": dequantized to bf16";
+    EXPECT_EQ(plan.devices[0].bytes, 2 * plan.totalParameters) << model << ": every parameter in bf16";
   }
 }
 

@@ -1,7 +1,8 @@
 """Tiny real checkpoints for `dflash-eval info` (tests/eval, check_info.py).
 
-Targets are transformers models saved with save_pretrained (a Qwen3, and a Qwen3.5
-ConditionalGeneration with a vision tower and F32 A_log next to BF16 weights); drafters are
+Targets are transformers models saved with save_pretrained (a Qwen3, a Qwen3.5
+ConditionalGeneration with a vision tower and F32 A_log next to BF16 weights, and a Qwen3-MoE
+with parameters.json: transformers' total and active parameter counts); drafters are
 DFlash configs with the tensor names and shapes of spec-dflash 1.3, written with the
 safetensors package. expected.json holds what the safetensors package reads back from each
 checkpoint: tensor count, parameters, bytes, dtype mix, vision/MTP parameters; and, as a
@@ -17,9 +18,11 @@ from pathlib import Path
 import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
-from transformers import Qwen3Config, Qwen3ForCausalLM
+from transformers import Qwen3Config, Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM
 from transformers.models.qwen3_5.configuration_qwen3_5 import Qwen3_5Config
 from transformers.models.qwen3_5.modeling_qwen3_5 import Qwen3_5ForConditionalGeneration
+
+from transformers_reference import write_parameter_counts
 
 HIDDEN, LAYERS, VOCAB = 64, 6, 512
 BYTES_PER = {"BF16": 2, "F16": 2, "F32": 4}
@@ -51,6 +54,21 @@ def save_qwen3_5(out):
             p.data = p.data.float()
     model.save_pretrained(out)
     return model.num_parameters()
+
+
+def save_qwen3_moe(out):
+    """Experts on layers 1 and 5 (decoder_sparse_step 2, layer 3 in mlp_only_layers), stored one
+    tensor per expert as save_pretrained writes them; parameters.json holds transformers' total
+    and active counts."""
+    config = Qwen3MoeConfig(hidden_size=HIDDEN, intermediate_size=128, num_hidden_layers=LAYERS, num_attention_heads=4,
+                            num_key_value_heads=2, head_dim=16, vocab_size=VOCAB, moe_intermediate_size=32,
+                            num_experts=8, num_experts_per_tok=3, decoder_sparse_step=2, mlp_only_layers=[3],
+                            tie_word_embeddings=False, rope_parameters={"rope_type": "default", "rope_theta": 1e6})
+    model = Qwen3MoeForCausalLM(config).to(torch.bfloat16)
+    model.save_pretrained(out)
+    total, active = write_parameter_counts(out, model)
+    assert active < total
+    return total
 
 
 def save_drafter(out, taps, fc_in, mask_token_id, layers=2):
@@ -108,7 +126,8 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     hf_counts = {"target_qwen3": save_qwen3(out / "target_qwen3"),
                  "target_qwen3_tied_bias": save_qwen3(out / "target_qwen3_tied_bias", tied=True, bias=True),
-                 "target_qwen3_5": save_qwen3_5(out / "target_qwen3_5")}
+                 "target_qwen3_5": save_qwen3_5(out / "target_qwen3_5"),
+                 "target_qwen3_moe": save_qwen3_moe(out / "target_qwen3_moe")}
     save_drafter(out / "drafter_good", taps=[1, 3], fc_in=2 * HIDDEN, mask_token_id=VOCAB - 1)
     # fc built for three taps while the config names two; mask id past the embedding; last-layer tap.
     save_drafter(out / "drafter_bad", taps=[1, LAYERS - 1], fc_in=3 * HIDDEN, mask_token_id=VOCAB + 88)

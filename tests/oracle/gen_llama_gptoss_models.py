@@ -16,6 +16,10 @@ decode, bf16 logits), and OUT/<name>_trained/ the same model after a short train
   qwen3_sliding      Qwen3 with use_sliding_window: the same target-side sliding layers through
                      the attention path without sinks
 
+The gpt-oss references also hold the routing of every layer (router.<layer>.experts and
+router.<layer>.weights, sparse_layers), and every model dir parameters.json (transformers'
+total and active parameter counts), both from transformers_reference.py.
+
 Both gpt-oss models alternate sliding (window 32, so 512 positions cross it many times) and
 full attention layers, use gpt-oss's default YaRN RoPE, and have sinks, router and expert
 biases perturbed to nonzero values.
@@ -33,7 +37,6 @@ Usage: gen_llama_gptoss_models.py OUT_DIR
 """
 
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -45,7 +48,8 @@ from transformers import (GptOssConfig, GptOssForCausalLM, LlamaConfig, LlamaFor
 from transformers.integrations.mxfp4 import FP4_VALUES, convert_moe_packed_tensors
 
 from gen_drafter import LIVE_DRAFTER, LIVE_PROMPTS, LIVE_VOCAB, random_drafter, reference_loop, save_drafter
-from gen_target_models import SEED, VOCAB, perturb_norms, write_model
+from gen_target_models import SEED, VOCAB, perturb_norms, reload, write_model
+from transformers_reference import add_reference_routing, greedy, write_parameter_counts
 
 WINDOW = 32
 EXPERTS = ("gate_up_proj", "down_proj")
@@ -179,15 +183,6 @@ def drop_head_dim(model_dir: Path):
 
 # --- live loop --------------------------------------------------------------------------
 
-def greedy(target, prompt, new_tokens):
-    """transformers' greedy continuation, recomputed from scratch per token."""
-    ids = list(prompt)
-    with torch.no_grad():
-        for _ in range(new_tokens):
-            ids.append(int(target(input_ids=torch.tensor([ids]), use_cache=False).logits[0, -1].argmax()))
-    return ids
-
-
 def write_live(out_dir: Path, name: str, target, mxfp4=False):
     with torch.no_grad():  # unit-scale weights: clear argmax margins, unlike the small init
         for pname, p in target.named_parameters():
@@ -221,21 +216,6 @@ def write_live(out_dir: Path, name: str, target, mxfp4=False):
     print(f"{name}: {len(accepted)} steps, tau {1 + sum(accepted) / len(accepted):.3f}")
 
 
-def write_parameter_counts(model_dir, model):
-    """transformers' own parameter count, and the active count per token from its module tree:
-    each MoE layer's routed experts count k/E (for `info` and the memory plan)."""
-    total = model.num_parameters()
-    routed = 0
-    for module in model.modules():
-        experts = getattr(getattr(module, "mlp", None), "experts", None)
-        if experts is not None:
-            routed += sum(p.numel() for p in experts.parameters())
-    config = model.config
-    share = config.num_experts_per_tok / config.num_local_experts if routed else 1.0
-    active = total - routed + math.floor(routed * share + 0.5)
-    (model_dir / "parameters.json").write_text(json.dumps({"total": total, "active": active}))
-
-
 def main():
     out_dir = Path(sys.argv[1])
     torch.set_num_threads(1)
@@ -253,6 +233,9 @@ def main():
         perturb_biases_and_sinks(model)
         write_model(out_dir, name, model.eval(), hybrid=True, **options)
         write_parameter_counts(out_dir / name, model)
+        if isinstance(model, GptOssForCausalLM):  # the routing transformers' routers chose, as loaded
+            add_reference_routing(out_dir / name, reload(out_dir / name, GptOssForCausalLM, torch.float32,
+                                                         **options.get("load_kwargs", {})))
     write_mxfp4_unit_reference(out_dir / "gpt_oss_mxfp4")
     layer_types = json.loads((out_dir / "qwen3_sliding/config.json").read_text())["layer_types"]
     assert layer_types == ["full_attention", "sliding_attention", "sliding_attention"], layer_types

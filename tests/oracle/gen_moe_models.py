@@ -6,15 +6,18 @@ Every model is built with transformers, saved with save_pretrained and written e
 gen_target_models.py writes the dense ones (OUT/<name>/reference.safetensors and the trained
 copy OUT/<name>_trained/, same tensors, same token ids), plus the routing transformers chose:
   router.<layer>.experts [T, k] I64 and router.<layer>.weights [T, k] F32, for every sparse
-  layer, taken from the model's own router modules (forward hooks) in the fp32 run.
+  layer, taken from the model's own router modules (forward hooks) in the fp32 run; and
+  parameters.json, transformers' total and active parameter counts
+  (transformers_reference.py holds all three for gen_llama_gptoss_models.py too).
 Published checkpoints store experts one tensor per expert (mlp.experts.<e>.gate_proj.weight, what
 save_pretrained writes through transformers' conversion mapping) or stacked (mlp.experts.gate_up_proj
 [E, 2I, H], mlp.experts.down_proj [E, H, I]); the *_stacked models are rewritten in the stacked
 layout, and transformers loading them back must give the same logits.
 
-OUT/live/ holds a tiny Qwen3.5-MoE target (hybrid: Gated DeltaNet layers that the loop rolls
-back), a random DFlash drafter for it and the reference loop's tokens (gen_drafter.py's
-spec-dflash 3 loop run with this target), plus the target's greedy continuation.
+OUT/live_<family>/ (qwen35_moe, qwen3_moe, qwen3_next_moe, and qwen3_next without experts): a
+tiny target of the family, a random DFlash drafter for it and the reference loop's tokens
+(gen_drafter.py's spec-dflash 3 loop run with this target), plus the target's greedy
+continuation greedy.<i>.
 
 Usage: gen_moe_models.py OUT_DIR
 """
@@ -35,9 +38,9 @@ from transformers.models.qwen3_5_moe import modeling_qwen3_5_moe
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_drafter  # noqa: E402
 import gen_target_models as dense  # noqa: E402
+from transformers_reference import add_reference_routing, greedy, routers, write_parameter_counts  # noqa: E402
 
 ROUTER_SCALE = 2.0  # router logits of std ~2: decisive, varied routing (HF's init gives near-uniform)
-ROUTER_MIN_GAP = 2e-5  # 10x the fp32 router-logit differences an exact implementation may have
 
 
 def assert_torch_fallbacks():
@@ -47,38 +50,10 @@ def assert_torch_fallbacks():
         assert fn.__module__ == modeling_qwen3_5_moe.__name__, f"qwen3_5_moe.{name} is {fn.__module__}"
 
 
-def routers(model):
-    """(layer, router module) for every sparse layer, from the module names transformers gives."""
-    out = []
-    for name, module in model.named_modules():
-        if type(module).__name__.endswith("TopKRouter"):
-            out.append((int(re.search(r"layers\.(\d+)\.mlp\.gate$", name).group(1)), module))
-    return out
-
-
 def perturb_routers(model):
     with torch.no_grad():
         for _, router in routers(model):
             router.weight.copy_(torch.randn_like(router.weight) * ROUTER_SCALE / router.weight.shape[1] ** 0.5)
-
-
-def reference_routing(model, ids):
-    """The experts and weights each router of `model` chose for `ids`, and the smallest gap
-    between the k-th and (k+1)-th router logit: a near tie would let fp32 rounding differences
-    (~1e-6 in these models' hidden states) pick another expert, and the comparison would test luck."""
-    found, gaps, handles = {}, [], []
-    for layer, router in routers(model):
-        def hook(module, args, output, layer=layer):
-            logits, scores, indices = output
-            found[f"router.{layer}.experts"] = indices.to(torch.int64).contiguous()
-            found[f"router.{layer}.weights"] = scores.float().contiguous()
-            ranked = logits.float().sort(-1, descending=True).values
-            gaps.append((ranked[:, module.top_k - 1] - ranked[:, module.top_k]).min().item())
-        handles.append(router.register_forward_hook(hook))
-    dense.run(model, ids)
-    for h in handles:
-        h.remove()
-    return found, min(gaps)
 
 
 def stack_experts(model_dir: Path):
@@ -104,25 +79,15 @@ def stack_experts(model_dir: Path):
 
 def write_moe_reference(model_dir: Path, model, ids, parity: bool, hybrid: bool, stacked: bool):
     dense.write_reference(model_dir, model, ids, parity=parity, hybrid=hybrid)
-    ref = load_file(model_dir / "reference.safetensors")
-    fp32 = dense.reload(model_dir, type(model), torch.float32)
-    layers = fp32.config.get_text_config().num_hidden_layers
     if stacked:
+        logits = load_file(model_dir / "reference.safetensors")["logits"]
         stack_experts(model_dir)
         fp32 = dense.reload(model_dir, type(model), torch.float32)
-        gap = (dense.run(fp32, ids).logits[0] - ref["logits"]).abs().max().item()
+        gap = (dense.run(fp32, ids).logits[0] - logits).abs().max().item()
         assert gap == 0, f"{model_dir.name}: transformers reads the stacked layout differently ({gap})"
-    if not parity:  # the trained copy serves the bf16 argmax test only
-        return
-    routing, min_gap = reference_routing(fp32, ids)
-    assert min_gap > ROUTER_MIN_GAP, f"{model_dir.name}: a near tie between routed experts ({min_gap:.2e}); change its seed"
-    sparse = sorted({int(k.split(".")[1]) for k in routing})
-    used = torch.cat([v.flatten() for k, v in routing.items() if k.endswith("experts")]).unique().numel()
-    ref.update(routing)
-    ref["sparse_layers"] = torch.tensor(sparse, dtype=torch.int64)
-    save_file(ref, str(model_dir / "reference.safetensors"))
-    print(f"{model_dir.name}: sparse layers {sparse} of {layers}, {used} experts used, "
-          f"smallest router logit gap at the top-k boundary {min_gap:.2e}")
+    write_parameter_counts(model_dir, model)
+    if parity:  # the trained copy serves the bf16 argmax test only
+        add_reference_routing(model_dir, dense.reload(model_dir, type(model), torch.float32))
 
 
 def write_model(out_dir: Path, name: str, model, hybrid: bool, stacked: bool):
@@ -195,43 +160,76 @@ BUILDERS = [
 ]
 
 
-# The live loop: gen_drafter's LIVE_DRAFTER (hidden 32, taps 1 and 2 of 4 layers, vocab 16).
-# A random drafter agrees with a random target only by chance: with this target seed it does
-# now and then (tau 1.40 over 114 steps), so the loop both accepts and rolls back;
+# The live loops: gen_drafter's LIVE_DRAFTER (hidden 32, taps 1 and 2, vocab 16) on a tiny
+# target of each MoE family. A random drafter agrees with a random target only by chance: with
+# these target seeds it does now and then, so each loop both accepts and rolls back;
 # generate_live checks that it still does.
-LIVE_SEED = 2
-def live_target():
+def live_qwen35_moe(common):
+    """Hybrid: Gated DeltaNet layers the loop rolls back, every MLP sparse with a shared expert."""
+    return Qwen3_5MoeForCausalLM(qwen35_moe_text(**common, linear_key_head_dim=8, linear_value_head_dim=8,
+                                                 moe_intermediate_size=16, shared_expert_intermediate_size=24,
+                                                 num_experts=4, num_experts_per_tok=2))
+
+
+def live_qwen3_moe(common):
+    """No shared expert; decoder_sparse_step 2 and mlp_only_layers [3] of 6 layers leave layers 1
+    and 5 sparse (tap 1 routed, tap 2 dense)."""
+    return Qwen3MoeForCausalLM(Qwen3MoeConfig(**dict(common, num_hidden_layers=6), intermediate_size=48,
+                                              moe_intermediate_size=16, num_experts=4, num_experts_per_tok=2,
+                                              decoder_sparse_step=2, mlp_only_layers=[3], norm_topk_prob=True,
+                                              rope_parameters={"rope_type": "default", "rope_theta": 10000.0}))
+
+
+def qwen3_next_live(common, **mlp):
+    return Qwen3NextForCausalLM(Qwen3NextConfig(**common, intermediate_size=48, linear_conv_kernel_dim=4,
+                                                linear_key_head_dim=8, linear_value_head_dim=8,
+                                                linear_num_key_heads=2, linear_num_value_heads=4,
+                                                rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                                 "partial_rotary_factor": 0.5}, **mlp))
+
+
+def live_qwen3_next_moe(common):
+    """Hybrid with experts and the shared expert; layer 2 keeps a dense MLP (mlp_only_layers)."""
+    return qwen3_next_live(common, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
+                           shared_expert_intermediate_size=24, mlp_only_layers=[2])
+
+
+def live_qwen3_next(common):
+    """Qwen3-Next without experts (num_experts 0): dense MLPs beside the fused Gated DeltaNet."""
+    return qwen3_next_live(common, num_experts=0)
+
+
+LIVE_TARGETS = {
+    # fixture directory: (builder, seed, RMSNorm weight offset: 0 where the norm is (1 + w))
+    "live_qwen35_moe": (live_qwen35_moe, 2, 0.0),  # tau 1.40 over 114 steps
+    "live_qwen3_moe": (live_qwen3_moe, 2, 1.0),  # tau 1.11 over 144 steps
+    "live_qwen3_next_moe": (live_qwen3_next_moe, 2, 0.0),  # tau 1.91 over 86 steps
+    "live_qwen3_next": (live_qwen3_next, 8, 0.0),  # tau 1.32 over 121 steps (seeds 2-6 accept too rarely)
+}
+
+
+def live_target(build, norm_offset):
     cfg = gen_drafter.LIVE_DRAFTER
-    text = qwen35_moe_text(vocab_size=gen_drafter.LIVE_VOCAB, hidden_size=cfg["hidden"],
-                           num_hidden_layers=cfg["target_layers"], num_attention_heads=4, num_key_value_heads=2,
-                           head_dim=8, linear_key_head_dim=8, linear_value_head_dim=8, moe_intermediate_size=16,
-                           shared_expert_intermediate_size=24, num_experts=4, num_experts_per_tok=2,
-                           max_position_embeddings=128, tie_word_embeddings=False)
-    model = Qwen3_5MoeForCausalLM(text)
+    common = dict(vocab_size=gen_drafter.LIVE_VOCAB, hidden_size=cfg["hidden"], num_hidden_layers=cfg["target_layers"],
+                  num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=128,
+                  tie_word_embeddings=False, initializer_range=0.1, rms_norm_eps=1e-6)
+    model = build(common)
     with torch.no_grad():  # unit-scale weights: clear argmax margins, unlike the 0.02 init
         for name, p in model.named_parameters():
             if p.dim() >= 2 and "conv1d" not in name:
                 p.copy_(torch.randn_like(p) / (1.0 if "embed" in name else p.shape[-1] ** 0.5))
             elif name.endswith("norm.weight") or name.endswith("layernorm.weight"):
-                p.copy_(0.2 * torch.randn_like(p))
+                p.copy_(norm_offset + 0.2 * torch.randn_like(p))
     return model.eval()
 
 
-def greedy(model, prompt, new_tokens):
-    """The target's greedy continuation, every token from a full recompute."""
-    ids = list(prompt)
-    with torch.no_grad():
-        for _ in range(new_tokens):
-            ids.append(int(model(input_ids=torch.tensor([ids]), use_cache=False).logits[0, -1].argmax()))
-    return ids
-
-
-def generate_live(out_dir: Path):
-    torch.manual_seed(LIVE_SEED)
-    target = live_target()
-    live = out_dir / "live"
+def generate_live(out_dir: Path, name: str):
+    build, seed, norm_offset = LIVE_TARGETS[name]
+    torch.manual_seed(seed)
+    target = live_target(build, norm_offset)
+    live = out_dir / name
     target.save_pretrained(live / "target", safe_serialization=True)
-    cfg = gen_drafter.LIVE_DRAFTER
+    cfg = dict(gen_drafter.LIVE_DRAFTER, target_layers=target.config.num_hidden_layers)
     w = gen_drafter.random_drafter(cfg, torch.Generator().manual_seed(dense.SEED + 100))
     gen_drafter.save_drafter(cfg, w, live / "drafter")
     reference = {}
@@ -242,11 +240,11 @@ def generate_live(out_dir: Path):
             reference[f"tokens.{i}"] = torch.tensor(tokens)
             reference[f"steps.{i}"] = torch.tensor(steps)
             reference[f"greedy.{i}"] = torch.tensor(greedy(target, prompt, len(tokens) - len(prompt)))
-            assert tokens == reference[f"greedy.{i}"].tolist(), f"live prompt {i}: the reference loop is not lossless"
+            assert tokens == reference[f"greedy.{i}"].tolist(), f"{name} prompt {i}: the reference loop is not lossless"
     save_file(reference, str(live / "reference.safetensors"))
     accepted = torch.cat([reference[f"steps.{i}"][:, 1] for i in range(len(gen_drafter.LIVE_PROMPTS))])
-    print(f"live: {accepted.numel()} steps, tau {1 + accepted.float().mean():.3f}")
-    assert (accepted > 0).sum() >= 10, "the live fixture must accept drafts (and roll the rest back)"
+    print(f"{name}: {accepted.numel()} steps, tau {1 + accepted.float().mean():.3f}")
+    assert (accepted > 0).sum() >= 10, f"{name}: the live fixture must accept drafts (and roll the rest back)"
 
 
 def main():
@@ -261,7 +259,8 @@ def main():
         perturb_routers(model)
         write_model(out_dir, name, model.eval(), hybrid, stacked)
         manifest[name] = {"hybrid": hybrid, "stacked": stacked}
-    generate_live(out_dir)
+    for name in LIVE_TARGETS:
+        generate_live(out_dir, name)
     (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1))
 
 
