@@ -12,7 +12,7 @@ namespace {
 
 QCustomPlot* makePlot(const QString& title, const QString& x, const QString& y) {
   auto* plot = new QCustomPlot;
-  plot->setMinimumSize(260, 220);
+  plot->setMinimumSize(200, 130);
   plot->plotLayout()->insertRow(0);
   plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(plot->font().family(), 9, QFont::Bold)));
   plot->xAxis->setLabel(x);

@@ -1,5 +1,7 @@
 #include "windows/main_window.h"
 
+#include <algorithm>
+
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
@@ -8,8 +10,10 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
+#include <QStyle>
 
 #include "context/file_session_source.h"
 #include "context/inspect_client.h"
@@ -17,6 +21,7 @@
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
 #include "dfi/base/version.h"
+#include "widgets/panel_scroll_area.h"
 #include "widgets/recent_files_menu.h"
 #include "widgets/view_export.h"
 #include "windows/attention_view.h"
@@ -33,7 +38,7 @@ namespace dfi::ui {
 namespace {
 
 // Bump when panels are added or renamed, so an old saved layout is not applied to new docks.
-constexpr int kLayoutVersion = 5;
+constexpr int kLayoutVersion = 6;
 
 QStringList droppedSessions(const QMimeData* mime) {
   QStringList paths;
@@ -41,6 +46,12 @@ QStringList droppedSessions(const QMimeData* mime) {
     if (url.isLocalFile() && url.toLocalFile().endsWith(QLatin1String(".dfi"), Qt::CaseInsensitive))
       paths << url.toLocalFile();
   return paths;
+}
+
+// The screen area a window of ours may take: the one it is on, less task bars and docks.
+QRect availableArea(const QWidget* window) {
+  const QScreen* screen = window->screen() ? window->screen() : QGuiApplication::primaryScreen();
+  return screen ? screen->availableGeometry() : QRect();
 }
 
 }  // namespace
@@ -62,12 +73,12 @@ MainWindow::MainWindow(QWidget* parent)
   setWindowIcon(QIcon(QStringLiteral(":/icons/dflash-inspector.svg")));
   setAcceptDrops(true);
   setDockNestingEnabled(true);
-  resize(1400, 900);
 
-  // Default layout: the navigator on the left, the block's tokens above its mask on the
-  // right (the tree in a tab behind the mask, the run comparison behind the tokens), the log
-  // along the bottom.
-  addPanel(navigator_, tr("Navigator"), QStringLiteral("NavigatorDock"), Qt::LeftDockWidgetArea);
+  // Default layout: the navigator on the left above the log, the block's tokens above its
+  // mask on the right (the tree in a tab behind the mask, the run comparison behind the
+  // tokens). The log is not along the bottom: a bottom dock area takes every pixel the window
+  // grows by when there is no central widget.
+  QDockWidget* navigator = addPanel(navigator_, tr("Navigator"), QStringLiteral("NavigatorDock"), Qt::LeftDockWidgetArea);
   QDockWidget* tokens = addPanel(tokenView_, tr("Tokens"), QStringLiteral("TokenDock"), Qt::RightDockWidgetArea);
   QDockWidget* mask = addPanel(maskView_, tr("Attention mask"), QStringLiteral("MaskDock"), Qt::RightDockWidgetArea);
   splitDockWidget(tokens, mask, Qt::Vertical);
@@ -80,15 +91,12 @@ MainWindow::MainWindow(QWidget* parent)
   QDockWidget* compare = addPanel(compareView_, tr("Compare runs"), QStringLiteral("CompareDock"), Qt::RightDockWidgetArea);
   tabifyDockWidget(tokens, compare);
   tokens->raise();
-  addDockWidget(Qt::BottomDockWidgetArea, logDock_);
-  resizeDocks({findChild<QDockWidget*>(QStringLiteral("NavigatorDock"))}, {420}, Qt::Horizontal);
-  resizeDocks({logDock_}, {140}, Qt::Vertical);
-  resizeDocks({tokens, mask}, {450, 350}, Qt::Vertical);
+  addDockWidget(Qt::LeftDockWidgetArea, logDock_);
+  splitDockWidget(navigator, logDock_, Qt::Vertical);
+  logDock_->installEventFilter(this);
   buildMenus();
-  defaultLayout_ = saveState(kLayoutVersion);
-  QSettings settings;
-  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-  restoreState(settings.value(QStringLiteral("window/layout")).toByteArray(), kLayoutVersion);
+  restoreGeometry(QSettings().value(QStringLiteral("window/geometry")).toByteArray());
+  fitToScreen();
 
   connect(context_, &SessionContext::errorOccurred, this, &MainWindow::showError);
   connect(context_, &SessionContext::sessionOpened, this, &MainWindow::updateTitle);
@@ -115,7 +123,9 @@ QDockWidget* MainWindow::addPanel(QWidget* panel, const QString& title, const QS
                                   Qt::DockWidgetArea area) {
   auto* dock = new QDockWidget(title, this);
   dock->setObjectName(objectName);
-  dock->setWidget(panel);
+  auto* scroll = new PanelScrollArea(panel);
+  scroll->setObjectName(objectName + QStringLiteral("Scroll"));
+  dock->setWidget(scroll);
   addDockWidget(area, dock);
   return dock;
 }
@@ -177,6 +187,21 @@ void MainWindow::resetLayout() {
   restoreState(defaultLayout_, kLayoutVersion);
 }
 
+void MainWindow::fitToScreen() {
+  const QRect area = availableArea(this);
+  if (area.isEmpty()) return;
+  // The window manager's frame is outside geometry() and unknown before the first show: leave
+  // a title bar and a border for it then.
+  const QSize known = frameGeometry().size() - size();
+  const QSize frame(std::max(known.width(), 8),
+                    std::max(known.height(), style()->pixelMetric(QStyle::PM_TitleBarHeight, nullptr, this) + 8));
+  const QSize wanted = testAttribute(Qt::WA_Resized) ? size() : QSize(1400, 900);
+  resize(wanted.boundedTo(area.size() - frame));
+  // pos() and move() are the frame's.
+  move(std::clamp(x(), area.left(), std::max(area.left(), area.right() + 1 - width() - frame.width())),
+       std::clamp(y(), area.top(), std::max(area.top(), area.bottom() + 1 - height() - frame.height())));
+}
+
 void MainWindow::exportCurrentView(const QString& path) {
   QWidget* panel = lastFocusedPanel_ ? lastFocusedPanel_.data() : static_cast<QWidget*>(maskView_);
   auto* view = dynamic_cast<ExportableView*>(panel);
@@ -228,6 +253,59 @@ void MainWindow::updateTitle() {
     setWindowTitle(tr("DFlash Inspector"));
     statusBar()->showMessage(tr("No session open: the mask view works as an explainer"));
   }
+}
+
+// The default proportions are set once the window has its size on screen (before, the dock
+// areas are sized from their contents' hints), then the saved layout, if any, replaces them.
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  if (shown_) return;
+  shown_ = true;
+  // Queued: the dock areas are fitted to the window after this event.
+  QMetaObject::invokeMethod(this, &MainWindow::applyDefaultLayout, Qt::QueuedConnection);
+}
+
+void MainWindow::applyDefaultLayout() {
+  // A third of the width for the navigator (the right area is given the rest: two dock areas
+  // without a central widget otherwise split the window evenly), a few lines of log, the
+  // tokens and the mask halving the height.
+  QDockWidget* navigator = dock("NavigatorDock");
+  resizeDocks({navigator, dock("TokenDock")}, {width() / 3, width() - width() / 3}, Qt::Horizontal);
+  resizeDocks({navigator, logDock_}, {height() - logHeight_, logHeight_}, Qt::Vertical);
+  resizeDocks({dock("TokenDock"), dock("MaskDock")}, {height() / 2, height() / 2}, Qt::Vertical);
+  defaultLayout_ = saveState(kLayoutVersion);
+  if (const QByteArray saved = QSettings().value(QStringLiteral("window/layout")).toByteArray(); !saved.isEmpty())
+    restoreState(saved, kLayoutVersion);
+}
+
+QDockWidget* MainWindow::dock(const char* objectName) const {
+  return findChild<QDockWidget*>(QLatin1String(objectName), Qt::FindDirectChildrenOnly);
+}
+
+// The log keeps the height it was given (by the default layout or by dragging its edge):
+// when the window is resized, the navigator above it takes the difference.
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == logDock_ && event->type() == QEvent::Resize && !defaultLayout_.isEmpty() && size() == laidOutSize_ &&
+      logBelowNavigator())
+    logHeight_ = logDock_->height();
+  return QMainWindow::eventFilter(watched, event);
+}
+
+bool MainWindow::logBelowNavigator() const {
+  QDockWidget* navigator = dock("NavigatorDock");
+  return logDock_->isVisible() && navigator->isVisible() && !logDock_->isFloating() && !navigator->isFloating() &&
+         dockWidgetArea(logDock_) == dockWidgetArea(navigator) && logDock_->x() == navigator->x() &&
+         logDock_->y() > navigator->y();
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+  QMainWindow::resizeEvent(event);
+  laidOutSize_ = size();
+  if (defaultLayout_.isEmpty() || !logBelowNavigator()) return;
+  QDockWidget* navigator = dock("NavigatorDock");
+  const int column = navigator->height() + logDock_->height();
+  if (column > logHeight_)
+    resizeDocks({navigator, logDock_}, {column - logHeight_, logHeight_}, Qt::Vertical);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -72,13 +72,14 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
   layout->addWidget(belowValue_, 1, 1);
   layout->addWidget(garbled_, 1, 2);
   layout->addWidget(regression_, 2, 0);
-  // The two drafters share the row's width equally: run names are long ("drafter-good/live/reference").
+  layout->addWidget(regressionMargin_, 2, 1);
+  // The two drafters share a row of their own: run names are long ("drafter-good/live/reference")
+  // and the navigator is narrow on a small screen.
   auto* runs = new QHBoxLayout;
   runs->addWidget(baselineRun_, 1);
   runs->addWidget(worseRun_, 1);
-  layout->addLayout(runs, 2, 1, 1, 2);
-  layout->addWidget(regressionMargin_, 2, 3);
-  layout->addWidget(tree_, 3, 0, 1, 4);
+  layout->addLayout(runs, 3, 0, 1, 4);
+  layout->addWidget(tree_, 4, 0, 1, 4);
   layout->setColumnStretch(2, 1);
 
   connect(search_, &QLineEdit::textChanged, this, &Navigator::applyFilters);
