@@ -166,7 +166,7 @@ RunDialog* MainWindow::runDialog() {
       openFile(path);
     });
     connect(runDialog_, &RunDialog::engineFailed, this,
-            [this](const QString& message) { showError(tr("The engine stopped"), message); });
+            [this](const QString& message) { showError(tr("The evaluation failed"), message); });
   }
   return runDialog_;
 }
