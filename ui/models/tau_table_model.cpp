@@ -1,5 +1,7 @@
 #include "models/tau_table_model.h"
 
+#include "models/tau_convention.h"
+
 #include "dfi/session/record_fields.h"
 
 namespace dfi::ui {
@@ -97,7 +99,7 @@ QVariant TauTableModel::headerData(int section, Qt::Orientation orientation, int
     case ModeColumn: return tr("Mode");
     case PromptsColumn: return tr("Prompts");
     case StepsColumn: return tr("Steps");
-    case TauColumn: return tr("\u03c4");
+    case TauColumn: return tauHeader(TauConvention::Reference);
     case IntervalColumn: return tr("95% CI");
     case TauVllmColumn: return tr("\u03c4 (vLLM)");
     default: return {};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
@@ -94,6 +95,8 @@ MainWindow::MainWindow(QWidget* parent)
   addDockWidget(Qt::LeftDockWidgetArea, logDock_);
   splitDockWidget(navigator, logDock_, Qt::Vertical);
   logDock_->installEventFilter(this);
+  if (QSettings().value(QStringLiteral("view/tau_convention")).toString() == tauConventionName(TauConvention::Vllm))
+    context_->setTauConvention(TauConvention::Vllm);
   buildMenus();
   restoreGeometry(QSettings().value(QStringLiteral("window/geometry")).toByteArray());
   fitToScreen();
@@ -149,6 +152,23 @@ void MainWindow::buildMenus() {
 
   viewMenu_ = menuBar()->addMenu(tr("&View"));
   for (QDockWidget* dock : findChildren<QDockWidget*>()) viewMenu_->addAction(dock->toggleViewAction());
+  viewMenu_->addSeparator();
+  // One tau convention on screen; each header that shows a tau names it.
+  QMenu* tau = viewMenu_->addMenu(tr("&Tau Convention"));
+  auto* conventions = new QActionGroup(tau);
+  for (TauConvention convention : {TauConvention::Reference, TauConvention::Vllm}) {
+    QAction* action = tau->addAction(tauConventionName(convention));
+    action->setObjectName(QStringLiteral("tau-") + tauConventionName(convention));
+    action->setToolTip(tauConventionExplanation(convention));
+    action->setCheckable(true);
+    action->setChecked(convention == context_->tauConvention());
+    conventions->addAction(action);
+    connect(action, &QAction::triggered, this, [this, convention] {
+      context_->setTauConvention(convention);
+      QSettings().setValue(QStringLiteral("view/tau_convention"), tauConventionName(convention));
+    });
+  }
+  tau->setToolTipsVisible(true);
   viewMenu_->addSeparator();
   viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
 

@@ -96,6 +96,10 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
     search_->selectAll();
   });
   connect(model_, &NavigatorModel::loaded, this, &Navigator::updateRunChoices);
+  if (context_) {
+    model_->setTauConvention(context_->tauConvention());
+    connect(context_, &SessionContext::tauConventionChanged, model_, &NavigatorModel::setTauConvention);
+  }
   if (context_) context_->addViewer(this);
   model_->reload();
 }

@@ -141,7 +141,7 @@ void TokenView::showStep(const std::optional<session::StepRecord>& step) {
   table_->setColumnHidden(TokenTableModel::TreePathColumn, !model_->hasTreePath());
   strip_->setHighlightedStep(step->stepIndex);
   const QString where = tr("%1, prompt %2, step %3: anchor '%4' at position %5")
-                            .arg(run ? QString::fromStdString(run->name) : tr("run %1").arg(step->runId))
+                            .arg(context_->runName(step->runId))
                             .arg(step->promptId)
                             .arg(step->stepIndex)
                             .arg(context_->tokenText(step->anchorToken))
