@@ -19,7 +19,6 @@
 namespace dfi::ui {
 namespace {
 
-constexpr int kPlottedAtFirst = 4;  // runs ticked for the plots when a session opens
 
 QTableView* makeTable(QAbstractItemModel* model) {
   auto* table = new QTableView;
@@ -208,13 +207,14 @@ void CompareView::finish(quint64 generation, const std::shared_ptr<Result>& resu
     return;
   }
   const bool newRuns = result->stats != stats_;
+  const bool newPair = newRuns || result->a != a_ || result->b != b_;
   series_ = result->series;
   stats_ = result->stats;
   a_ = result->a;
   b_ = result->b;
   pair_ = std::move(result->pair);
   if (newRuns) {
-    tauModel_->setRows(*series_, *stats_, kPlottedAtFirst);
+    tauModel_->setRows(*series_, *stats_);
     for (QComboBox* box : {runA_, runB_}) {
       const QSignalBlocker block(box);
       box->clear();
@@ -224,6 +224,10 @@ void CompareView::finish(quint64 generation, const std::shared_ptr<Result>& resu
   for (auto [box, row] : {std::pair{runA_, a_}, std::pair{runB_, b_}}) {
     const QSignalBlocker block(box);
     box->setCurrentIndex(row);
+  }
+  // The plots show the pair being compared; other runs can be ticked in beside it.
+  if (newPair) {
+    tauModel_->setShownRows(a_ == b_ ? std::vector<int>{a_} : std::vector<int>{a_, b_});
   }
   regressionModel_->setRegressions(pair_.regressions);
   if (series_->size() < 2) {

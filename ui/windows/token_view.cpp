@@ -44,6 +44,7 @@ TokenView::TokenView(SessionContext* context, QWidget* parent)
       model_(new TokenTableModel(this)),
       table_(new QTableView),
       strip_(new TokenStrip) {
+  table_->setColumnHidden(TokenTableModel::TreePathColumn, true);  // shown for DDTree steps
   headline_->setWordWrap(true);
   headline_->setTextFormat(Qt::PlainText);
   table_->setModel(model_);
