@@ -153,17 +153,23 @@ class TestLayout : public QObject {
     QSettings().clear();
   }
 
-  // However tall the window, the log dock keeps its own height; the panels take the rest.
-  void theLogDockNeverTakesTheStretch() {
+  // However tall the window, the log dock keeps its own height, and however wide, the
+  // navigator its width; the panels take the rest.
+  void theLogAndTheNavigatorNeverTakeTheStretch() {
     MainWindow window;
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QTest::qWait(50);  // the default proportions are applied once shown
+    auto* navigator = window.findChild<QDockWidget*>(QStringLiteral("NavigatorDock"));
     const int logBefore = window.logDock()->height();
-    window.resize(kScreenWidth, 2100);  // a 4K-high window (taller than this screen: only layout)
+    const int navigatorBefore = navigator->width();
+    window.resize(3000, 2100);  // a 4K-sized window (larger than this screen: only layout)
     QTRY_VERIFY(window.height() > 1500);
-    QCoreApplication::processEvents();
-    QVERIFY2(window.logDock()->height() <= std::max(logBefore, 200),
+    QTest::qWait(50);
+    QVERIFY2(window.logDock()->height() <= logBefore + 2,
              qPrintable(QStringLiteral("log %1 of %2").arg(window.logDock()->height()).arg(window.height())));
+    QVERIFY2(navigator->width() <= navigatorBefore + 2,
+             qPrintable(QStringLiteral("navigator %1 of %2").arg(navigator->width()).arg(window.width())));
   }
 };
 

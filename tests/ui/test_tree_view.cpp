@@ -125,6 +125,7 @@ class TestTreeView : public QObject {
     SessionContext context([](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
     TokenView tokens(&context);
     TreeView tree(&context);
+    QVERIFY(tokens.table()->isColumnHidden(TokenTableModel::TreePathColumn));  // nothing chosen yet
     QVERIFY(context.open(path_));
     const auto step = context.step(ddtreeStep_);
     QVERIFY(step.has_value());

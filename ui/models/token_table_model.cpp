@@ -71,6 +71,7 @@ QColor TokenTableModel::stateColour(SlotState state) {
 void TokenTableModel::clear() {
   beginResetModel();
   rows_.clear();
+  hasTreePath_ = false;
   endResetModel();
 }
 

@@ -95,6 +95,7 @@ MainWindow::MainWindow(QWidget* parent)
   addDockWidget(Qt::LeftDockWidgetArea, logDock_);
   splitDockWidget(navigator, logDock_, Qt::Vertical);
   logDock_->installEventFilter(this);
+  navigator->installEventFilter(this);
   if (QSettings().value(QStringLiteral("view/tau_convention")).toString() == tauConventionName(TauConvention::Vllm))
     context_->setTauConvention(TauConvention::Vllm);
   buildMenus();
@@ -290,7 +291,8 @@ void MainWindow::applyDefaultLayout() {
   // without a central widget otherwise split the window evenly), a few lines of log, the
   // tokens and the mask halving the height.
   QDockWidget* navigator = dock("NavigatorDock");
-  resizeDocks({navigator, dock("TokenDock")}, {width() / 3, width() - width() / 3}, Qt::Horizontal);
+  navigatorWidth_ = width() / 3;
+  resizeDocks({navigator, dock("TokenDock")}, {navigatorWidth_, width() - navigatorWidth_}, Qt::Horizontal);
   resizeDocks({navigator, logDock_}, {height() - logHeight_, logHeight_}, Qt::Vertical);
   resizeDocks({dock("TokenDock"), dock("MaskDock")}, {height() / 2, height() / 2}, Qt::Vertical);
   defaultLayout_ = saveState(kLayoutVersion);
@@ -302,13 +304,21 @@ QDockWidget* MainWindow::dock(const char* objectName) const {
   return findChild<QDockWidget*>(QLatin1String(objectName), Qt::FindDirectChildrenOnly);
 }
 
-// The log keeps the height it was given (by the default layout or by dragging its edge):
-// when the window is resized, the navigator above it takes the difference.
+// The log keeps the height and the navigator the width they were given (by the default
+// layout or by dragging an edge): when the window is resized, the panels take the difference.
 bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
-  if (watched == logDock_ && event->type() == QEvent::Resize && !defaultLayout_.isEmpty() && size() == laidOutSize_ &&
-      logBelowNavigator())
-    logHeight_ = logDock_->height();
+  if (event->type() == QEvent::Resize && !defaultLayout_.isEmpty() && size() == laidOutSize_) {
+    if (watched == logDock_ && logBelowNavigator()) logHeight_ = logDock_->height();
+    if (watched == dock("NavigatorDock") && navigatorBesidePanels()) navigatorWidth_ = dock("NavigatorDock")->width();
+  }
   return QMainWindow::eventFilter(watched, event);
+}
+
+bool MainWindow::navigatorBesidePanels() const {
+  QDockWidget* navigator = dock("NavigatorDock");
+  QDockWidget* tokens = dock("TokenDock");
+  return navigator->isVisible() && !navigator->isFloating() && dockWidgetArea(navigator) == Qt::LeftDockWidgetArea &&
+         tokens->isVisible() && !tokens->isFloating() && dockWidgetArea(tokens) == Qt::RightDockWidgetArea;
 }
 
 bool MainWindow::logBelowNavigator() const {
@@ -321,11 +331,20 @@ bool MainWindow::logBelowNavigator() const {
 void MainWindow::resizeEvent(QResizeEvent* event) {
   QMainWindow::resizeEvent(event);
   laidOutSize_ = size();
-  if (defaultLayout_.isEmpty() || !logBelowNavigator()) return;
+  if (defaultLayout_.isEmpty()) return;
   QDockWidget* navigator = dock("NavigatorDock");
-  const int column = navigator->height() + logDock_->height();
-  if (column > logHeight_)
-    resizeDocks({navigator, logDock_}, {column - logHeight_, logHeight_}, Qt::Vertical);
+  if (logBelowNavigator()) {
+    const int column = navigator->height() + logDock_->height();
+    if (column > logHeight_) resizeDocks({navigator, logDock_}, {column - logHeight_, logHeight_}, Qt::Vertical);
+  }
+  // Two dock areas without a central widget share extra width evenly: the navigator would
+  // take half of a wide screen.
+  if (navigatorBesidePanels()) {
+    QDockWidget* tokens = dock("TokenDock");
+    const int row = navigator->width() + tokens->width();
+    const int width = std::min(navigatorWidth_, row / 2);
+    if (width > 0) resizeDocks({navigator, tokens}, {width, row - width}, Qt::Horizontal);
+  }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -65,7 +65,8 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   void applyDefaultLayout();
   QDockWidget* dock(const char* objectName) const;
-  bool logBelowNavigator() const;  // in the default arrangement, where it keeps its height
+  bool logBelowNavigator() const;      // in the default arrangement, where it keeps its height
+  bool navigatorBesidePanels() const;  // likewise, where the navigator keeps its width
   void showError(const QString& title, const QString& message);
   void chooseAndOpen();
   void chooseAndExport();
@@ -88,7 +89,8 @@ class MainWindow : public QMainWindow {
   QByteArray defaultLayout_;
   QPointer<QWidget> lastFocusedPanel_;
   bool shown_ = false;
-  int logHeight_ = 110;  // what the log dock keeps when the window is resized
+  int logHeight_ = 110;     // what the log dock keeps when the window is resized
+  int navigatorWidth_ = 0;  // and the navigator
   QSize laidOutSize_;    // the window size the docks were last fitted to
 };
 

@@ -44,10 +44,10 @@ TokenView::TokenView(SessionContext* context, QWidget* parent)
       model_(new TokenTableModel(this)),
       table_(new QTableView),
       strip_(new TokenStrip) {
-  table_->setColumnHidden(TokenTableModel::TreePathColumn, true);  // shown for DDTree steps
   headline_->setWordWrap(true);
   headline_->setTextFormat(Qt::PlainText);
   table_->setModel(model_);
+  table_->setColumnHidden(TokenTableModel::TreePathColumn, true);  // shown for DDTree steps
   table_->verticalHeader()->hide();
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -131,6 +131,7 @@ void TokenView::loadResponse(session::RunId run, session::PromptId promptId) {
 void TokenView::showStep(const std::optional<session::StepRecord>& step) {
   if (!step) {
     model_->clear();
+    table_->setColumnHidden(TokenTableModel::TreePathColumn, true);
     strip_->setHighlightedStep(-1);
     headline_->setText(tr("Select a step to see its block slot by slot."));
     return;
