@@ -146,6 +146,32 @@ class TestNavigator : public QObject {
     QCOMPARE(model.index(0, 0).data(NavigatorModel::AcceptanceRole).toDouble(), dfi::analysis::tauReference(responses));
   }
 
+  // The search matches run names and drafters as well as prompts, opens the runs but not every
+  // prompt (that put every step in the view), and says when nothing matches.
+  void searchMatchesRunsAndSaysWhenNothingDoes() {
+    auto context = makeContext();
+    QVERIFY(context->open(path_));
+    Navigator navigator(context.get());
+    reloadAndWait(*navigator.model());
+    QAbstractItemModel* shown = navigator.tree()->model();
+    navigator.searchField()->setText(QStringLiteral("drafter-b"));  // a run name
+    QCOMPARE(shown->rowCount(), 1);
+    QCOMPARE(shown->index(0, 0).data().toString(), QStringLiteral("drafter-b"));
+    QCOMPARE(shown->rowCount(shown->index(0, 0)), 3);
+    QVERIFY(navigator.tree()->isExpanded(shown->index(0, 0)));
+    QVERIFY(!navigator.tree()->isExpanded(shown->index(0, 0, shown->index(0, 0))));
+    QCOMPARE(navigator.matchesText(), QStringLiteral("3 prompt(s) match; open one to see its steps."));
+    navigator.searchField()->setText(QStringLiteral("/models/drafter-a"));  // the drafter's path
+    QCOMPARE(shown->rowCount(), 1);
+    QCOMPARE(shown->index(0, 0).data().toString(), QStringLiteral("drafter-a"));
+    navigator.searchField()->setText(QStringLiteral("no such words"));
+    QCOMPARE(shown->rowCount(), 0);
+    QVERIFY2(navigator.matchesText().startsWith(QStringLiteral("Nothing matches \"no such words\"")),
+             qPrintable(navigator.matchesText()));
+    navigator.searchField()->clear();
+    QVERIFY(navigator.matchesText().isEmpty());
+  }
+
   // A followed step that arrives while the worker is still loading is applied after the load,
   // once (not lost in the reset, not counted twice).
   void stepsReportedDuringTheLoadAreKept() {

@@ -41,7 +41,10 @@ bool NavigatorFilter::isActive() const {
 }
 
 bool NavigatorFilter::promptPasses(const QModelIndex& prompt) const {
-  if (!search_.isEmpty() && !prompt.data(NavigatorModel::SearchTextRole).toString().contains(search_, Qt::CaseInsensitive))
+  // The search looks at the prompt (dataset, text) and at its run (name, drafter).
+  if (!search_.isEmpty() &&
+      !prompt.data(NavigatorModel::SearchTextRole).toString().contains(search_, Qt::CaseInsensitive) &&
+      !prompt.parent().data(NavigatorModel::SearchTextRole).toString().contains(search_, Qt::CaseInsensitive))
     return false;
   if (regression_) {
     const auto promptId = prompt.data(NavigatorModel::PromptIdRole).value<session::PromptId>();

@@ -230,7 +230,7 @@ QVariant NavigatorModel::runData(const Run& run, int column, int role) const {
     case AcceptanceRole: return tau;
     case AcceptanceFractionRole: return run.record.blockSize > 0 ? tau / run.record.blockSize : 0.0;
     case GarbledRole: return run.garbledSteps;
-    case SearchTextRole: return name;
+    case SearchTextRole: return name + QLatin1Char(' ') + QString::fromStdString(run.record.drafter.path);
     case SortRole: return column == NameColumn ? QVariant(qlonglong(run.record.runId)) : runData(run, column, AcceptanceRole);
     case RunIdRole: return QVariant::fromValue(run.record.runId);
     default: return {};
