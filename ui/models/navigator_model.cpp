@@ -143,6 +143,14 @@ std::optional<double> NavigatorModel::promptAcceptance(session::RunId runId, ses
   return prompt.acceptance.tau();
 }
 
+const NavigatorStep* NavigatorModel::stepAt(const QModelIndex& index) const {
+  if (!index.isValid() || index.internalId() == 0) return nullptr;
+  const quintptr promptPart = index.internalId() & 0xffffffffu;
+  if (promptPart == 0) return nullptr;
+  const Run& run = runs_[static_cast<std::size_t>((index.internalId() >> 32) - 1)];
+  return &run.prompts[promptPart - 1].steps[static_cast<std::size_t>(index.row())];
+}
+
 QList<QPair<session::RunId, QString>> NavigatorModel::runNames() const {
   QList<QPair<session::RunId, QString>> names;
   for (const Run& run : runs_) names.append({run.record.runId, QString::fromStdString(run.record.name)});

@@ -50,6 +50,8 @@ class NavigatorModel : public QAbstractItemModel {
   QModelIndex indexOf(const Selection& selection) const;  // the deepest node selected
   std::optional<double> promptAcceptance(session::RunId run, session::PromptId prompt) const;
   QList<QPair<session::RunId, QString>> runNames() const;
+  // The step at a step node's index (the filter's fast path); null for a run or prompt.
+  const NavigatorStep* stepAt(const QModelIndex& index) const;
   // Runs show their tau in this convention (prompts have one response: the conventions agree).
   void setTauConvention(TauConvention convention);
   TauConvention tauConvention() const { return tauConvention_; }
