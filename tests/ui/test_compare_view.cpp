@@ -75,14 +75,30 @@ class TestCompareView : public QObject {
         worse += test::similarColour(picture.pixelColor(x, y), ComparisonPlots::worseColour(), 30);
     QVERIFY2(worse > 5, qPrintable(QString::number(worse)));
     test::saveScreenshot(&view, QStringLiteral("compare_view"));
+    // Legends sit outside the axes: they never cover a bar, a curve or a dot.
+    for (QCustomPlot* plot : {view.plots()->histogram(), view.plots()->slotCurves(), view.plots()->scatter()}) {
+      QVERIFY(plot->legend->visible());
+      QVERIFY(!plot->legend->outerRect().intersects(plot->axisRect()->rect()));
+    }
 
     // Unticking a run takes it out of the plots; swapping A and B empties the list (B is better).
     view.tauModel()->setData(view.tauModel()->index(1, TauTableModel::RunColumn), Qt::Unchecked, Qt::CheckStateRole);
     QCOMPARE(view.plots()->histogramData().rows.size(), static_cast<std::size_t>(shape_.blockSize));
+    QCOMPARE(view.tauModel()->shownRows(), (std::vector<int>{0}));
     view.setPair(1, 0);
     QVERIFY(computed.wait(20000));
+    QCOMPARE(view.tauModel()->shownRows(), (std::vector<int>{0, 1}));  // the plots follow the pair chosen
     QCOMPARE(view.regressionModel()->rowCount(), 0);
     QVERIFY(view.pair().difference.estimate > 0);
+  }
+
+  // Every run its own colour, however many (the demo session's fifteen: the first and the
+  // eleventh were both blue).
+  void everyRunHasItsOwnColour() {
+    for (int i = 0; i < 20; ++i)
+      for (int j = i + 1; j < 20; ++j)
+        QVERIFY2(!test::similarColour(TauTableModel::seriesColour(i), TauTableModel::seriesColour(j), 24),
+                 qPrintable(QStringLiteral("runs %1 and %2").arg(i).arg(j)));
   }
 
   void hiddenPanelWaitsUntilShown() {
@@ -109,7 +125,7 @@ class TestCompareView : public QObject {
              QStringLiteral("name,value\r\nplain,1.5\r\n\"with, comma\",\"say \"\"hi\"\"\"\r\n"));
     TauTableModel model;
     const std::vector<analysis::ComparedSeries> series = load();
-    model.setRows(series, analysis::summarizeSeries(series, 100), 1);
+    model.setRows(series, analysis::summarizeSeries(series, 100));
     const CsvTable table = csvOf(model);
     QCOMPARE(table.header.size(), int{TauTableModel::ColumnCount});
     QCOMPARE(table.rows.size(), std::size_t{2});

@@ -104,6 +104,74 @@ class TestNavigator : public QObject {
     QCOMPARE(dump(model), expected);
   }
 
+  // One tau convention on screen, named in the header: z-lab's by default (mean of the
+  // responses' means), vLLM's (pooled over steps) when chosen in View; on prompts of unequal
+  // length they differ: prompt 0 one step of length 8, prompt 1 three of length 2 give
+  // z-lab (8 + 2) / 2 = 5 and vLLM (8 + 6) / 4 = 3.5.
+  void runsShowTheChosenTauConvention() {
+    const QString path = dir_.filePath(QStringLiteral("unequal.dfi"));
+    {
+      dfi::session::Writer writer(path.toStdString(), {.mode = dfi::session::OpenMode::Overwrite});
+      const auto run = writer.addRun({.name = "drafter-good/live/reference", .blockSize = 8, .topK = 0});
+      std::int64_t anchor = 10;
+      for (int p = 0; p < 2; ++p) {
+        writer.addPrompt({.runId = run, .promptId = p, .text = "Question"});
+        for (int s = 0; s < (p == 0 ? 1 : 3); ++s) {
+          dfi::session::StepRecord step = dfi::fixture::fixtureStep(0, p, s, anchor, 7, 0);
+          step.runId = run;
+          step.acceptedCount = p == 0 ? 7 : 1;
+          writer.addStep(step);
+          anchor += step.acceptedCount + 1;
+        }
+      }
+      writer.close();
+    }
+    auto context = makeContext();
+    QVERIFY(context->open(path));
+    Navigator navigator(context.get());
+    NavigatorModel& model = *navigator.model();
+    reloadAndWait(model);
+    const QModelIndex run = model.index(0, NavigatorModel::AcceptanceColumn);
+    QCOMPARE(model.headerData(NavigatorModel::AcceptanceColumn, Qt::Horizontal).toString(), QStringLiteral("\u03c4 (z-lab)"));
+    QCOMPARE(run.data().toString(), QStringLiteral("5.00"));
+    QVERIFY(model.headerData(NavigatorModel::AcceptanceColumn, Qt::Horizontal, Qt::ToolTipRole).toString().contains(
+        QStringLiteral("z-lab")));
+    context->setTauConvention(TauConvention::Vllm);  // what View > Tau Convention > vLLM does
+    QCOMPARE(model.headerData(NavigatorModel::AcceptanceColumn, Qt::Horizontal).toString(), QStringLiteral("\u03c4 (vLLM)"));
+    QCOMPARE(run.data().toString(), QStringLiteral("3.50"));
+    // The same numbers as the analysis library's conventions (acceptance.h).
+    const std::vector<dfi::analysis::ResponseAcceptance> responses = {{{8}, 0}, {{2, 2, 2}, 0}};
+    QCOMPARE(model.index(0, 0).data(NavigatorModel::AcceptanceRole).toDouble(), dfi::analysis::tauVllm(responses));
+    context->setTauConvention(TauConvention::Reference);
+    QCOMPARE(model.index(0, 0).data(NavigatorModel::AcceptanceRole).toDouble(), dfi::analysis::tauReference(responses));
+  }
+
+  // The search matches run names and drafters as well as prompts, opens the runs but not every
+  // prompt (that put every step in the view), and says when nothing matches.
+  void searchMatchesRunsAndSaysWhenNothingDoes() {
+    auto context = makeContext();
+    QVERIFY(context->open(path_));
+    Navigator navigator(context.get());
+    reloadAndWait(*navigator.model());
+    QAbstractItemModel* shown = navigator.tree()->model();
+    navigator.searchField()->setText(QStringLiteral("drafter-b"));  // a run name
+    QCOMPARE(shown->rowCount(), 1);
+    QCOMPARE(shown->index(0, 0).data().toString(), QStringLiteral("drafter-b"));
+    QCOMPARE(shown->rowCount(shown->index(0, 0)), 3);
+    QVERIFY(navigator.tree()->isExpanded(shown->index(0, 0)));
+    QVERIFY(!navigator.tree()->isExpanded(shown->index(0, 0, shown->index(0, 0))));
+    QCOMPARE(navigator.matchesText(), QStringLiteral("3 prompt(s) match; open one to see its steps."));
+    navigator.searchField()->setText(QStringLiteral("/models/drafter-a"));  // the drafter's path
+    QCOMPARE(shown->rowCount(), 1);
+    QCOMPARE(shown->index(0, 0).data().toString(), QStringLiteral("drafter-a"));
+    navigator.searchField()->setText(QStringLiteral("no such words"));
+    QCOMPARE(shown->rowCount(), 0);
+    QVERIFY2(navigator.matchesText().startsWith(QStringLiteral("Nothing matches \"no such words\"")),
+             qPrintable(navigator.matchesText()));
+    navigator.searchField()->clear();
+    QVERIFY(navigator.matchesText().isEmpty());
+  }
+
   // A followed step that arrives while the worker is still loading is applied after the load,
   // once (not lost in the reset, not counted twice).
   void stepsReportedDuringTheLoadAreKept() {

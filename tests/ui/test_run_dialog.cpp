@@ -33,6 +33,8 @@ QString writePrompts(const QTemporaryDir& dir) {
 class TestRunDialog : public QObject {
   Q_OBJECT
  private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }  // the form is remembered in QSettings
+
   void runsTheEngineIntoALocalSession() {
     QTemporaryDir dir;
     dfi::ui::RunDialog dialog;

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "context/engine_locator.h"
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
 #include "dfi/protocol/record_codec.h"
@@ -11,6 +12,7 @@ namespace dfi::ui {
 namespace {
 
 constexpr protocol::RequestId kRequestId = 1;
+constexpr int kCancelledExitCode = 130;  // dfi::CancelledError::exitCode()
 
 QString describeRuns(const std::vector<protocol::RunSummary>& runs) {
   QStringList lines;
@@ -41,6 +43,19 @@ QString protocolMismatch(const protocol::Hello& h) {
       .arg(protocol::kProtocolVersion);
 }
 
+QString engineProgram(const EngineLaunch& launch, QString* error) {
+  if (!launch.commandPrefix.isEmpty() || !needsLocating(launch.enginePath)) return launch.enginePath.trimmed();
+  const EngineLocation location = locateEngine();
+  if (!location.found()) *error = location.notFoundMessage();
+  return location.path;
+}
+
+QString cannotStartMessage(const QString& program, const QString& reason) {
+  return QStringLiteral("could not start the engine (%1): %2\nChoose the dflash-eval executable in File > Run Evaluation "
+                        "> Engine, or set the environment variable DFLASH_EVAL to it.")
+      .arg(program, reason);
+}
+
 void sendRequest(QProcess& engine, const protocol::Request& request) {
   std::ostringstream line;
   protocol::writeFrame(line, protocol::encodeMessage(request));
@@ -57,8 +72,7 @@ EngineClient::EngineClient(QObject* parent) : QObject(parent) {
   });
   connect(&process_, &QProcess::finished, this, &EngineClient::processEnded);
   connect(&process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
-    if (error == QProcess::FailedToStart)
-      fail(QStringLiteral("could not start the engine (%1): %2").arg(process_.program(), process_.errorString()));
+    if (error == QProcess::FailedToStart) fail(cannotStartMessage(process_.program(), process_.errorString()));
   });
 }
 
@@ -74,6 +88,9 @@ bool EngineClient::running() const { return process_.state() != QProcess::NotRun
 
 void EngineClient::start(const EngineLaunch& launch, const protocol::RunOptions& options, const QString& localSession) {
   if (running()) return fail(QStringLiteral("a run is already in progress"));
+  QString notFound;
+  const QString program = engineProgram(launch, &notFound);
+  if (program.isEmpty()) return fail(notFound);
   try {
     writer_ = std::make_unique<session::Writer>(
         localSession.toStdString(), session::WriterOptions{.mode = session::OpenMode::Overwrite, .keepIds = true});
@@ -81,12 +98,14 @@ void EngineClient::start(const EngineLaunch& launch, const protocol::RunOptions&
     return fail(QString::fromStdString(e.what()));
   }
   localSession_ = localSession;
-  decoder_ = std::make_unique<protocol::FrameDecoder>("engine (" + launch.enginePath.toStdString() + ")");
+  decoder_ = std::make_unique<protocol::FrameDecoder>("engine (" + program.toStdString() + ")");
   runs_.clear();
+  promptsWithSteps_.clear();
   stderrTail_.clear();
   done_ = false;
+  cancelRequested_ = false;
   QStringList command = launch.commandPrefix;
-  command << launch.enginePath << QStringLiteral("serve");
+  command << program << QStringLiteral("serve");
   process_.start(command.front(), command.mid(1));
   protocol::RunRequest request{options};
   request.requestId = kRequestId;
@@ -95,7 +114,9 @@ void EngineClient::start(const EngineLaunch& launch, const protocol::RunOptions&
 }
 
 void EngineClient::cancel() {
-  if (running()) sendRequest(process_, protocol::CancelRequest{kRequestId});
+  if (!running()) return;
+  cancelRequested_ = true;
+  sendRequest(process_, protocol::CancelRequest{kRequestId});
 }
 
 void EngineClient::readOutput() {
@@ -135,7 +156,13 @@ void EngineClient::handleReply(const protocol::Reply& reply) {
                  [this](const protocol::ErrorReply& error) {
                    done_ = true;
                    closeSession();
-                   fail(QString::fromStdString(error.message));
+                   // The engine answers a cancel with its CancelledError (exit code 130).
+                   if (cancelRequested_ || error.exitCode == kCancelledExitCode) {
+                     logger("ui")->info("run cancelled: {}", error.message);
+                     emit cancelled(static_cast<int>(promptsWithSteps_.size()));
+                   } else {
+                     fail(QString::fromStdString(error.message));
+                   }
                    process_.closeWriteChannel();
                  }},
              reply);
@@ -150,7 +177,10 @@ void EngineClient::handleRecord(const protocol::Frame& frame) {
                                       runs_.insert(writer_->addRun(r));
                                   },
                                   [this](const session::PromptRecord& r) { writer_->addPrompt(r); },
-                                  [this](const session::StepRecord& r) { writer_->addStep(r); },
+                                  [this](const session::StepRecord& r) {
+                                    writer_->addStep(r);
+                                    promptsWithSteps_.insert(r.promptId);
+                                  },
                                   [this](const session::TreeRecord& r) { writer_->addTree(r); },
                                   [this](const session::StatisticRecord& r) { writer_->addStatistic(r); },
                                   [this](const session::TensorRecord& r) { writer_->addTensor(r); },
@@ -161,6 +191,11 @@ void EngineClient::handleRecord(const protocol::Frame& frame) {
 void EngineClient::processEnded(int exitCode, QProcess::ExitStatus status) {
   closeSession();
   if (done_) return;
+  if (cancelRequested_) {  // ended before it could answer the cancel
+    done_ = true;
+    emit cancelled(static_cast<int>(promptsWithSteps_.size()));
+    return;
+  }
   const QString how = status == QProcess::CrashExit ? QStringLiteral("crashed")
                                                     : QStringLiteral("exited with code %1").arg(exitCode);
   fail(QStringLiteral("the engine %1 before the run finished; what it recorded is kept in %2\n%3")

@@ -25,8 +25,15 @@ namespace dfi::ui {
 
 struct EngineLaunch {
   QStringList commandPrefix;                    // e.g. {"ssh", "gpu-host"}; empty: local
-  QString enginePath = QStringLiteral("dflash-eval");
+  QString enginePath = QStringLiteral("dflash-eval");  // locally, a bare name is located (engine_locator.h)
 };
+
+// The program to start for `launch`: behind a command prefix the path as given (it names a
+// file on the other machine); locally a bare "dflash-eval" is located. Empty, with `error`
+// saying what was tried, when there is none.
+QString engineProgram(const EngineLaunch& launch, QString* error);
+// "could not start the engine (program): reason", and where to choose another.
+QString cannotStartMessage(const QString& program, const QString& reason);
 
 class EngineClient : public QObject {
   Q_OBJECT
@@ -45,6 +52,7 @@ class EngineClient : public QObject {
   void sessionCreated(const QString& path);      // the local file exists; open and follow it
   void progress(qint64 done, qint64 total, double etaSeconds, const QString& current);
   void finished(const QString& summary);         // the tau table, one line per run
+  void cancelled(int promptsKept);               // cancel() took effect; what was recorded is kept
   void failed(const QString& message);
 
  private:
@@ -62,6 +70,8 @@ class EngineClient : public QObject {
   QString localSession_;
   QString stderrTail_;
   bool done_ = false;
+  bool cancelRequested_ = false;
+  std::set<std::int64_t> promptsWithSteps_;  // prompts with a recorded step in any run: kept on cancel
   std::set<session::RunId> runs_;  // written already: a run record again is its final update
 };
 

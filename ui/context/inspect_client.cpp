@@ -1,7 +1,5 @@
 #include "context/inspect_client.h"
 
-#include <QCoreApplication>
-#include <QFileInfo>
 
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
@@ -11,11 +9,8 @@
 namespace dfi::ui {
 
 InspectClient::InspectClient(QObject* parent) : QObject(parent) {
-  // The engine next to the inspector when installed together, else the one on PATH;
-  // DFLASH_EVAL and DFI_ENGINE_PREFIX ("ssh gpu-host") override.
-  const QString besides = QCoreApplication::applicationDirPath() + QStringLiteral("/dflash-eval");
-  if (QFileInfo(besides).isExecutable()) launch_.enginePath = besides;
-  if (const QString path = qEnvironmentVariable("DFLASH_EVAL"); !path.isEmpty()) launch_.enginePath = path;
+  // The engine is located when the first request starts it (engine_locator.h: DFLASH_EVAL,
+  // beside the inspector, the build tree, PATH); DFI_ENGINE_PREFIX ("ssh gpu-host") runs it elsewhere.
   launch_.commandPrefix = QProcess::splitCommand(qEnvironmentVariable("DFI_ENGINE_PREFIX"));
   connect(&process_, &QProcess::readyReadStandardOutput, this, &InspectClient::readOutput);
   connect(&process_, &QProcess::readyReadStandardError, this, [this] {
@@ -31,7 +26,7 @@ InspectClient::InspectClient(QObject* parent) : QObject(parent) {
   });
   connect(&process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
     if (error == QProcess::FailedToStart)
-      fail(QStringLiteral("could not start the engine (%1): %2").arg(process_.program(), process_.errorString()));
+      fail(cannotStartMessage(process_.program(), process_.errorString()));
   });
 }
 
@@ -55,10 +50,13 @@ void InspectClient::stop() {
 void InspectClient::inspect(protocol::InspectRequest request, const QString& sessionPath) {
   if (active_) return fail(QStringLiteral("an inspect request is already in progress"));
   if (process_.state() == QProcess::NotRunning) {
-    decoder_ = std::make_unique<protocol::FrameDecoder>("engine (" + launch_.enginePath.toStdString() + ")");
+    QString notFound;
+    const QString program = engineProgram(launch_, &notFound);
+    if (program.isEmpty()) return fail(notFound);
+    decoder_ = std::make_unique<protocol::FrameDecoder>("engine (" + program.toStdString() + ")");
     stderrTail_.clear();
     QStringList command = launch_.commandPrefix;
-    command << launch_.enginePath << QStringLiteral("serve");
+    command << program << QStringLiteral("serve");
     process_.start(command.front(), command.mid(1));
   }
   active_ = nextRequest_++;

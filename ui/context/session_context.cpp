@@ -125,6 +125,17 @@ void SessionContext::removeViewer(SessionViewer* viewer) {
   viewers_.erase(std::remove(viewers_.begin(), viewers_.end(), viewer), viewers_.end());
 }
 
+QString SessionContext::runName(session::RunId runId) {
+  const std::optional<session::RunRecord> record = run(runId);
+  return record && !record->name.empty() ? QString::fromStdString(record->name) : tr("run %1").arg(runId);
+}
+
+void SessionContext::setTauConvention(TauConvention convention) {
+  if (convention == tauConvention_) return;
+  tauConvention_ = convention;
+  emit tauConventionChanged(convention);
+}
+
 void SessionContext::select(const Selection& selection) {
   if (selection == selection_) return;
   selection_ = selection;

@@ -15,6 +15,7 @@
 
 #include "context/session_source.h"
 #include "context/session_viewer.h"
+#include "models/tau_convention.h"
 
 class QFileSystemWatcher;
 class QTimer;
@@ -42,6 +43,10 @@ class SessionContext : public QObject {
   const Selection& selection() const { return selection_; }
   void select(const Selection& selection);
 
+  // The tau convention every panel shows (View > Tau Convention).
+  TauConvention tauConvention() const { return tauConvention_; }
+  void setTauConvention(TauConvention convention);
+
   // Following: re-read the file when it (or its SQLite WAL) changes, and every second as a
   // fallback for file systems that do not notify.
   void setFollowing(bool following);
@@ -67,6 +72,9 @@ class SessionContext : public QObject {
   std::optional<session::TensorRecord> readTensor(session::TensorId tensor);
   // False (after reporting) when the read failed part-way.
   bool forEachStepSummary(session::RunId run, const std::function<void(const session::StepSummary&)>& visit);
+  // The run's name as every panel shows it ("drafter-good/live/reference"); "run N" only for a
+  // run recorded without one.
+  QString runName(session::RunId run);
   // The token's printable text ("␣the", "\\n"); "#id" when the session has no string for it.
   QString tokenText(session::TokenId token);
 
@@ -75,6 +83,7 @@ class SessionContext : public QObject {
   void sessionClosed();
   void selectionChanged(const dfi::ui::Selection& selection);
   void stepsAppended(int count);
+  void tauConventionChanged(dfi::ui::TauConvention convention);
   void errorOccurred(const QString& title, const QString& message);
 
  private:
@@ -88,6 +97,7 @@ class SessionContext : public QObject {
   std::unique_ptr<SessionSource> source_;
   std::vector<SessionViewer*> viewers_;
   Selection selection_;
+  TauConvention tauConvention_ = TauConvention::Reference;
   std::unordered_map<session::TokenId, QString> tokenTexts_;
   // Every panel reads the selected block, its response, its run and prompt when the selection
   // changes; these keep that to one read each. Cleared when the file gains records.

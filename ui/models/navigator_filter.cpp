@@ -14,23 +14,29 @@ void NavigatorFilter::setNavigatorModel(NavigatorModel* model) {
   setSourceModel(model);
 }
 
+// Each setter re-filters only when its value changes: the navigator sets all four on any
+// change, and each pass visits every step of every prompt already shown.
 void NavigatorFilter::setMaxAcceptance(std::optional<double> below) {
+  if (below == maxAcceptance_) return;
   maxAcceptance_ = below;
   invalidateFilter();
 }
 
 void NavigatorFilter::setGarbledOnly(bool garbled) {
+  if (garbled == garbledOnly_) return;
   garbledOnly_ = garbled;
   invalidateFilter();
 }
 
 void NavigatorFilter::setSearchText(const QString& text) {
+  if (text.trimmed() == search_) return;
   search_ = text.trimmed();
   invalidateFilter();
 }
 
 void NavigatorFilter::setRegression(std::optional<std::pair<session::RunId, session::RunId>> baselineAndWorse,
                                     double margin) {
+  if (baselineAndWorse == regression_ && (!regression_ || margin == regressionMargin_)) return;
   regression_ = baselineAndWorse;
   regressionMargin_ = margin;
   invalidateFilter();
@@ -41,7 +47,10 @@ bool NavigatorFilter::isActive() const {
 }
 
 bool NavigatorFilter::promptPasses(const QModelIndex& prompt) const {
-  if (!search_.isEmpty() && !prompt.data(NavigatorModel::SearchTextRole).toString().contains(search_, Qt::CaseInsensitive))
+  // The search looks at the prompt (dataset, text) and at its run (name, drafter).
+  if (!search_.isEmpty() &&
+      !prompt.data(NavigatorModel::SearchTextRole).toString().contains(search_, Qt::CaseInsensitive) &&
+      !prompt.parent().data(NavigatorModel::SearchTextRole).toString().contains(search_, Qt::CaseInsensitive))
     return false;
   if (regression_) {
     const auto promptId = prompt.data(NavigatorModel::PromptIdRole).value<session::PromptId>();
@@ -56,16 +65,14 @@ bool NavigatorFilter::promptPasses(const QModelIndex& prompt) const {
 bool NavigatorFilter::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const {
   if (!model_ || !isActive()) return true;
   const QModelIndex index = model_->index(sourceRow, 0, sourceParent);
-  switch (index.data(NavigatorModel::KindRole).toInt()) {
-    case NavigatorModel::RunNode:
-      return false;  // shown when something below it is
-    case NavigatorModel::PromptNode:
-      return !stepFiltersActive() && promptPasses(index);
-    default:
-      if (maxAcceptance_ && index.data(NavigatorModel::AcceptanceRole).toDouble() >= *maxAcceptance_) return false;
-      if (garbledOnly_ && index.data(NavigatorModel::GarbledRole).toInt() == 0) return false;
-      return promptPasses(sourceParent);
+  // Steps are read directly, not through QVariant roles: this runs for every step shown.
+  if (const NavigatorStep* step = model_->stepAt(index)) {
+    if (maxAcceptance_ && step->acceptLength >= *maxAcceptance_) return false;
+    if (garbledOnly_ && step->garbledSlots == 0) return false;
+    return promptPasses(sourceParent);
   }
+  if (!sourceParent.isValid()) return false;  // a run: shown when something below it is
+  return !stepFiltersActive() && promptPasses(index);
 }
 
 }  // namespace dfi::ui

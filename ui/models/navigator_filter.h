@@ -1,6 +1,7 @@
 #pragma once
 // Filters and sorting over the NavigatorModel: steps with acceptance below x, garbled steps,
-// prompts where one drafter regresses against another, and a text search. Step-level filters
+// prompts where one drafter regresses against another, and a text search (prompt text and
+// dataset, run name, drafter path). Step-level filters
 // keep the prompts and runs above matching steps (recursive filtering); prompt-level ones
 // (search, regression) keep a prompt with all its steps.
 

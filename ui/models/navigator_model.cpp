@@ -30,6 +30,7 @@ void NavigatorModel::reload() {
   appendedWhileLoading_.clear();
   beginResetModel();
   runs_.clear();
+  runTaus_.clear();
   endResetModel();
   std::unique_ptr<SessionSource> source = context_->isOpen() ? context_->openSecondSource() : nullptr;
   if (!source) {  // no session, or it could not be opened again (reported)
@@ -56,6 +57,7 @@ void NavigatorModel::finishLoad(quint64 generation, std::vector<Run> runs, const
   if (!error.isEmpty()) context_->reportError(tr("Cannot read the session"), error);
   beginResetModel();
   runs_ = std::move(runs);
+  runTaus_.clear();
   endResetModel();
   loading_ = false;
   std::vector<session::StepRecord> appended;
@@ -141,10 +143,43 @@ std::optional<double> NavigatorModel::promptAcceptance(session::RunId runId, ses
   return prompt.acceptance.tau();
 }
 
+const NavigatorStep* NavigatorModel::stepAt(const QModelIndex& index) const {
+  if (!index.isValid() || index.internalId() == 0) return nullptr;
+  const quintptr promptPart = index.internalId() & 0xffffffffu;
+  if (promptPart == 0) return nullptr;
+  const Run& run = runs_[static_cast<std::size_t>((index.internalId() >> 32) - 1)];
+  return &run.prompts[promptPart - 1].steps[static_cast<std::size_t>(index.row())];
+}
+
 QList<QPair<session::RunId, QString>> NavigatorModel::runNames() const {
   QList<QPair<session::RunId, QString>> names;
   for (const Run& run : runs_) names.append({run.record.runId, QString::fromStdString(run.record.name)});
   return names;
+}
+
+void NavigatorModel::setTauConvention(TauConvention convention) {
+  if (convention == tauConvention_) return;
+  tauConvention_ = convention;
+  runTaus_.clear();
+  if (!runs_.empty())
+    emit dataChanged(index(0, AcceptanceColumn), index(static_cast<int>(runs_.size()) - 1, AcceptanceColumn));
+  emit headerDataChanged(Qt::Horizontal, AcceptanceColumn, AcceptanceColumn);
+}
+
+std::optional<double> NavigatorModel::runTau(const Run& run) const {
+  if (run.acceptance.steps == 0) return std::nullopt;
+  auto& cached = runTaus_[run.record.runId];
+  if (cached.first != run.acceptance.steps) {
+    std::vector<analysis::ResponseAcceptance> responses;
+    responses.reserve(run.prompts.size());
+    for (const Prompt& prompt : run.prompts) {
+      analysis::ResponseAcceptance& response = responses.emplace_back();
+      response.stepAcceptLengths.reserve(prompt.steps.size());
+      for (const Step& step : prompt.steps) response.stepAcceptLengths.push_back(step.acceptLength);
+    }
+    cached = {run.acceptance.steps, tauOf(responses, tauConvention_)};
+  }
+  return cached.second;
 }
 
 QModelIndex NavigatorModel::index(int row, int column, const QModelIndex& parent) const {
@@ -184,7 +219,7 @@ QVariant NavigatorModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant NavigatorModel::runData(const Run& run, int column, int role) const {
-  const double tau = run.acceptance.tau().value_or(0.0);
+  const double tau = runTau(run).value_or(0.0);
   const int steps = static_cast<int>(run.acceptance.steps);
   const QString name = run.record.name.empty() ? tr("run %1").arg(run.record.runId) : QString::fromStdString(run.record.name);
   switch (role) {
@@ -203,7 +238,7 @@ QVariant NavigatorModel::runData(const Run& run, int column, int role) const {
     case AcceptanceRole: return tau;
     case AcceptanceFractionRole: return run.record.blockSize > 0 ? tau / run.record.blockSize : 0.0;
     case GarbledRole: return run.garbledSteps;
-    case SearchTextRole: return name;
+    case SearchTextRole: return name + QLatin1Char(' ') + QString::fromStdString(run.record.drafter.path);
     case SortRole: return column == NameColumn ? QVariant(qlonglong(run.record.runId)) : runData(run, column, AcceptanceRole);
     case RunIdRole: return QVariant::fromValue(run.record.runId);
     default: return {};
@@ -263,14 +298,15 @@ QVariant NavigatorModel::stepData(const Run& run, const Prompt& prompt, const St
 
 QVariant NavigatorModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
-  // Which tau: the navigator pools its steps; the compare view's table has the z-lab one too.
+  // Which tau: the convention chosen in View (a prompt is one response, where they agree; a
+  // step shows its own accept length).
   if (role == Qt::ToolTipRole && section == AcceptanceColumn)
-    return tr("Mean acceptance length pooled over the steps below (vLLM's \u03c4); the compare view also "
-              "shows the z-lab \u03c4, the mean of per-response means");
+    return tr("Runs: %1. Prompts: the mean accept length of the response. Steps: accepted drafts + 1.")
+        .arg(tauConventionExplanation(tauConvention_));
   if (role != Qt::DisplayRole) return {};
   switch (section) {
     case NameColumn: return tr("Run / prompt / step");
-    case AcceptanceColumn: return tr("Acceptance (\u03c4)");
+    case AcceptanceColumn: return tauHeader(tauConvention_);
     case StepsColumn: return tr("Steps");
     case GarbledColumn: return tr("Garbled");
     default: return {};

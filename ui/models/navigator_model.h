@@ -5,6 +5,8 @@
 // does not freeze the window); a followed file's new steps are inserted in place.
 
 #include <optional>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <QAbstractItemModel>
@@ -12,6 +14,7 @@
 
 #include "context/session_viewer.h"
 #include "models/navigator_tree.h"
+#include "models/tau_convention.h"
 
 namespace dfi::ui {
 
@@ -47,6 +50,11 @@ class NavigatorModel : public QAbstractItemModel {
   QModelIndex indexOf(const Selection& selection) const;  // the deepest node selected
   std::optional<double> promptAcceptance(session::RunId run, session::PromptId prompt) const;
   QList<QPair<session::RunId, QString>> runNames() const;
+  // The step at a step node's index (the filter's fast path); null for a run or prompt.
+  const NavigatorStep* stepAt(const QModelIndex& index) const;
+  // Runs show their tau in this convention (prompts have one response: the conventions agree).
+  void setTauConvention(TauConvention convention);
+  TauConvention tauConvention() const { return tauConvention_; }
 
   QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
   QModelIndex parent(const QModelIndex& child) const override;
@@ -71,6 +79,7 @@ class NavigatorModel : public QAbstractItemModel {
   QVariant runData(const Run& run, int column, int role) const;
   QVariant promptData(const Run& run, const Prompt& prompt, int column, int role) const;
   QVariant stepData(const Run& run, const Prompt& prompt, const Step& step, int column, int role) const;
+  std::optional<double> runTau(const Run& run) const;
 
   SessionContext* context_;
   std::vector<Run> runs_;
@@ -78,6 +87,9 @@ class NavigatorModel : public QAbstractItemModel {
   quint64 generation_ = 0;  // of the newest reload; older results are dropped
   bool loading_ = false;
   std::vector<session::StepRecord> appendedWhileLoading_;
+  TauConvention tauConvention_ = TauConvention::Reference;
+  // A run's tau by run id, with the step count it was computed at (a followed run grows).
+  mutable std::unordered_map<session::RunId, std::pair<std::int64_t, double>> runTaus_;
 };
 
 }  // namespace dfi::ui

@@ -1,5 +1,10 @@
 #include "models/tau_table_model.h"
 
+#include <algorithm>
+#include <cmath>
+
+#include "models/tau_convention.h"
+
 #include "dfi/session/record_fields.h"
 
 namespace dfi::ui {
@@ -12,11 +17,14 @@ QColor TauTableModel::seriesColour(int row) {
                                    QColor(0x76, 0xb7, 0xb2), QColor(0x59, 0xa1, 0x4f), QColor(0xed, 0xc9, 0x48),
                                    QColor(0xb0, 0x7a, 0xa1), QColor(0xff, 0x9d, 0xa7), QColor(0x9c, 0x75, 0x5f),
                                    QColor(0xba, 0xb0, 0xac)};
-  return colours[row % 10];
+  if (row >= 0 && row < 10) return colours[row];
+  // Past ten runs (a demo session has fifteen) a colour of its own, never the tenth-earlier
+  // run's: hues a golden angle apart, darker than the palette so they differ from it too.
+  return QColor::fromHsv(static_cast<int>(std::fmod(20.0 + 137.508 * (row - 10), 360.0)), 200, 150);
 }
 
-void TauTableModel::setRows(const std::vector<analysis::ComparedSeries>& series, const std::vector<analysis::SeriesStatistics>& stats,
-                            int shown) {
+void TauTableModel::setRows(const std::vector<analysis::ComparedSeries>& series,
+                            const std::vector<analysis::SeriesStatistics>& stats) {
   beginResetModel();
   rows_.clear();
   for (std::size_t i = 0; i < series.size() && i < stats.size(); ++i) {
@@ -28,10 +36,16 @@ void TauTableModel::setRows(const std::vector<analysis::ComparedSeries>& series,
     row.steps = stats[i].steps;
     row.tau = stats[i].tau;
     row.tauVllm = stats[i].tauVllm;
-    row.shown = static_cast<int>(i) < shown;
     rows_.push_back(std::move(row));
   }
   endResetModel();
+}
+
+void TauTableModel::setShownRows(const std::vector<int>& shown) {
+  for (std::size_t r = 0; r < rows_.size(); ++r)
+    rows_[r].shown = std::find(shown.begin(), shown.end(), static_cast<int>(r)) != shown.end();
+  if (!rows_.empty()) emit dataChanged(index(0, RunColumn), index(rowCount() - 1, RunColumn), {Qt::CheckStateRole});
+  emit shownChanged();
 }
 
 std::vector<int> TauTableModel::shownRows() const {
@@ -97,7 +111,7 @@ QVariant TauTableModel::headerData(int section, Qt::Orientation orientation, int
     case ModeColumn: return tr("Mode");
     case PromptsColumn: return tr("Prompts");
     case StepsColumn: return tr("Steps");
-    case TauColumn: return tr("\u03c4");
+    case TauColumn: return tauHeader(TauConvention::Reference);
     case IntervalColumn: return tr("95% CI");
     case TauVllmColumn: return tr("\u03c4 (vLLM)");
     default: return {};

@@ -19,9 +19,10 @@ class TauTableModel : public QAbstractTableModel {
 
   explicit TauTableModel(QObject* parent = nullptr);
 
-  // The first `shown` rows start ticked.
-  void setRows(const std::vector<analysis::ComparedSeries>& series, const std::vector<analysis::SeriesStatistics>& stats, int shown);
+  // Rows start unticked; the compare view ticks the pair it compares.
+  void setRows(const std::vector<analysis::ComparedSeries>& series, const std::vector<analysis::SeriesStatistics>& stats);
   std::vector<int> shownRows() const;
+  void setShownRows(const std::vector<int>& rows);  // exactly these ticked
   static QColor seriesColour(int row);
 
   int rowCount(const QModelIndex& parent = {}) const override;

@@ -1,5 +1,6 @@
 #include "models/token_table_model.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <QColor>
@@ -27,6 +28,29 @@ QString stateName(TokenTableModel::SlotState state) {
 
 TokenTableModel::TokenTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+int chainAcceptedCount(const session::StepRecord& step) {
+  if (step.mode != session::EvaluationMode::DDTree) return step.acceptedCount;
+  const std::size_t n = std::min(step.draftTokens.size(), step.targetTokens.size());
+  std::size_t accepted = 0;
+  while (accepted < n && step.draftTokens[accepted] == step.targetTokens[accepted]) ++accepted;
+  return static_cast<int>(accepted);
+}
+
+std::vector<session::TokenId> treePathTokens(const session::StepRecord& step,
+                                             const std::optional<session::TreeRecord>& tree) {
+  std::vector<session::TokenId> path;
+  if (step.mode != session::EvaluationMode::DDTree) return path;
+  if (tree) {
+    for (std::size_t d = 1; d < tree->acceptedPath.size(); ++d) {
+      const auto node = static_cast<std::size_t>(tree->acceptedPath[d]);
+      if (node < tree->nodeTokens.size()) path.push_back(tree->nodeTokens[node]);
+    }
+    return path;
+  }
+  const auto known = std::min(step.targetTokens.size(), static_cast<std::size_t>(std::max(step.acceptedCount, 0)));
+  return {step.targetTokens.begin(), step.targetTokens.begin() + static_cast<std::ptrdiff_t>(known)};
+}
+
 double TokenTableModel::topKEntropy(const float* probs, int k) {
   double h = 0;
   for (int i = 0; i < k; ++i)
@@ -47,13 +71,17 @@ QColor TokenTableModel::stateColour(SlotState state) {
 void TokenTableModel::clear() {
   beginResetModel();
   rows_.clear();
+  hasTreePath_ = false;
   endResetModel();
 }
 
-void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenText text) {
+void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenText text,
+                               const std::optional<session::TreeRecord>& tree) {
   beginResetModel();
   rows_.clear();
   topK_ = topK;
+  const std::vector<session::TokenId> treePath = treePathTokens(step, tree);
+  hasTreePath_ = step.mode == session::EvaluationMode::DDTree;
   Row anchor;
   anchor.position = step.anchorPosition;
   anchor.draft = text(step.anchorToken);
@@ -69,8 +97,9 @@ void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenT
     const session::TokenId target = i < step.targetTokens.size() ? step.targetTokens[i] : -1;
     row.target = target >= 0 ? text(target) : QString();
     row.special = isSpecial(row.draft) || isSpecial(row.target);
-    const auto accepted = static_cast<std::size_t>(step.acceptedCount);
+    const auto accepted = static_cast<std::size_t>(chainAcceptedCount(step));
     row.state = i < accepted ? SlotState::Accepted : i == accepted ? SlotState::FirstMismatch : SlotState::Rejected;
+    if (i < treePath.size()) row.treeToken = text(treePath[i]);
     if (haveTopK) {
       const session::TokenId* ids = step.topKIds.data() + i * static_cast<std::size_t>(topK);
       const float* probs = step.topKProbs.data() + i * static_cast<std::size_t>(topK);
@@ -108,6 +137,7 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
         case DraftColumn: return row.draft;
         case TargetColumn: return row.target;
         case VerdictColumn: return stateName(row.state);
+        case TreePathColumn: return row.treeToken;
         case DraftProbColumn: return row.draftProb ? QString::number(double(*row.draftProb), 'f', 3) : QString();
         case TargetRankColumn:
           if (row.state == SlotState::Anchor || row.topK.isEmpty()) return {};
@@ -116,10 +146,18 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
         default: return {};
       }
     case Qt::ToolTipRole:
+      if (index.column() == TreePathColumn && !row.treeToken.isEmpty())
+        return tr("depth %1 of the tree's accepted path: '%2', accepted by the target%3")
+            .arg(row.slot)
+            .arg(row.treeToken)
+            .arg(row.treeToken != row.draft ? tr(" (the chain drafted '%1' here)").arg(row.draft) : QString());
       if (index.column() == DraftColumn || index.column() == DraftProbColumn || index.column() == TargetRankColumn)
         return row.topK.isEmpty() ? QVariant() : QVariant(tr("draft top-%1 at slot %2:\n%3").arg(topK_).arg(row.slot).arg(row.topK));
       return {};
-    case Qt::BackgroundRole: return stateColour(row.state);
+    case Qt::BackgroundRole:
+      if (index.column() == TreePathColumn)
+        return row.treeToken.isEmpty() ? stateColour(SlotState::Rejected) : stateColour(SlotState::Accepted);
+      return stateColour(row.state);
     case Qt::ForegroundRole: return row.state == SlotState::Rejected ? QVariant(QColor(Qt::darkGray)) : QVariant();
     case Qt::FontRole:
       if (row.special && (index.column() == DraftColumn || index.column() == TargetColumn)) {
@@ -135,9 +173,17 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
-  static const char* names[] = {"Slot", "Position", "Draft", "Target", "Verdict", "p(draft)", "Target rank",
+  static const char* names[] = {"Slot", "Position", "Draft", "Target", "Verdict", "Tree path", "p(draft)", "Target rank",
                                 "H top-k"};
+  if (role == Qt::DisplayRole && section == VerdictColumn && hasTreePath_) return tr("Chain verdict");
   if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
+  if (role == Qt::ToolTipRole && section == VerdictColumn)
+    return hasTreePath_ ? tr("The draft chain (the drafter's top-1 per slot) against the target's tokens: what a "
+                             "linear verifier would have accepted. The tree's own verdict is the Tree path column.")
+                        : tr("Accepted: the leading slots equal to the target; first mismatch: where verification stopped");
+  if (role == Qt::ToolTipRole && section == TreePathColumn)
+    return tr("The DDTree's accepted path, one token per depth: it may leave the chain through a lower-ranked candidate "
+              "and accept more than the chain");
   if (role == Qt::ToolTipRole && section == EntropyColumn)
     return tr("Entropy (nats) over the stored top-%1 probabilities only: a lower bound of the full entropy").arg(topK_);
   if (role == Qt::ToolTipRole && section == TargetRankColumn)

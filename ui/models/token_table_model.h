@@ -3,6 +3,10 @@
 // target's token at that position, whether it was accepted (the accepted prefix, the first
 // mismatch, the rejected rest), the draft token's probability, the target token's rank in
 // the draft's stored top-k, and the entropy of that top-k.
+// A DDTree step has two verdicts: its draft chain (the drafter's top-1 per slot) against the
+// target, and the tree's accepted path, which may leave the chain through a lower-ranked
+// candidate and go further. The Verdict column is always the chain's; the Tree path column
+// shows the accepted path's token per depth.
 
 #include <functional>
 #include <optional>
@@ -17,7 +21,7 @@ namespace dfi::ui {
 class TokenTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { SlotColumn, PositionColumn, DraftColumn, TargetColumn, VerdictColumn, DraftProbColumn,
+  enum Column { SlotColumn, PositionColumn, DraftColumn, TargetColumn, VerdictColumn, TreePathColumn, DraftProbColumn,
                 TargetRankColumn, EntropyColumn, ColumnCount };
   enum class SlotState { Anchor, Accepted, FirstMismatch, Rejected };
   static constexpr int SlotStateRole = Qt::UserRole + 1;
@@ -26,8 +30,11 @@ class TokenTableModel : public QAbstractTableModel {
 
   explicit TokenTableModel(QObject* parent = nullptr);
 
-  // `topK` is the run's k; `text` gives a token's printable form (the session's display text).
-  void setBlock(const session::StepRecord& step, int topK, TokenText text);
+  // `topK` is the run's k; `text` gives a token's printable form (the session's display text);
+  // `tree` is the step's recorded tree, if any.
+  void setBlock(const session::StepRecord& step, int topK, TokenText text,
+                const std::optional<session::TreeRecord>& tree = std::nullopt);
+  bool hasTreePath() const { return hasTreePath_; }
   void clear();
 
   static QColor stateColour(SlotState state);
@@ -51,9 +58,22 @@ class TokenTableModel : public QAbstractTableModel {
     std::optional<double> entropy;
     QString topK;  // the top-k list for the tooltip
     bool special = false;
+    QString treeToken;  // the tree's accepted path at this depth; empty past its end
   };
   std::vector<Row> rows_;
   int topK_ = 0;
+  bool hasTreePath_ = false;
 };
+
+// How many leading slots of the step's draft chain equal the target's tokens. For a live or
+// teacher-forced step that is the recorded acceptedCount; a DDTree step records the tree's
+// count instead, and its target tokens (teacher-forced: the target's greedy token at every
+// slot) give the chain's own.
+int chainAcceptedCount(const session::StepRecord& step);
+
+// The draft tokens of a DDTree step's accepted path, root excluded: from the recorded tree, or,
+// without one, the target tokens it matched. Empty for other steps.
+std::vector<session::TokenId> treePathTokens(const session::StepRecord& step,
+                                             const std::optional<session::TreeRecord>& tree);
 
 }  // namespace dfi::ui

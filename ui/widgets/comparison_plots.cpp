@@ -12,7 +12,7 @@ namespace {
 
 QCustomPlot* makePlot(const QString& title, const QString& x, const QString& y) {
   auto* plot = new QCustomPlot;
-  plot->setMinimumSize(260, 220);
+  plot->setMinimumSize(200, 130);
   plot->plotLayout()->insertRow(0);
   plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(plot->font().family(), 9, QFont::Bold)));
   plot->xAxis->setLabel(x);
@@ -20,8 +20,15 @@ QCustomPlot* makePlot(const QString& title, const QString& x, const QString& y) 
   QFont small = plot->font();
   small.setPointSize(7);
   plot->legend->setFont(small);
-  plot->legend->setBrush(QColor(255, 255, 255, 210));
-  plot->legend->setBorderPen(QPen(QColor(0xc8, 0xc8, 0xc8)));
+  plot->legend->setBrush(Qt::NoBrush);
+  plot->legend->setBorderPen(Qt::NoPen);
+  // The legend goes below the axes, two entries a row: inside them it covered bars and curves.
+  plot->axisRect()->insetLayout()->take(plot->legend);
+  plot->plotLayout()->addElement(2, 0, plot->legend);
+  plot->plotLayout()->setRowStretchFactor(2, 0.001);
+  plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  plot->legend->setWrap(2);
+  plot->legend->setMargins(QMargins(4, 0, 4, 2));
   return plot;
 }
 
@@ -154,7 +161,6 @@ void ComparisonPlots::drawScatter(const analysis::ComparedSeries* a, const analy
                      .arg(d.low, 0, 'f', 3)
                      .arg(d.high, 0, 'f', 3));
   scatter_->legend->setVisible(true);
-  scatter_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
   scatter_->replot(QCustomPlot::rpQueuedReplot);
 }
 

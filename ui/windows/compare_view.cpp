@@ -19,7 +19,6 @@
 namespace dfi::ui {
 namespace {
 
-constexpr int kPlottedAtFirst = 4;  // runs ticked for the plots when a session opens
 
 QTableView* makeTable(QAbstractItemModel* model) {
   auto* table = new QTableView;
@@ -88,18 +87,25 @@ CompareView::CompareView(SessionContext* context, QWidget* parent)
   auto* regressions = new QWidget;
   auto* regressionLayout = new QVBoxLayout(regressions);
   regressionLayout->setContentsMargins(0, 0, 0, 0);
-  auto* regressionTitle = new QLabel(tr("Blocks where B accepted less than A at the same prompt and anchor "
-                                        "(largest drop first); choose one to inspect it in every panel"));
+  auto* regressionTitle = new QLabel(tr("Blocks where B accepted less than A (largest drop first)"));
+  regressionTitle->setToolTip(tr("Blocks at the same prompt and anchor where B accepted fewer drafts than A; "
+                                 "choose one to inspect it in every panel"));
   regressionTitle->setWordWrap(true);
   regressionLayout->addWidget(regressionTitle);
   regressionLayout->addWidget(regressionTable_, 1);
+  // The two tables side by side above the plots, so a short dock shows all three parts.
+  auto* tables = new QSplitter(Qt::Horizontal);
+  tables->addWidget(tauTable_);
+  tables->addWidget(regressions);
+  tables->setStretchFactor(0, 3);
+  tables->setStretchFactor(1, 2);
   auto* splitter = new QSplitter(Qt::Vertical);
-  splitter->addWidget(tauTable_);
+  splitter->addWidget(tables);
   splitter->addWidget(plots_);
-  splitter->addWidget(regressions);
   splitter->setStretchFactor(0, 1);
-  splitter->setStretchFactor(1, 3);
-  splitter->setStretchFactor(2, 1);
+  splitter->setStretchFactor(1, 2);
+  splitter->setSizes({100, 200});
+  for (QTableView* table : {tauTable_, regressionTable_}) table->setMinimumHeight(3 * fontMetrics().height());  // proportions: the plots take two thirds of any height
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(pairRow);
@@ -201,13 +207,14 @@ void CompareView::finish(quint64 generation, const std::shared_ptr<Result>& resu
     return;
   }
   const bool newRuns = result->stats != stats_;
+  const bool newPair = newRuns || result->a != a_ || result->b != b_;
   series_ = result->series;
   stats_ = result->stats;
   a_ = result->a;
   b_ = result->b;
   pair_ = std::move(result->pair);
   if (newRuns) {
-    tauModel_->setRows(*series_, *stats_, kPlottedAtFirst);
+    tauModel_->setRows(*series_, *stats_);
     for (QComboBox* box : {runA_, runB_}) {
       const QSignalBlocker block(box);
       box->clear();
@@ -217,6 +224,10 @@ void CompareView::finish(quint64 generation, const std::shared_ptr<Result>& resu
   for (auto [box, row] : {std::pair{runA_, a_}, std::pair{runB_, b_}}) {
     const QSignalBlocker block(box);
     box->setCurrentIndex(row);
+  }
+  // The plots show the pair being compared; other runs can be ticked in beside it.
+  if (newPair) {
+    tauModel_->setShownRows(a_ == b_ ? std::vector<int>{a_} : std::vector<int>{a_, b_});
   }
   regressionModel_->setRegressions(pair_.regressions);
   if (series_->size() < 2) {

@@ -1,5 +1,8 @@
 #include "windows/main_window.h"
 
+#include <algorithm>
+
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
@@ -8,8 +11,10 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
+#include <QStyle>
 
 #include "context/file_session_source.h"
 #include "context/inspect_client.h"
@@ -17,6 +22,7 @@
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
 #include "dfi/base/version.h"
+#include "widgets/panel_scroll_area.h"
 #include "widgets/recent_files_menu.h"
 #include "widgets/view_export.h"
 #include "windows/attention_view.h"
@@ -33,7 +39,7 @@ namespace dfi::ui {
 namespace {
 
 // Bump when panels are added or renamed, so an old saved layout is not applied to new docks.
-constexpr int kLayoutVersion = 5;
+constexpr int kLayoutVersion = 6;
 
 QStringList droppedSessions(const QMimeData* mime) {
   QStringList paths;
@@ -41,6 +47,12 @@ QStringList droppedSessions(const QMimeData* mime) {
     if (url.isLocalFile() && url.toLocalFile().endsWith(QLatin1String(".dfi"), Qt::CaseInsensitive))
       paths << url.toLocalFile();
   return paths;
+}
+
+// The screen area a window of ours may take: the one it is on, less task bars and docks.
+QRect availableArea(const QWidget* window) {
+  const QScreen* screen = window->screen() ? window->screen() : QGuiApplication::primaryScreen();
+  return screen ? screen->availableGeometry() : QRect();
 }
 
 }  // namespace
@@ -62,12 +74,12 @@ MainWindow::MainWindow(QWidget* parent)
   setWindowIcon(QIcon(QStringLiteral(":/icons/dflash-inspector.svg")));
   setAcceptDrops(true);
   setDockNestingEnabled(true);
-  resize(1400, 900);
 
-  // Default layout: the navigator on the left, the block's tokens above its mask on the
-  // right (the tree in a tab behind the mask, the run comparison behind the tokens), the log
-  // along the bottom.
-  addPanel(navigator_, tr("Navigator"), QStringLiteral("NavigatorDock"), Qt::LeftDockWidgetArea);
+  // Default layout: the navigator on the left above the log, the block's tokens above its
+  // mask on the right (the tree in a tab behind the mask, the run comparison behind the
+  // tokens). The log is not along the bottom: a bottom dock area takes every pixel the window
+  // grows by when there is no central widget.
+  QDockWidget* navigator = addPanel(navigator_, tr("Navigator"), QStringLiteral("NavigatorDock"), Qt::LeftDockWidgetArea);
   QDockWidget* tokens = addPanel(tokenView_, tr("Tokens"), QStringLiteral("TokenDock"), Qt::RightDockWidgetArea);
   QDockWidget* mask = addPanel(maskView_, tr("Attention mask"), QStringLiteral("MaskDock"), Qt::RightDockWidgetArea);
   splitDockWidget(tokens, mask, Qt::Vertical);
@@ -80,15 +92,15 @@ MainWindow::MainWindow(QWidget* parent)
   QDockWidget* compare = addPanel(compareView_, tr("Compare runs"), QStringLiteral("CompareDock"), Qt::RightDockWidgetArea);
   tabifyDockWidget(tokens, compare);
   tokens->raise();
-  addDockWidget(Qt::BottomDockWidgetArea, logDock_);
-  resizeDocks({findChild<QDockWidget*>(QStringLiteral("NavigatorDock"))}, {420}, Qt::Horizontal);
-  resizeDocks({logDock_}, {140}, Qt::Vertical);
-  resizeDocks({tokens, mask}, {450, 350}, Qt::Vertical);
+  addDockWidget(Qt::LeftDockWidgetArea, logDock_);
+  splitDockWidget(navigator, logDock_, Qt::Vertical);
+  logDock_->installEventFilter(this);
+  navigator->installEventFilter(this);
+  if (QSettings().value(QStringLiteral("view/tau_convention")).toString() == tauConventionName(TauConvention::Vllm))
+    context_->setTauConvention(TauConvention::Vllm);
   buildMenus();
-  defaultLayout_ = saveState(kLayoutVersion);
-  QSettings settings;
-  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-  restoreState(settings.value(QStringLiteral("window/layout")).toByteArray(), kLayoutVersion);
+  restoreGeometry(QSettings().value(QStringLiteral("window/geometry")).toByteArray());
+  fitToScreen();
 
   connect(context_, &SessionContext::errorOccurred, this, &MainWindow::showError);
   connect(context_, &SessionContext::sessionOpened, this, &MainWindow::updateTitle);
@@ -115,7 +127,9 @@ QDockWidget* MainWindow::addPanel(QWidget* panel, const QString& title, const QS
                                   Qt::DockWidgetArea area) {
   auto* dock = new QDockWidget(title, this);
   dock->setObjectName(objectName);
-  dock->setWidget(panel);
+  auto* scroll = new PanelScrollArea(panel);
+  scroll->setObjectName(objectName + QStringLiteral("Scroll"));
+  dock->setWidget(scroll);
   addDockWidget(area, dock);
   return dock;
 }
@@ -140,6 +154,23 @@ void MainWindow::buildMenus() {
   viewMenu_ = menuBar()->addMenu(tr("&View"));
   for (QDockWidget* dock : findChildren<QDockWidget*>()) viewMenu_->addAction(dock->toggleViewAction());
   viewMenu_->addSeparator();
+  // One tau convention on screen; each header that shows a tau names it.
+  QMenu* tau = viewMenu_->addMenu(tr("&Tau Convention"));
+  auto* conventions = new QActionGroup(tau);
+  for (TauConvention convention : {TauConvention::Reference, TauConvention::Vllm}) {
+    QAction* action = tau->addAction(tauConventionName(convention));
+    action->setObjectName(QStringLiteral("tau-") + tauConventionName(convention));
+    action->setToolTip(tauConventionExplanation(convention));
+    action->setCheckable(true);
+    action->setChecked(convention == context_->tauConvention());
+    conventions->addAction(action);
+    connect(action, &QAction::triggered, this, [this, convention] {
+      context_->setTauConvention(convention);
+      QSettings().setValue(QStringLiteral("view/tau_convention"), tauConventionName(convention));
+    });
+  }
+  tau->setToolTipsVisible(true);
+  viewMenu_->addSeparator();
   viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -156,7 +187,7 @@ RunDialog* MainWindow::runDialog() {
       openFile(path);
     });
     connect(runDialog_, &RunDialog::engineFailed, this,
-            [this](const QString& message) { showError(tr("The engine stopped"), message); });
+            [this](const QString& message) { showError(tr("The evaluation failed"), message); });
   }
   return runDialog_;
 }
@@ -175,6 +206,21 @@ bool MainWindow::openFile(const QString& path) {
 void MainWindow::resetLayout() {
   for (QDockWidget* dock : findChildren<QDockWidget*>()) dock->setFloating(false);
   restoreState(defaultLayout_, kLayoutVersion);
+}
+
+void MainWindow::fitToScreen() {
+  const QRect area = availableArea(this);
+  if (area.isEmpty()) return;
+  // The window manager's frame is outside geometry() and unknown before the first show: leave
+  // a title bar and a border for it then.
+  const QSize known = frameGeometry().size() - size();
+  const QSize frame(std::max(known.width(), 8),
+                    std::max(known.height(), style()->pixelMetric(QStyle::PM_TitleBarHeight, nullptr, this) + 8));
+  const QSize wanted = testAttribute(Qt::WA_Resized) ? size() : QSize(1400, 900);
+  resize(wanted.boundedTo(area.size() - frame));
+  // pos() and move() are the frame's.
+  move(std::clamp(x(), area.left(), std::max(area.left(), area.right() + 1 - width() - frame.width())),
+       std::clamp(y(), area.top(), std::max(area.top(), area.bottom() + 1 - height() - frame.height())));
 }
 
 void MainWindow::exportCurrentView(const QString& path) {
@@ -227,6 +273,77 @@ void MainWindow::updateTitle() {
   } else {
     setWindowTitle(tr("DFlash Inspector"));
     statusBar()->showMessage(tr("No session open: the mask view works as an explainer"));
+  }
+}
+
+// The default proportions are set once the window has its size on screen (before, the dock
+// areas are sized from their contents' hints), then the saved layout, if any, replaces them.
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  if (shown_) return;
+  shown_ = true;
+  // Queued: the dock areas are fitted to the window after this event.
+  QMetaObject::invokeMethod(this, &MainWindow::applyDefaultLayout, Qt::QueuedConnection);
+}
+
+void MainWindow::applyDefaultLayout() {
+  // A third of the width for the navigator (the right area is given the rest: two dock areas
+  // without a central widget otherwise split the window evenly), a few lines of log, the
+  // tokens and the mask halving the height.
+  QDockWidget* navigator = dock("NavigatorDock");
+  navigatorWidth_ = width() / 3;
+  resizeDocks({navigator, dock("TokenDock")}, {navigatorWidth_, width() - navigatorWidth_}, Qt::Horizontal);
+  resizeDocks({navigator, logDock_}, {height() - logHeight_, logHeight_}, Qt::Vertical);
+  resizeDocks({dock("TokenDock"), dock("MaskDock")}, {height() / 2, height() / 2}, Qt::Vertical);
+  defaultLayout_ = saveState(kLayoutVersion);
+  if (const QByteArray saved = QSettings().value(QStringLiteral("window/layout")).toByteArray(); !saved.isEmpty())
+    restoreState(saved, kLayoutVersion);
+}
+
+QDockWidget* MainWindow::dock(const char* objectName) const {
+  return findChild<QDockWidget*>(QLatin1String(objectName), Qt::FindDirectChildrenOnly);
+}
+
+// The log keeps the height and the navigator the width they were given (by the default
+// layout or by dragging an edge): when the window is resized, the panels take the difference.
+bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::Resize && !defaultLayout_.isEmpty() && size() == laidOutSize_) {
+    if (watched == logDock_ && logBelowNavigator()) logHeight_ = logDock_->height();
+    if (watched == dock("NavigatorDock") && navigatorBesidePanels()) navigatorWidth_ = dock("NavigatorDock")->width();
+  }
+  return QMainWindow::eventFilter(watched, event);
+}
+
+bool MainWindow::navigatorBesidePanels() const {
+  QDockWidget* navigator = dock("NavigatorDock");
+  QDockWidget* tokens = dock("TokenDock");
+  return navigator->isVisible() && !navigator->isFloating() && dockWidgetArea(navigator) == Qt::LeftDockWidgetArea &&
+         tokens->isVisible() && !tokens->isFloating() && dockWidgetArea(tokens) == Qt::RightDockWidgetArea;
+}
+
+bool MainWindow::logBelowNavigator() const {
+  QDockWidget* navigator = dock("NavigatorDock");
+  return logDock_->isVisible() && navigator->isVisible() && !logDock_->isFloating() && !navigator->isFloating() &&
+         dockWidgetArea(logDock_) == dockWidgetArea(navigator) && logDock_->x() == navigator->x() &&
+         logDock_->y() > navigator->y();
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+  QMainWindow::resizeEvent(event);
+  laidOutSize_ = size();
+  if (defaultLayout_.isEmpty()) return;
+  QDockWidget* navigator = dock("NavigatorDock");
+  if (logBelowNavigator()) {
+    const int column = navigator->height() + logDock_->height();
+    if (column > logHeight_) resizeDocks({navigator, logDock_}, {column - logHeight_, logHeight_}, Qt::Vertical);
+  }
+  // Two dock areas without a central widget share extra width evenly: the navigator would
+  // take half of a wide screen.
+  if (navigatorBesidePanels()) {
+    QDockWidget* tokens = dock("TokenDock");
+    const int row = navigator->width() + tokens->width();
+    const int width = std::min(navigatorWidth_, row / 2);
+    if (width > 0) resizeDocks({navigator, tokens}, {width, row - width}, Qt::Horizontal);
   }
 }
 

@@ -45,11 +45,17 @@ class MainWindow : public QMainWindow {
   RunDialog* runDialog();
   void showRunDialog();
   void resetLayout();
+  // Shrinks the window to the screen it is on (a saved geometry may come from a larger one)
+  // and moves it back onto that screen.
+  void fitToScreen();
   // Saves the panel that had the focus last (the mask view when none had) to `path`: its
   // picture, or its numbers for a .csv path.
   void exportCurrentView(const QString& path);
 
  protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  void showEvent(QShowEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
   void closeEvent(QCloseEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
@@ -57,6 +63,10 @@ class MainWindow : public QMainWindow {
  private:
   QDockWidget* addPanel(QWidget* panel, const QString& title, const QString& objectName, Qt::DockWidgetArea area);
   void buildMenus();
+  void applyDefaultLayout();
+  QDockWidget* dock(const char* objectName) const;
+  bool logBelowNavigator() const;      // in the default arrangement, where it keeps its height
+  bool navigatorBesidePanels() const;  // likewise, where the navigator keeps its width
   void showError(const QString& title, const QString& message);
   void chooseAndOpen();
   void chooseAndExport();
@@ -78,6 +88,10 @@ class MainWindow : public QMainWindow {
   QMenu* viewMenu_ = nullptr;
   QByteArray defaultLayout_;
   QPointer<QWidget> lastFocusedPanel_;
+  bool shown_ = false;
+  int logHeight_ = 110;     // what the log dock keeps when the window is resized
+  int navigatorWidth_ = 0;  // and the navigator
+  QSize laidOutSize_;    // the window size the docks were last fitted to
 };
 
 }  // namespace dfi::ui

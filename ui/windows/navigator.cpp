@@ -6,6 +6,7 @@
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QLabel>
 #include <QLineEdit>
 #include <QShortcut>
 #include <QTreeView>
@@ -24,6 +25,7 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
       filter_(new NavigatorFilter(this)),
       tree_(new QTreeView),
       search_(new QLineEdit),
+      matches_(new QLabel),
       below_(new QCheckBox(tr("acceptance below"))),
       belowValue_(new QDoubleSpinBox),
       garbled_(new QCheckBox(tr("garbled"))),
@@ -45,7 +47,10 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
   tree_->header()->resizeSection(NavigatorModel::StepsColumn, 60);
   tree_->header()->resizeSection(NavigatorModel::GarbledColumn, 70);
 
-  search_->setPlaceholderText(tr("Search prompts (Ctrl+F)"));
+  search_->setPlaceholderText(tr("Search prompts, runs, drafters (Ctrl+F)"));
+  matches_->setWordWrap(true);
+  matches_->setObjectName(QStringLiteral("filterMatches"));
+  matches_->hide();
   search_->setClearButtonEnabled(true);
   belowValue_->setRange(1, 64);
   belowValue_->setDecimals(1);
@@ -72,13 +77,15 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
   layout->addWidget(belowValue_, 1, 1);
   layout->addWidget(garbled_, 1, 2);
   layout->addWidget(regression_, 2, 0);
-  // The two drafters share the row's width equally: run names are long ("drafter-good/live/reference").
+  layout->addWidget(regressionMargin_, 2, 1);
+  // The two drafters share a row of their own: run names are long ("drafter-good/live/reference")
+  // and the navigator is narrow on a small screen.
   auto* runs = new QHBoxLayout;
   runs->addWidget(baselineRun_, 1);
   runs->addWidget(worseRun_, 1);
-  layout->addLayout(runs, 2, 1, 1, 2);
-  layout->addWidget(regressionMargin_, 2, 3);
-  layout->addWidget(tree_, 3, 0, 1, 4);
+  layout->addLayout(runs, 3, 0, 1, 4);
+  layout->addWidget(matches_, 4, 0, 1, 4);
+  layout->addWidget(tree_, 5, 0, 1, 4);
   layout->setColumnStretch(2, 1);
 
   connect(search_, &QLineEdit::textChanged, this, &Navigator::applyFilters);
@@ -95,6 +102,10 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
     search_->selectAll();
   });
   connect(model_, &NavigatorModel::loaded, this, &Navigator::updateRunChoices);
+  if (context_) {
+    model_->setTauConvention(context_->tauConvention());
+    connect(context_, &SessionContext::tauConventionChanged, model_, &NavigatorModel::setTauConvention);
+  }
   if (context_) context_->addViewer(this);
   model_->reload();
 }
@@ -115,6 +126,8 @@ void Navigator::updateRunChoices() {
   if (context_) onSelectionChanged(context_->selection());  // made while the tree was loading
 }
 
+QString Navigator::matchesText() const { return matches_->isHidden() ? QString() : matches_->text(); }
+
 void Navigator::applyFilters() {
   filter_->setSearchText(search_->text());
   filter_->setMaxAcceptance(below_->isChecked() ? std::optional<double>(belowValue_->value()) : std::nullopt);
@@ -126,7 +139,24 @@ void Navigator::applyFilters() {
   } else {
     filter_->setRegression(std::nullopt, 0.0);
   }
-  if (filter_->isActive()) tree_->expandAll();
+  // Only the runs open: expanding every prompt put all matching steps (10k rows in a demo
+  // session) into the view, and sorting them froze the window.
+  int prompts = 0;
+  for (int r = 0; r < filter_->rowCount(); ++r) {
+    const QModelIndex run = filter_->index(r, 0);
+    prompts += filter_->rowCount(run);
+    if (filter_->isActive()) tree_->expand(run);
+  }
+  if (!filter_->isActive())
+    matches_->clear();
+  else if (prompts == 0)
+    matches_->setText(search_->text().trimmed().isEmpty()
+                          ? tr("Nothing matches these filters.")
+                          : tr("Nothing matches \"%1\" (searched: prompt texts and datasets, run names, drafters).")
+                                .arg(search_->text().trimmed()));
+  else
+    matches_->setText(tr("%n prompt(s) match; open one to see its steps.", nullptr, prompts));
+  matches_->setVisible(filter_->isActive());
 }
 
 void Navigator::selectCurrent(const QModelIndex& proxyIndex) {

@@ -12,6 +12,7 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QLabel;
 class QLineEdit;
 class QTreeView;
 
@@ -30,6 +31,7 @@ class Navigator : public QWidget, public SessionViewer, public ExportableView {
   NavigatorFilter* filter() const { return filter_; }
   QTreeView* tree() const { return tree_; }
   QLineEdit* searchField() const { return search_; }
+  QString matchesText() const;
 
   void onSessionOpened() override;
   void onSessionClosed() override;
@@ -49,6 +51,7 @@ class Navigator : public QWidget, public SessionViewer, public ExportableView {
   NavigatorFilter* filter_;
   QTreeView* tree_;
   QLineEdit* search_;
+  QLabel* matches_;  // how many prompts the filters keep, or that nothing matches
   QCheckBox* below_;
   QDoubleSpinBox* belowValue_;
   QCheckBox* garbled_;

@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -12,10 +13,12 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
 #include "context/engine_client.h"
+#include "context/engine_locator.h"
 #include "dfi/analysis/attention_mask.h"
 #include "dfi/session/record_fields.h"
 
@@ -28,6 +31,9 @@ std::vector<std::string> toStrings(const QStringList& list) {
   return out;
 }
 
+// Settings keys of the remembered form (QSettings group "run").
+const QString kRunGroup = QStringLiteral("run");
+
 QString formatSeconds(double s) {
   return s < 90 ? QStringLiteral("%1 s").arg(qRound(s)) : QStringLiteral("%1 min").arg(s / 60, 0, 'f', 1);
 }
@@ -37,13 +43,14 @@ QString formatSeconds(double s) {
 RunDialog::RunDialog(QWidget* parent) : QDialog(parent), client_(new EngineClient(this)) {
   setWindowTitle(tr("Run an evaluation"));
   auto* form = new QFormLayout;
-  target_ = pathField(tr("target model directory (config.json, *.safetensors, tokenizer.json)"));
-  drafters_ = pathField(tr("drafter directories, separated by ';'"));
-  prompts_ = pathField(tr("prompts .jsonl"));
-  session_ = pathField(tr("session file to write (.dfi)"));
-  prefix_ = pathField(tr("optional: a command prefix, e.g. ssh gpu-host"));
-  engine_ = pathField(tr("engine executable on that machine"));
-  engine_->setText(QStringLiteral("dflash-eval"));
+  target_ = pathField(QStringLiteral("target"), tr("target model directory (config.json, *.safetensors, tokenizer.json)"));
+  drafters_ = pathField(QStringLiteral("drafters"), tr("drafter directories, separated by ';'"));
+  prompts_ = pathField(QStringLiteral("prompts"), tr("prompts .jsonl"));
+  session_ = pathField(QStringLiteral("session"), tr("session file to write (.dfi)"));
+  prefix_ = pathField(QStringLiteral("prefix"), tr("optional: a command prefix, e.g. ssh gpu-host"));
+  engine_ = pathField(QStringLiteral("engine"), tr("engine executable on that machine"));
+  engine_->setToolTip(tr("Locally, \"dflash-eval\" is looked for in DFLASH_EVAL, beside the inspector, in the build "
+                         "tree's app/eval and on PATH"));
   device_ = new QComboBox;
   device_->setEditable(true);
   device_->addItems({QStringLiteral("cpu"), QStringLiteral("cuda:0"), QStringLiteral("cuda:0,cuda:1")});
@@ -70,12 +77,12 @@ RunDialog::RunDialog(QWidget* parent) : QDialog(parent), client_(new EngineClien
   maxNewTokens_ = new QSpinBox;
   maxNewTokens_->setRange(1, 32768);
   maxNewTokens_->setValue(128);
-  form->addRow(tr("Target"), target_);
-  form->addRow(tr("Drafters"), drafters_);
-  form->addRow(tr("Prompts"), prompts_);
-  form->addRow(tr("Session"), session_);
+  form->addRow(tr("Target"), withBrowse(target_, Browse::Directory));
+  form->addRow(tr("Drafters"), withBrowse(drafters_, Browse::AddDirectory));
+  form->addRow(tr("Prompts"), withBrowse(prompts_, Browse::OpenFile));
+  form->addRow(tr("Session"), withBrowse(session_, Browse::SaveFile));
   form->addRow(tr("Run on"), prefix_);
-  form->addRow(tr("Engine"), engine_);
+  form->addRow(tr("Engine"), withBrowse(engine_, Browse::Executable));
   form->addRow(tr("Device"), device_);
   form->addRow(tr("Dtype"), dtype_);
   form->addRow(tr("Modes"), modes);
@@ -85,6 +92,7 @@ RunDialog::RunDialog(QWidget* parent) : QDialog(parent), client_(new EngineClien
 
   progress_ = new QProgressBar;
   status_ = new QLabel(tr("Not started"));
+  status_->setObjectName(QStringLiteral("runStatus"));
   status_->setWordWrap(true);
   summary_ = new QPlainTextEdit;
   summary_->setReadOnly(true);
@@ -118,16 +126,98 @@ RunDialog::RunDialog(QWidget* parent) : QDialog(parent), client_(new EngineClien
     status_->setText(tr("Finished"));
     summary_->setPlainText(summary);
   });
+  connect(client_, &EngineClient::cancelled, this, [this](int promptsKept) {
+    setRunning(false);
+    status_->setText(tr("Cancelled, %1 %2 kept in %3")
+                         .arg(promptsKept)
+                         .arg(promptsKept == 1 ? tr("prompt") : tr("prompts"), session_->text().trimmed()));
+  });
   connect(client_, &EngineClient::failed, this, [this](const QString& message) {
     setRunning(false);
     status_->setText(tr("Failed"));
     summary_->setPlainText(message);
     emit engineFailed(message);
   });
+  restoreForm();
 }
 
-QLineEdit* RunDialog::pathField(const QString& placeholder) {
+QWidget* RunDialog::withBrowse(QLineEdit* field, Browse kind) {
+  auto* row = new QWidget;
+  auto* layout = new QHBoxLayout(row);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(field, 1);
+  auto* button = new QPushButton(tr("Browse..."));
+  button->setObjectName(field->objectName() + QStringLiteral("Browse"));
+  layout->addWidget(button);
+  connect(button, &QPushButton::clicked, this, [this, field, kind] {
+    const QString current = field->text().trimmed();
+    const QString start = kind == Browse::AddDirectory ? current.section(';', -1).trimmed() : current;
+    QString chosen;
+    switch (kind) {
+      case Browse::Directory:
+      case Browse::AddDirectory:
+        chosen = QFileDialog::getExistingDirectory(this, tr("Choose a directory"), start);
+        break;
+      case Browse::OpenFile:
+        chosen = QFileDialog::getOpenFileName(this, tr("Choose the prompts"), start,
+                                              tr("Prompts (*.jsonl *.json);;All files (*)"));
+        break;
+      case Browse::SaveFile:
+        chosen = QFileDialog::getSaveFileName(this, tr("Write the session to"), start,
+                                              tr("DFlash sessions (*.dfi);;All files (*)"));
+        break;
+      case Browse::Executable:
+        chosen = QFileDialog::getOpenFileName(this, tr("Choose the dflash-eval executable"), start);
+        break;
+    }
+    if (chosen.isEmpty()) return;
+    // Drafters are a list: a chosen directory is added to it.
+    field->setText(kind == Browse::AddDirectory && !current.isEmpty() ? current + QLatin1Char(';') + chosen : chosen);
+  });
+  return row;
+}
+
+// The last values run with, so a second evaluation starts from the first's form. The engine
+// named by DFLASH_EVAL wins over a remembered one (the environment is the more recent choice).
+void RunDialog::restoreForm() {
+  QSettings settings;
+  settings.beginGroup(kRunGroup);
+  for (const auto& [key, field] : formFields())
+    if (const QString value = settings.value(key).toString(); !value.isEmpty()) field->setText(value);
+  if (const QString device = settings.value(QStringLiteral("device")).toString(); !device.isEmpty())
+    device_->setCurrentText(device);
+  if (const int dtype = dtype_->findText(settings.value(QStringLiteral("dtype")).toString()); dtype >= 0)
+    dtype_->setCurrentIndex(dtype);
+  budget_->setValue(settings.value(QStringLiteral("ddtree_budget"), budget_->value()).toInt());
+  maxNewTokens_->setValue(settings.value(QStringLiteral("max_new_tokens"), maxNewTokens_->value()).toInt());
+  const QString variable = qEnvironmentVariable("DFLASH_EVAL");
+  if (!variable.isEmpty()) {
+    engine_->setText(variable);
+  } else if (needsLocating(engine_->text())) {
+    const EngineLocation located = locateEngine();
+    engine_->setText(located.found() ? located.path : QString::fromLatin1(kEngineName));
+  }
+}
+
+void RunDialog::rememberForm() const {
+  QSettings settings;
+  settings.beginGroup(kRunGroup);
+  for (const auto& [key, field] : formFields()) settings.setValue(key, field->text().trimmed());
+  settings.setValue(QStringLiteral("device"), device_->currentText());
+  settings.setValue(QStringLiteral("dtype"), dtype_->currentText());
+  settings.setValue(QStringLiteral("ddtree_budget"), budget_->value());
+  settings.setValue(QStringLiteral("max_new_tokens"), maxNewTokens_->value());
+}
+
+std::vector<std::pair<QString, QLineEdit*>> RunDialog::formFields() const {
+  return {{QStringLiteral("target"), target_},   {QStringLiteral("drafters"), drafters_},
+          {QStringLiteral("prompts"), prompts_}, {QStringLiteral("session"), session_},
+          {QStringLiteral("prefix"), prefix_},   {QStringLiteral("engine"), engine_}};
+}
+
+QLineEdit* RunDialog::pathField(const QString& name, const QString& placeholder) {
   auto* field = new QLineEdit;
+  field->setObjectName(name + QStringLiteral("Field"));
   field->setPlaceholderText(placeholder);
   field->setMinimumWidth(420);
   return field;
@@ -185,6 +275,7 @@ void RunDialog::startRun() {
   options.ddtreeBudget = budget_->value();
   options.maxNewTokens = maxNewTokens_->value();
   const EngineLaunch engine = launch();
+  rememberForm();
   summary_->clear();
   progress_->setRange(0, 0);  // busy until the first progress frame
   status_->setText(tr("Starting the engine…"));

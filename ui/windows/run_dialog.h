@@ -2,7 +2,11 @@
 // Starts an evaluation from the GUI: target, drafters, prompts, device, dtype, modes, mask
 // variants, DDTree budget, and where the engine runs (a command prefix such as "ssh gpu-host").
 // Shows progress with ETA and a cancel button; the records land in a local session that the
-// main window opens and follows while they arrive.
+// main window opens and follows while they arrive. Every path has a browse button, and the
+// form remembers what the last run used.
+
+#include <utility>
+#include <vector>
 
 #include <QDialog>
 
@@ -40,7 +44,12 @@ class RunDialog : public QDialog {
   void startRun();
 
  private:
-  QLineEdit* pathField(const QString& placeholder);
+  enum class Browse { Directory, AddDirectory, OpenFile, SaveFile, Executable };
+  QLineEdit* pathField(const QString& name, const QString& placeholder);
+  QWidget* withBrowse(QLineEdit* field, Browse kind);  // the field and its "Browse..." button
+  void restoreForm();
+  void rememberForm() const;
+  std::vector<std::pair<QString, QLineEdit*>> formFields() const;  // settings key, field
   void setRunning(bool running);
   QString validationError() const;
 

@@ -188,8 +188,8 @@ void StatsView::load() {
   updating_ = false;
   fillCompareBox();
   if (step_) {
-    headline_->setText(tr("Run %1, prompt %2, step %3: block at anchor position %4 (%5 tensors with statistics)")
-                           .arg(step_->runId)
+    headline_->setText(tr("%1, prompt %2, step %3: block at anchor position %4 (%5 tensors with statistics)")
+                           .arg(context_->runName(step_->runId))
                            .arg(step_->promptId)
                            .arg(step_->stepIndex)
                            .arg(step_->anchorPosition)

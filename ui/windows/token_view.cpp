@@ -47,6 +47,7 @@ TokenView::TokenView(SessionContext* context, QWidget* parent)
   headline_->setWordWrap(true);
   headline_->setTextFormat(Qt::PlainText);
   table_->setModel(model_);
+  table_->setColumnHidden(TokenTableModel::TreePathColumn, true);  // shown for DDTree steps
   table_->verticalHeader()->hide();
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -130,24 +131,37 @@ void TokenView::loadResponse(session::RunId run, session::PromptId promptId) {
 void TokenView::showStep(const std::optional<session::StepRecord>& step) {
   if (!step) {
     model_->clear();
+    table_->setColumnHidden(TokenTableModel::TreePathColumn, true);
     strip_->setHighlightedStep(-1);
     headline_->setText(tr("Select a step to see its block slot by slot."));
     return;
   }
   const std::optional<session::RunRecord> run = context_->run(step->runId);
-  model_->setBlock(*step, run ? run->topK : 0, [this](session::TokenId id) { return context_->tokenText(id); });
+  const bool ddtree = step->mode == session::EvaluationMode::DDTree;
+  model_->setBlock(*step, run ? run->topK : 0, [this](session::TokenId id) { return context_->tokenText(id); },
+                   ddtree ? context_->tree(step->stepId) : std::nullopt);
+  table_->setColumnHidden(TokenTableModel::TreePathColumn, !model_->hasTreePath());
   strip_->setHighlightedStep(step->stepIndex);
-  headline_->setText(tr("%1, prompt %2, step %3: anchor '%4' at position %5; %6 of %7 drafts accepted, bonus '%8' "
-                        "(accept length %9)")
-                         .arg(run ? QString::fromStdString(run->name) : tr("run %1").arg(step->runId))
-                         .arg(step->promptId)
-                         .arg(step->stepIndex)
-                         .arg(context_->tokenText(step->anchorToken))
-                         .arg(step->anchorPosition)
-                         .arg(step->acceptedCount)
-                         .arg(step->draftTokens.size())
-                         .arg(context_->tokenText(step->bonusToken))
-                         .arg(step->acceptLength()));
+  const QString where = tr("%1, prompt %2, step %3: anchor '%4' at position %5")
+                            .arg(context_->runName(step->runId))
+                            .arg(step->promptId)
+                            .arg(step->stepIndex)
+                            .arg(context_->tokenText(step->anchorToken))
+                            .arg(step->anchorPosition);
+  const QString bonus = tr("bonus '%1' (accept length %2)").arg(context_->tokenText(step->bonusToken)).arg(step->acceptLength());
+  if (ddtree)
+    headline_->setText(tr("%1; the draft chain accepted %2 of %3, the tree's accepted path %4; %5")
+                           .arg(where)
+                           .arg(chainAcceptedCount(*step))
+                           .arg(step->draftTokens.size())
+                           .arg(step->acceptedCount)
+                           .arg(bonus));
+  else
+    headline_->setText(tr("%1; %2 of %3 drafts accepted, %4")
+                           .arg(where)
+                           .arg(step->acceptedCount)
+                           .arg(step->draftTokens.size())
+                           .arg(bonus));
 }
 
 void TokenView::onSelectionChanged(const Selection& selection) {

@@ -10,6 +10,7 @@
 
 #include "context/session_context.h"
 #include "dfi/analysis/tree_layout.h"
+#include "models/token_table_model.h"
 #include "widgets/tree_canvas.h"
 
 namespace dfi::ui {
@@ -147,7 +148,9 @@ void TreeView::rebuild() {
                                     .arg(step_->promptId).arg(step_->stepIndex).arg(layout.nodes.size() - 1)
                               : tr("Prompt %1, step %2: DDTree of %3 nodes rebuilt from the stored top-%4")
                                     .arg(step_->promptId).arg(step_->stepIndex).arg(layout.nodes.size() - 1).arg(topK_);
-  text += tr("; it accepts %1 draft token(s), the block's draft chain accepted %2.").arg(treeAccepted).arg(step_->acceptedCount);
+  text += tr("; the tree's accepted path has %1 draft token(s), the block's draft chain (top-1 per slot) accepted %2.")
+              .arg(treeAccepted)
+              .arg(chainAcceptedCount(*step_));
   if (!showRecorded && step_->mode != session::EvaluationMode::TeacherForced)
     text += tr(" Paths are checked up to the first mismatch only: the target's tokens after it were not computed.");
   if (!showRecorded && layout.nodes.size() == 1) text += tr(" (The run stored no top-k for this block.)");
