@@ -171,7 +171,8 @@ ChatTemplateKind detectChatTemplateText(std::string_view templateText, const std
   if (chatMl && splitsReasoning && endsQwen3_5) return ChatTemplateKind::Qwen3_5;
   throw UsageError(
       "unknown chat template: only the Qwen3 (hybrid thinking) and Qwen3.5/3.6 ChatML templates are supported "
-      "(recognised by their enable_thinking generation prompt)",
+      "(recognised by their enable_thinking generation prompt); tokenize prompts as plain text (run --no-chat, "
+      "tokenize without --chat) or give token ids",
       {.file = source.string(), .item = "chat_template"});
 }
 

@@ -129,7 +129,11 @@ Tokenizer Tokenizer::fromFile(const std::filesystem::path& tokenizerJson) {
 Tokenizer Tokenizer::fromDirectory(const std::filesystem::path& dir) {
   const auto json = dir / "tokenizer.json";
   auto impl = std::make_shared<Impl>(detail::readTokenizerJson(json), json);
-  impl->chatTemplate = findChatTemplate(dir);
+  try {
+    impl->chatTemplate = findChatTemplate(dir);
+  } catch (const UsageError&) {
+    impl->chatTemplateError = std::current_exception();
+  }
   return Tokenizer(std::move(impl));
 }
 
@@ -180,6 +184,9 @@ std::optional<std::int32_t> Tokenizer::tokenId(std::string_view content) const {
 
 std::size_t Tokenizer::vocabSize() const { return impl_->kinds.size(); }
 
-std::optional<ChatTemplateKind> Tokenizer::chatTemplate() const { return impl_->chatTemplate; }
+std::optional<ChatTemplateKind> Tokenizer::chatTemplate() const {
+  if (impl_->chatTemplateError) std::rethrow_exception(impl_->chatTemplateError);
+  return impl_->chatTemplate;
+}
 
 }  // namespace dfi::tokenizer

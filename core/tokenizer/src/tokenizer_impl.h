@@ -2,6 +2,7 @@
 // The loaded state behind dfi::tokenizer::Tokenizer. Internal to dfi_tokenizer.
 
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -36,6 +37,9 @@ struct Tokenizer::Impl {
   bool nfc;
   std::unique_ptr<detail::Bpe> bpe;
   std::optional<ChatTemplateKind> chatTemplate;
+  // A template this engine cannot render (Llama 3, gpt-oss harmony...): kept, not thrown, so
+  // the tokenizer still loads for plain text and token display; chatTemplate() throws it.
+  std::exception_ptr chatTemplateError;
 };
 
 }  // namespace dfi::tokenizer

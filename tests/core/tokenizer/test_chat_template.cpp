@@ -8,6 +8,7 @@
 
 #include "dfi/base/error.h"
 #include "dfi/tokenizer/chat_template.h"
+#include "dfi/tokenizer/tokenizer.h"
 
 using namespace dfi::tokenizer;
 
@@ -90,6 +91,26 @@ TEST(ChatTemplate, FindsNoTemplateInAConfigWithoutOne) {
   EXPECT_FALSE(findChatTemplate(dir));
   std::ofstream(dir / "chat_template.jinja") << kQwen35Tail;  // preferred over the config
   EXPECT_EQ(findChatTemplate(dir), ChatTemplateKind::Qwen3_5);
+  std::filesystem::remove_all(dir);
+}
+
+// A Llama 3 or gpt-oss target ships a template this engine cannot render: its tokenizer still
+// loads (prompts given as ids, tokens shown by text), and only asking for the template fails.
+TEST(ChatTemplate, AnUnknownTemplateDoesNotStopTheTokenizerLoading) {
+  const auto dir = std::filesystem::temp_directory_path() / ("dfi_chat_unknown_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(kQwen3Config.parent_path() / "tokenizer.json", dir / "tokenizer.json");
+  std::ofstream(dir / "chat_template.jinja") << "{{ bos_token }}{% for m in messages %}<|start_header_id|>"
+                                                "{{ m.role }}<|end_header_id|>{{ m.content }}<|eot_id|>{% endfor %}";
+  const Tokenizer tok = Tokenizer::fromDirectory(dir);
+  EXPECT_FALSE(tok.encode("def fizzbuzz(n):").empty());
+  try {
+    (void)tok.chatTemplate();
+    FAIL() << "an unknown template must be refused when asked for";
+  } catch (const dfi::UsageError& e) {
+    EXPECT_EQ(e.context().file, (dir / "chat_template.jinja").string());
+    EXPECT_EQ(e.context().item, "chat_template");
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -45,7 +45,8 @@ class Tokenizer {
   // One more than the largest id (the size of an embedding table covering every token).
   std::size_t vocabSize() const;
 
-  // The chat template found by fromDirectory, if any.
+  // The chat template found by fromDirectory, if any. A template it cannot render does not stop
+  // the tokenizer from loading; asking for it then throws dfi::UsageError naming the file.
   std::optional<ChatTemplateKind> chatTemplate() const;
 
   struct Impl;
