@@ -16,11 +16,12 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
-#include "dfi/tensorfile/checkpoint.h"
+#include "dfi/tensorfile/safetensors_file.h"
 #include "dfi/tensorfile/drafter_config.h"
 #include "evaluation/dflash_decode.h"
 #include "models/dflash_drafter.h"
 #include "models/dflash_weights.h"
+#include "reference_tensors.h"
 
 namespace dfi::engine {
 namespace {
@@ -28,31 +29,23 @@ namespace {
 const std::filesystem::path kPackageDir = std::filesystem::path(DFI_BINARY_DIR) / "tests/oracle/dflash_package";
 constexpr double kTolerance = 1e-4;
 
-at::Tensor readReference(const tensorfile::Checkpoint& file, const std::string& name) {
-  const tensorfile::TensorView view = file.tensor(name);
-  const auto dtype = view.info().dtype == tensorfile::DType::I64 ? at::kLong : at::kFloat;
-  return at::from_blob(const_cast<void*>(view.data()), view.info().shape, at::TensorOptions().dtype(dtype)).clone();
-}
-
-double maxAbsDiff(const at::Tensor& a, const at::Tensor& b) {
-  return (a.to(at::kFloat) - b.to(at::kFloat)).abs().max().item<double>();
-}
+using test::maxAbsDiff;
+using test::referenceTensor;
 
 class PackageDrafterForward : public ::testing::TestWithParam<std::string> {
  protected:
   const std::filesystem::path dir = kPackageDir / "forward" / GetParam();
   const tensorfile::DrafterConfig config = tensorfile::parseDrafterConfig(dir / "config.json");
-  const tensorfile::Checkpoint reference =
-      tensorfile::Checkpoint::open(dir / "reference.safetensors", tensorfile::NameMapping::identity());
+  const tensorfile::SafetensorsFile reference = tensorfile::SafetensorsFile::open(dir / "reference.safetensors");
   const DFlashDrafter drafter{config,
                               loadDrafterWeights(dir, config, config.hiddenSize, at::kFloat, at::kCPU),
-                              {readReference(reference, "embed_tokens"), readReference(reference, "lm_head")}};
+                              {referenceTensor(reference, "embed_tokens"), referenceTensor(reference, "lm_head")}};
 };
 
 TEST_P(PackageDrafterForward, EveryLayerAndTheLogitsMatchPerAnchor) {
-  const at::Tensor features = readReference(reference, "features");
-  const at::Tensor tokens = readReference(reference, "tokens");
-  const at::Tensor anchors = readReference(reference, "anchors");
+  const at::Tensor features = referenceTensor(reference, "features");
+  const at::Tensor tokens = referenceTensor(reference, "tokens");
+  const at::Tensor anchors = referenceTensor(reference, "anchors");
   double worstLayer = 0, worstLogits = 0;
   for (std::int64_t j = 0; j < anchors.numel(); ++j) {
     const std::int64_t a = anchors[j].item<std::int64_t>();
@@ -64,11 +57,11 @@ TEST_P(PackageDrafterForward, EveryLayerAndTheLogitsMatchPerAnchor) {
     ASSERT_EQ(static_cast<int>(probes.layerOutputs.size()), config.numHiddenLayers);
     for (int l = 0; l < config.numHiddenLayers; ++l) {
       const double diff = maxAbsDiff(probes.layerOutputs[static_cast<std::size_t>(l)],
-                                     readReference(reference, "layer_output." + std::to_string(j) + "." + std::to_string(l)));
+                                     referenceTensor(reference, "layer_output." + std::to_string(j) + "." + std::to_string(l)));
       EXPECT_LE(diff, kTolerance) << "layer " << l;
       worstLayer = std::max(worstLayer, diff);
     }
-    const double diff = maxAbsDiff(logits, readReference(reference, "logits." + std::to_string(j)));
+    const double diff = maxAbsDiff(logits, referenceTensor(reference, "logits." + std::to_string(j)));
     EXPECT_LE(diff, kTolerance) << "logits";
     worstLogits = std::max(worstLogits, diff);
   }
