@@ -9,6 +9,7 @@
 #include "io/mxfp4.h"
 #include "io/weight_loader.h"
 #include "kernels/projection.h"
+#include "models/routing_record.h"
 
 namespace dfi::engine {
 namespace {
@@ -83,12 +84,7 @@ at::Tensor GptOssMlp::forward(const at::Tensor& x, ExpertRouting* routing) const
     const at::Tensor weight = scores.index({tokenIdx, slotIdx}).unsqueeze(-1);
     out.index_add_(0, tokenIdx, (expertOut * weight).to(flat.scalar_type()));
   }
-  if (routing) {
-    std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end() - 1);
-    shape.push_back(topK_);
-    routing->experts = topIndices.reshape(shape);
-    routing->weights = scores.to(at::kFloat).reshape(shape);
-  }
+  recordRouting(routing, x, topIndices, scores);
   return out.view(x.sizes());
 }
 

@@ -5,6 +5,7 @@
 #include "dfi/tensorfile/target_config.h"
 #include "io/weight_loader.h"
 #include "kernels/projection.h"
+#include "models/routing_record.h"
 
 namespace dfi::engine {
 
@@ -78,12 +79,7 @@ at::Tensor SparseMoeMlp::forward(const at::Tensor& x, ExpertRouting* routing) co
   }
   out = out.to(x.scalar_type());
   if (sharedExpert_) out = out + at::sigmoid(project(flat, sharedExpertGate_)) * sharedExpert_->forward(flat);
-  if (routing) {
-    std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end() - 1);
-    shape.push_back(topK_);
-    routing->experts = experts.reshape(shape);
-    routing->weights = weights.to(at::kFloat).reshape(shape);
-  }
+  recordRouting(routing, x, experts, weights);
   return out.reshape(x.sizes());
 }
 
