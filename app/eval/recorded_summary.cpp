@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dfi/base/error.h"
+#include "dfi/engine/sampling.h"
 #include "dfi/protocol/message_fields.h"
 #include "dfi/session/reader.h"
 #include "dfi/session/record_fields.h"
@@ -58,7 +59,11 @@ std::vector<SummaryRun> recordedSummaryRuns(const std::string& sessionPath) {
                        // Runs recorded before the option counted every block in full.
                        record.mode == session::EvaluationMode::Live
                            ? settings.value(optionName(&protocol::RunOptions::stepCounting), std::string("full-blocks"))
-                           : std::string()});
+                           : std::string(),
+                       engine::samplingLabel(
+                           {settings.value(optionName(&protocol::RunOptions::temperature), 0.0),
+                            settings.value(optionName(&protocol::RunOptions::topP), 1.0),
+                            settings.value(optionName(&protocol::RunOptions::topK), 0)})});
       }
     } catch (const nlohmann::json::exception& e) {
       throw FormatError(std::string("a run's settings are not an evaluation's: ") + e.what(),
@@ -70,8 +75,8 @@ std::vector<SummaryRun> recordedSummaryRuns(const std::string& sessionPath) {
     std::map<session::PromptId, std::size_t> index;
     for (const session::PromptRecord& prompt : reader.prompts(record.runId)) {
       index[prompt.promptId] = run.responses.size();
-      run.responses.push_back(
-          {prompt.promptId, prompt.dataset.empty() ? promptsFile : prompt.dataset, {{}, prompt.completionTokens}});
+      run.responses.push_back({prompt.promptId, prompt.dataset.empty() ? promptsFile : prompt.dataset,
+                               {{}, prompt.completionTokens}, record.sample});
     }
     reader.forEachStepSummary(record.runId, [&](const session::StepSummary& step) {
       run.responses.at(index.at(step.promptId)).acceptance.stepAcceptLengths.push_back(step.acceptLength());

@@ -70,7 +70,9 @@ engine::EvaluationSettings RunOptions::toSettings(const EnvLookup& env) const {
   s.maxNewTokens = maxNewTokens;
   if (limit && *limit < 1) throw UsageError("--limit: " + std::to_string(*limit) + " is below 1");
   s.limit = limit;
-  s.topK = topK;
+  s.topK = recordTopK;
+  s.sampling = {temperature, topP, topK, static_cast<std::uint64_t>(seed)};
+  s.samples = samples;
   s.model.devices = splitList(device);
   if (dtype != "fp32" && dtype != "bf16" && dtype != "fp16")
     throw UsageError("--dtype: '" + dtype + "' is not fp32, bf16 or fp16");
@@ -127,7 +129,21 @@ void addRunOptions(CLI::App& c, RunOptions& o) {
       ->capture_default_str();
   c.add_option_function<std::int64_t>("--limit", [&o](const std::int64_t& n) { o.limit = n; },
                                       "Evaluate the first N prompts of the file (malformed lines skipped do not count; applied before --shard)");
-  c.add_option("--top-k", o.topK, "Per-slot top-k stored with each step")->capture_default_str();
+  c.add_option("--record-top-k", o.recordTopK, "Per-slot top-k of the draft distribution stored with each step")
+      ->capture_default_str();
+  c.add_option("--temperature", o.temperature,
+               "Live loop: 0 greedy; above 0, tokens sampled and drafts accepted by lossless rejection sampling "
+               "(z-lab's dflash 0.1.0 rule); teacher-forced and DDTree stay greedy measures")
+      ->capture_default_str();
+  c.add_option("--top-p", o.topP, "Sampling: keep the most probable tokens whose preceding mass is below P")
+      ->capture_default_str();
+  c.add_option("--top-k", o.topK, "Sampling: keep the K most probable tokens; 0: the whole vocabulary")
+      ->capture_default_str();
+  c.add_option("--seed", o.seed, "Sampling: seed of every draw (mixed with the repeat and the prompt id)")
+      ->capture_default_str();
+  c.add_option("--samples", o.samples,
+               "Sampling: repeat the evaluation N times (seeds paired across drafters, so comparisons are paired)")
+      ->capture_default_str();
   c.add_option("--device,--devices", o.device, "cpu | cuda:N | cuda:0,cuda:1 (layers split across GPUs) | cuda:local (the launcher's local rank)")->capture_default_str();
   c.add_option("--dtype", o.dtype, "fp32 | bf16 | fp16")->capture_default_str();
   c.add_flag("--no-chat", o.noChat, "Tokenize prompts as plain text (no chat template)");

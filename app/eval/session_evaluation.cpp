@@ -40,16 +40,22 @@ std::string drafterLabel(const std::string& path, const engine::EvaluationSettin
   return drafterLabels(drafters).at(static_cast<std::size_t>(which));
 }
 
+// The repeats of a sampled evaluation are one summary run each, their responses tagged.
 std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
                                     const std::vector<engine::RunSummary>& runs) {
   std::vector<SummaryRun> out;
   for (const auto& r : runs) {
     SummaryRun run{drafterLabel(r.drafter, settings), modeLabel(enumName(r.mode), settings.ddtreeBudget),
                    std::string(enumName(r.variant)), {}};
-    for (const auto& response : r.responses)
-      run.responses.push_back({response.promptId, promptSet(response.dataset, settings), response.acceptance});
     if (r.mode == engine::EvaluationMode::Live) run.stepCounting = engine::stepCountingName(settings.stepCounting);
-    out.push_back(std::move(run));
+    run.sampling = engine::samplingLabel(settings.sampling);
+    auto same = std::ranges::find_if(out, [&](const SummaryRun& o) {
+      return o.drafter == run.drafter && o.mode == run.mode && o.variant == run.variant;
+    });
+    if (same == out.end()) same = out.insert(out.end(), std::move(run));
+    for (const auto& response : r.responses)
+      same->responses.push_back(
+          {response.promptId, promptSet(response.dataset, settings), response.acceptance, r.sample});
   }
   return out;
 }

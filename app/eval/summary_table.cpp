@@ -12,20 +12,48 @@
 namespace dfi::eval {
 namespace {
 
-SummaryRow rowOf(const SummaryRun& run, const std::string& dataset,
-                 const std::vector<analysis::ResponseAcceptance>& responses, double confidence, int resamples) {
-  SummaryRow row{run.drafter, run.mode, run.variant, dataset};
-  // Per-response means are what tau(reference) averages, so the bootstrap's estimate is it.
-  std::vector<double> perResponse;
+double meanOf(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return sum / static_cast<double>(values.size());
+}
+
+// Per-response tau keyed by (prompt, repeat): what paired comparisons join on.
+std::map<std::pair<std::int64_t, int>, double> responseTaus(const SummaryRun& run) {
+  std::map<std::pair<std::int64_t, int>, double> taus;
+  for (const auto& r : run.responses)
+    if (const auto tau = analysis::responseTau(r.acceptance)) taus[{r.promptId, r.sample}] = *tau;
+  return taus;
+}
+
+SummaryRow rowOf(const SummaryRun& run, const std::string& dataset, const std::vector<SummaryResponse>& responses,
+                 double confidence, int resamples) {
+  SummaryRow row{run.drafter, run.mode, run.variant, dataset, run.sampling};
+  // Per-response means are what tau(reference) averages; a prompt's repeats are averaged first
+  // (they share the prompt), so the bootstrap resamples prompts and its estimate is tau.
+  std::vector<analysis::ResponseAcceptance> acceptances;
+  std::map<std::int64_t, std::vector<double>> byPrompt;
+  std::map<int, std::vector<double>> byRepeat;
   for (const auto& r : responses) {
-    if (const auto tau = analysis::responseTau(r)) perResponse.push_back(*tau);
-    row.steps += static_cast<std::int64_t>(r.stepAcceptLengths.size());
+    acceptances.push_back(r.acceptance);
+    row.steps += static_cast<std::int64_t>(r.acceptance.stepAcceptLengths.size());
+    if (const auto tau = analysis::responseTau(r.acceptance)) {
+      byPrompt[r.promptId].push_back(*tau);
+      byRepeat[r.sample].push_back(*tau);
+      ++row.responses;
+    }
   }
-  row.responses = static_cast<std::int64_t>(perResponse.size());
-  row.tau = analysis::bootstrapMean(perResponse, confidence, resamples);
-  row.tauVllm = analysis::tauVllm(responses);
+  std::vector<double> perPrompt, perRepeat;
+  for (const auto& [prompt, taus] : byPrompt) perPrompt.push_back(meanOf(taus));
+  for (const auto& [repeat, taus] : byRepeat) perRepeat.push_back(meanOf(taus));
+  row.tau = analysis::bootstrapMean(perPrompt, confidence, resamples);
+  if (perRepeat.size() > 1) {
+    row.repeats = static_cast<int>(perRepeat.size());
+    row.tauOverRepeats = analysis::studentMean95(perRepeat);
+  }
+  row.tauVllm = analysis::tauVllm(acceptances);
   if (run.mode == "live") {
-    row.tauSglang = analysis::tauSglang(responses);
+    row.tauSglang = analysis::tauSglang(acceptances);
     row.stepCounting = run.stepCounting;
   }
   return row;
@@ -56,7 +84,7 @@ std::string alignColumns(const std::vector<std::vector<std::string>>& cells, std
 // as the unsharded run.
 std::vector<SummaryResponse> inPromptOrder(const SummaryRun& run) {
   std::vector<SummaryResponse> sorted = run.responses;
-  std::ranges::stable_sort(sorted, {}, &SummaryResponse::promptId);
+  std::ranges::stable_sort(sorted, {}, [](const SummaryResponse& r) { return std::pair(r.promptId, r.sample); });
   return sorted;
 }
 
@@ -103,32 +131,32 @@ std::vector<SummaryRow> summarize(std::span<const SummaryRun> runs, double confi
     for (const auto& r : sorted)
       if (std::ranges::find(datasets, r.dataset) == datasets.end()) datasets.push_back(r.dataset);
     for (const std::string& dataset : datasets) {
-      std::vector<analysis::ResponseAcceptance> responses;
+      std::vector<SummaryResponse> responses;
       for (const auto& r : sorted)
-        if (r.dataset == dataset) responses.push_back(r.acceptance);
+        if (r.dataset == dataset) responses.push_back(r);
       rows.push_back(rowOf(run, dataset, responses, confidence, resamples));
     }
-    if (datasets.size() != 1) {  // several prompt sets, or none (a run cancelled before any prompt)
-      std::vector<analysis::ResponseAcceptance> all;
-      for (const auto& r : sorted) all.push_back(r.acceptance);
-      rows.push_back(rowOf(run, "all", all, confidence, resamples));
-    }
+    if (datasets.size() != 1)  // several prompt sets, or none (a run cancelled before any prompt)
+      rows.push_back(rowOf(run, "all", sorted, confidence, resamples));
   }
   return rows;
 }
 
 std::vector<TauComparison> pairedComparisons(std::span<const SummaryRun> runs, double confidence, int resamples) {
+  // Joined on (prompt, repeat); a prompt's repeats averaged on both sides, so the paired
+  // bootstrap resamples prompts.
   auto compare = [&](const SummaryRun& run, const SummaryRun& baseline) {
-    std::map<std::int64_t, double> base;
-    for (const auto& r : baseline.responses)
-      if (const auto tau = analysis::responseTau(r.acceptance)) base[r.promptId] = *tau;
+    const auto base = responseTaus(baseline);
+    std::map<std::int64_t, std::pair<std::vector<double>, std::vector<double>>> byPrompt;
+    for (const auto& [key, tau] : responseTaus(run))
+      if (const auto it = base.find(key); it != base.end()) {
+        byPrompt[key.first].first.push_back(it->second);
+        byPrompt[key.first].second.push_back(tau);
+      }
     std::vector<double> a, b;
-    for (const auto& r : inPromptOrder(run)) {
-      const auto tau = analysis::responseTau(r.acceptance);
-      const auto it = base.find(r.promptId);
-      if (!tau || it == base.end()) continue;
-      a.push_back(it->second);
-      b.push_back(*tau);
+    for (const auto& [prompt, pair] : byPrompt) {
+      a.push_back(meanOf(pair.first));
+      b.push_back(meanOf(pair.second));
     }
     return TauComparison{run.mode, run.drafter, run.variant, baseline.drafter, baseline.variant,
                          static_cast<std::int64_t>(a.size()),
@@ -187,23 +215,39 @@ nlohmann::json comparisonsJson(std::span<const TauComparison> comparisons) {
 }
 
 std::string formatSummaryTable(std::span<const SummaryRow> rows) {
-  const std::vector<std::string> header{"drafter", "mode", "mask", "prompts", "n", "steps",
-                                        "tau(ref) [95% CI]", "tau(sglang)", "tau(vllm)"};
+  const bool sampled = std::ranges::any_of(rows, [](const SummaryRow& r) { return r.sampling != "greedy"; });
+  const bool repeated = std::ranges::any_of(rows, [](const SummaryRow& r) { return r.tauOverRepeats.has_value(); });
+  std::vector<std::string> header{"drafter", "mode", "mask", "prompts", "n", "steps", "tau(ref) [95% CI]"};
+  if (repeated) header.push_back("over repeats [95% CI]");
+  header.insert(header.end(), {"tau(sglang)", "tau(vllm)"});
   std::vector<std::vector<std::string>> cells{header};
+  auto interval = [](const analysis::Interval& i) {
+    return fixed3(i.estimate) + " [" + fixed3(i.low) + ", " + fixed3(i.high) + "]";
+  };
   for (const SummaryRow& r : rows) {
     // A shard with no prompts has no tau at all, not a tau of zero.
     const bool measured = r.responses > 0;
-    cells.push_back({r.drafter, r.mode, r.variant, r.dataset, std::to_string(r.responses), std::to_string(r.steps),
-                     measured ? fixed3(r.tau.estimate) + " [" + fixed3(r.tau.low) + ", " + fixed3(r.tau.high) + "]" : "-",
-                     measured && r.tauSglang ? fixed3(*r.tauSglang) : "-", measured ? fixed3(r.tauVllm) : "-"});
+    const std::string mode = r.mode == "live" && r.sampling != "greedy" ? r.mode + " " + r.sampling : r.mode;
+    std::vector<std::string> line{r.drafter, mode, r.variant, r.dataset, std::to_string(r.responses),
+                                  std::to_string(r.steps), measured ? interval(r.tau) : "-"};
+    if (repeated)
+      line.push_back(r.tauOverRepeats ? std::to_string(r.repeats) + ": " + interval(*r.tauOverRepeats) : "-");
+    line.insert(line.end(), {measured && r.tauSglang ? fixed3(*r.tauSglang) : "-", measured ? fixed3(r.tauVllm) : "-"});
+    cells.push_back(std::move(line));
   }
   std::string out = alignColumns(cells, 4, "");
   out +=
       "tau(ref): mean over responses of each response's mean acceptance length (z-lab benchmark), with a\n"
-      "  95% percentile-bootstrap interval over responses (" + std::to_string(analysis::kBootstrapResamples) +
-      " resamples, as the GUI); n: responses, steps: verify steps\n"
+      "  95% percentile-bootstrap interval over prompts (" + std::to_string(analysis::kBootstrapResamples) +
+      " resamples, as the GUI); n: responses, steps: verify steps\n";
+  if (repeated)
+    out += "over repeats: N sampled repeats of every prompt, the Student-t interval of their tau (another seed)\n";
+  out +=
       "tau(sglang): completion tokens / verify steps per request, averaged (live runs only)\n"
       "tau(vllm): 1 + accepted drafts / drafts, pooled over all steps\n";
+  if (sampled)
+    out += "live T>0: drafts sampled and accepted by rejection sampling (dflash 0.1.0); teacher-forced and\n"
+           "  ddtree rows stay greedy measures (argmax drafts against the target's argmax) on the sampled text\n";
   std::vector<std::string> countings;
   for (const SummaryRow& r : rows)
     if (!r.stepCounting.empty() && std::ranges::find(countings, r.stepCounting) == countings.end())
@@ -221,7 +265,12 @@ nlohmann::json summaryJson(std::span<const SummaryRow> rows) {
   for (const SummaryRow& r : rows) {
     nlohmann::json row = {{"drafter", r.drafter},     {"mode", r.mode},
                           {"mask_variant", r.variant}, {"prompt_set", r.dataset},
-                          {"responses", r.responses},  {"steps", r.steps}};
+                          {"responses", r.responses},  {"steps", r.steps},
+                          {"sampling", r.sampling}};
+    if (r.tauOverRepeats) {
+      row["repeats"] = r.repeats;
+      row["tau_reference_repeats_ci95"] = {r.tauOverRepeats->low, r.tauOverRepeats->high};
+    }
     if (r.responses > 0) {  // no tau keys at all for a run without responses
       row["tau_reference"] = r.tau.estimate;
       row["tau_reference_ci95"] = {r.tau.low, r.tau.high};

@@ -2,7 +2,9 @@
 // The table `run` prints at the end: tau per drafter, mode (live, teacher-forced, DDTree-N),
 // mask variant and prompt set, with a 95% percentile-bootstrap interval over responses (the
 // prompts are the sample; another prompt set of the same kind would move tau by about that
-// much). Torch-free: it works on acceptance lengths only.
+// much). A sampled evaluation repeated N times also gets the interval over its repeats (what
+// another seed would move tau by); its responses are paired by (prompt, repeat), whose seeds
+// are shared across drafters. Torch-free: it works on acceptance lengths only.
 
 #include <cstdint>
 #include <optional>
@@ -21,6 +23,7 @@ struct SummaryResponse {
   std::int64_t promptId = 0;
   std::string dataset;  // the prompt set: the prompt's "dataset", or the prompts file's name
   analysis::ResponseAcceptance acceptance;
+  int sample = 0;  // the repeat of a sampled evaluation
 };
 
 struct SummaryRun {
@@ -30,15 +33,19 @@ struct SummaryRun {
   std::vector<SummaryResponse> responses;
   // Live runs: how the last steps were drafted and counted (engine::stepCountingName).
   std::string stepCounting;
+  std::string sampling = "greedy";  // the live loop's (engine::samplingLabel), for every mode
 };
 
 struct SummaryRow {
   std::string drafter, mode, variant;
   std::string dataset;  // "all" for the union when a run covers several prompt sets
-  std::int64_t responses = 0;  // with at least one step
+  std::string sampling;         // SummaryRun::sampling
+  std::int64_t responses = 0;  // with at least one step, over every repeat
   std::int64_t steps = 0;
   // tau in the z-lab convention (mean of per-response means) with its bootstrap interval.
   analysis::Interval tau;
+  int repeats = 1;                                // sampled repeats of each prompt
+  std::optional<analysis::Interval> tauOverRepeats;  // repeats > 1: Student-t over the repeats' tau
   std::optional<double> tauSglang;  // live only
   double tauVllm = 0;
   std::string stepCounting;  // live only: SummaryRun::stepCounting
@@ -49,13 +56,13 @@ struct SummaryRow {
 std::vector<std::string> drafterLabels(const std::vector<std::string>& paths);
 
 // One row per (run, prompt set), plus an "all" row per run with several prompt sets. The
-// interval resamples responses (`resamples` times, fixed seed: the same run prints the same
-// table).
+// interval resamples prompts (`resamples` times, fixed seed: the same run prints the same
+// table); a prompt's repeats are averaged first.
 std::vector<SummaryRow> summarize(std::span<const SummaryRun> runs, double confidence = 0.95,
                                   int resamples = analysis::kBootstrapResamples);
 
-// Paired comparisons of per-response tau on the same prompts (the paired bootstrap of the
-// difference says whether it is beyond noise), of two kinds:
+// Paired comparisons of per-response tau on the same prompts and repeats (the paired bootstrap
+// over prompts of the difference says whether it is beyond noise), of two kinds:
 // - each other drafter against the first one, same mode and mask variant;
 // - each drafter under every other mask variant against itself under `reference`, same mode:
 //   what a train/eval mask mismatch costs (or fakes).

@@ -1,7 +1,7 @@
 // The drafter and the live loop against z-lab's published `dflash` package (0.1.0), the
 // reference itself (tests/oracle/gen_dflash_package.py): drafters built and saved by the
-// package's DFlashDraftModel, every layer's output and the logits per anchor, fp32 within
-// 1e-4; the live loop's tokens and acceptance lengths equal dflash_generate's (its own caches,
+// package's DFlashDraftModel and DFlash2DraftModel, every layer's output and the logits per
+// anchor, fp32 within 1e-4, and DFlash2's selector path; the live loop's tokens and acceptance lengths equal dflash_generate's (its own caches,
 // greedy) per prompt, blocks 16 and 8, budgets that end inside a block, stop tokens that fire;
 // on a hybrid (Gated DeltaNet) target, those of its loop with the target recomputed in full.
 
@@ -47,13 +47,15 @@ TEST_P(PackageDrafterForward, EveryLayerAndTheLogitsMatchPerAnchor) {
   const at::Tensor tokens = referenceTensor(reference, "tokens");
   const at::Tensor anchors = referenceTensor(reference, "anchors");
   double worstLayer = 0, worstLogits = 0;
+  int overruled = 0;
   for (std::int64_t j = 0; j < anchors.numel(); ++j) {
     const std::int64_t a = anchors[j].item<std::int64_t>();
     SCOPED_TRACE("anchor " + std::to_string(a));
     DrafterKvCache cache = drafter.newCache();
     DrafterProbes probes{.wantLayerOutputs = true};
+    at::Tensor slotStates;
     const at::Tensor logits = drafter.draft(cache, features.narrow(0, 0, a), tokens[a].item<std::int64_t>(), a,
-                                            analysis::MaskVariant::Reference, &probes);
+                                            analysis::MaskVariant::Reference, &probes, 0, &slotStates);
     ASSERT_EQ(static_cast<int>(probes.layerOutputs.size()), config.numHiddenLayers);
     for (int l = 0; l < config.numHiddenLayers; ++l) {
       const double diff = maxAbsDiff(probes.layerOutputs[static_cast<std::size_t>(l)],
@@ -64,7 +66,18 @@ TEST_P(PackageDrafterForward, EveryLayerAndTheLogitsMatchPerAnchor) {
     const double diff = maxAbsDiff(logits, referenceTensor(reference, "logits." + std::to_string(j)));
     EXPECT_LE(diff, kTolerance) << "logits";
     worstLogits = std::max(worstLogits, diff);
+    if (const auto selector = drafter.selector()) {  // DFlash2: the selector's greedy path
+      const SelectorPath path = selector->select(slotStates, logits, tokens[a].item<std::int64_t>());
+      const at::Tensor expected = referenceTensor(reference, "selector_path." + std::to_string(j));
+      EXPECT_EQ(path.tokens, std::vector<std::int64_t>(expected.data_ptr<std::int64_t>(),
+                                                       expected.data_ptr<std::int64_t>() + expected.numel()));
+      EXPECT_TRUE(at::equal(std::get<0>(path.candidates.sort(-1)),
+                            referenceTensor(reference, "candidates." + std::to_string(j))));
+      for (std::size_t s = 0; s < path.tokens.size(); ++s)
+        overruled += path.chosen[s] != 0 ? 1 : 0;
+    }
   }
+  if (drafter.selector()) EXPECT_GT(overruled, 0) << "the selector must overrule the argmax somewhere";
   std::cout << GetParam() << ": layer outputs max abs diff " << worstLayer << ", logits " << worstLogits << "\n";
 }
 
@@ -73,7 +86,7 @@ TEST_P(PackageDrafterForward, EveryLayerAndTheLogitsMatchPerAnchor) {
 // and the embedding scale, output multiplier and logit soft cap.
 INSTANTIATE_TEST_SUITE_P(Cases, PackageDrafterForward,
                          ::testing::Values("full", "sliding_yarn_bias", "sliding_noncausal", "sliding_causal",
-                                           "causal_full", "scaled_softcap"));
+                                           "causal_full", "scaled_softcap", "dflash2"));
 
 // Runs every case of `dir`/cases.json ({prompt, block_size, max_new_tokens, stop_tokens,
 // output_ids, acceptance_lengths}) through the live loop; returns how many steps were cut.
@@ -118,6 +131,14 @@ TEST(PackageLiveLoop, TokensAndAcceptanceLengthsAreDflashGenerates) {
   const nlohmann::json cases = readJson(kPackageDir / "live/cases.json");
   ASSERT_FALSE(cases.empty());
   EXPECT_GT(expectCasesReproduced(kPackageDir / "live", cases), 0);
+}
+
+// DFlash2 drafts with its candidate selector's path; its checkpoint stores the codebooks as z-lab
+// does, without ".weight".
+TEST(PackageLiveLoop, Dflash2TokensAndAcceptanceLengthsAreDflashGenerates) {
+  const nlohmann::json cases = readJson(kPackageDir / "live_dflash2/cases.json");
+  ASSERT_FALSE(cases.empty());
+  expectCasesReproduced(kPackageDir / "live_dflash2", cases);
 }
 
 // On a Gated DeltaNet hybrid, transformers' cache crop keeps the rejected drafts in the

@@ -22,10 +22,11 @@ SummaryResponse response(const std::string& dataset, std::vector<int> lengths, s
 
 std::vector<SummaryRun> twoRuns() {
   SummaryRun live{"step20k", "live", "reference", {}};
-  for (int i = 0; i < 12; ++i) live.responses.push_back(response(i % 3 ? "gsm8k" : "mt-bench", {1 + i % 5, 3, 7, 2 + i % 4}));
+  for (int i = 0; i < 12; ++i)
+    live.responses.push_back(response(i % 3 ? "gsm8k" : "mt-bench", {1 + i % 5, 3, 7, 2 + i % 4}, i));
   SummaryRun tree{"step20k", "ddtree-8", "anchor-visible", {}};
-  for (int i = 0; i < 5; ++i) tree.responses.push_back(response("gsm8k", {4, 1 + i, 9}));
-  tree.responses.push_back(response("gsm8k", {}));  // no step: carries no acceptance
+  for (int i = 0; i < 5; ++i) tree.responses.push_back(response("gsm8k", {4, 1 + i, 9}, i));
+  tree.responses.push_back(response("gsm8k", {}, 5));  // no step: carries no acceptance
   return {live, tree};
 }
 
@@ -190,4 +191,41 @@ TEST(SummaryTable, PairedComparisonAgainstTheReferenceMask) {
   EXPECT_NE(text.find("anchor-visible - reference"), std::string::npos);
   EXPECT_EQ(text.find("against the first drafter"), std::string::npos) << "one drafter: nothing to compare across drafters";
   EXPECT_EQ(comparisonsJson(comparisons)[0]["baseline_mask_variant"], "reference");
+}
+
+// A sampled evaluation repeated: prompts are the bootstrap's sample (a prompt's repeats
+// averaged first), the repeats get their own Student-t interval, and drafters are paired on
+// (prompt, repeat), whose draws they share.
+TEST(SummaryTable, SampledRepeatsGetTheirIntervalAndPairOnPromptAndRepeat) {
+  SummaryRun a{"a", "live", "reference", {}}, b{"b", "live", "reference", {}};
+  a.sampling = b.sampling = "T=1";
+  for (int repeat = 0; repeat < 3; ++repeat)
+    for (int p = 0; p < 6; ++p) {
+      SummaryResponse ra = response("code", {2 + (p * repeat) % 3, 2}, p), rb = response("code", {3 + (p * repeat) % 3, 2}, p);
+      ra.sample = rb.sample = repeat;
+      a.responses.push_back(ra);
+      b.responses.push_back(rb);
+    }
+  const std::vector<SummaryRun> runs{a, b};
+  const auto rows = summarize(runs);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].responses, 18);
+  EXPECT_EQ(rows[0].repeats, 3);
+  ASSERT_TRUE(rows[0].tauOverRepeats.has_value());
+  EXPECT_DOUBLE_EQ(rows[0].tauOverRepeats->estimate, rows[0].tau.estimate);  // balanced repeats
+  EXPECT_LT(rows[0].tauOverRepeats->low, rows[0].tauOverRepeats->high);
+  const std::string table = formatSummaryTable(rows);
+  EXPECT_NE(table.find("live T=1"), std::string::npos) << table;
+  EXPECT_NE(table.find("3: "), std::string::npos) << table;
+  EXPECT_NE(table.find("stay greedy measures"), std::string::npos) << table;
+  const nlohmann::json json = summaryJson(rows);
+  EXPECT_EQ(json[0]["sampling"], "T=1");
+  EXPECT_EQ(json[0]["repeats"], 3);
+  // b drafts one more accepted token on every (prompt, repeat): the paired difference is
+  // exactly +0.5 (one of two steps), over 6 prompts.
+  const auto comparisons = pairedComparisons(runs);
+  ASSERT_EQ(comparisons.size(), 1u);
+  EXPECT_EQ(comparisons[0].prompts, 6);
+  EXPECT_DOUBLE_EQ(comparisons[0].difference.estimate, 0.5);
+  EXPECT_DOUBLE_EQ(comparisons[0].difference.low, 0.5);
 }

@@ -40,8 +40,8 @@ import time
 
 import dflash.model
 import torch
-from dflash.model import DFlashDraftModel, dflash_generate
-from safetensors.torch import save_file
+from dflash.model import DFlash2DraftModel, DFlashDraftModel, dflash_generate
+from safetensors.torch import load_file, save_file
 from transformers import Qwen3_5ForCausalLM, Qwen3_5TextConfig, Qwen3Config, Qwen3ForCausalLM
 
 SEED = 2027
@@ -89,6 +89,14 @@ FORWARD_CASES = {
         dflash_config={"input_embedding_scale": 1.7, "final_logit_softcapping": 1.2},
         top_level={"output_multiplier": 0.6},
         target_layers=6, tap_ids=[1, 4], seq=16, anchors=[0, 5, 12], vocab=120),
+    # DFlash2: grouped dynamic causal convolutions around attention and MLP, and the candidate
+    # selector (its path is compared too); a sliding layer, so the convolutions meet both masks.
+    "dflash2": dict(
+        hidden=32, layers=2, heads=4, kv_heads=2, head_dim=8, inter=48, block=6,
+        layer_types=["sliding_attention", "full_attention"], window=4,
+        rope={"rope_type": "default", "rope_theta": 10000.0}, bias=False,
+        dflash2={"conv_kernel_size": 3, "conv_group_size": 8, "selector_rank": 6, "selector_top_k": 5},
+        target_layers=6, tap_ids=[1, 3], seq=16, anchors=[0, 3, 9, 15], vocab=120),
 }
 
 
@@ -104,8 +112,8 @@ def drafter_config(cfg, extra=None):
         use_sliding_window=cfg["window"] is not None, sliding_window=cfg["window"],
         block_size=cfg["block"], num_target_layers=cfg["target_layers"],
         dflash_config={"mask_token_id": cfg["vocab"] - 1, "target_layer_ids": cfg["tap_ids"],
-                       **(cfg.get("dflash_config") or {})},
-        architectures=["DFlashDraftModel"])
+                       **(cfg.get("dflash_config") or {}), **(cfg.get("dflash2") or {})},
+        architectures=["DFlash2DraftModel" if cfg.get("dflash2") else "DFlashDraftModel"])
     if "is_causal" in cfg:  # the package reads it from the config's top level only
         kwargs["is_causal"] = cfg["is_causal"]
     kwargs.update(cfg.get("top_level") or {})
@@ -127,9 +135,29 @@ def randomize(module, gen):
 
 def new_drafter(cfg, gen):
     config = drafter_config(cfg)
-    model = DFlashDraftModel(config).eval()
+    model = (DFlash2DraftModel if cfg.get("dflash2") else DFlashDraftModel)(config).eval()
     randomize(model, gen)
+    with torch.no_grad():  # static kernels of a few taps: unit-scale mixing, not x3 per layer
+        for name, p in model.named_parameters():
+            if name.endswith("base_kernel"):
+                p.copy_(0.4 * torch.randn(p.shape, generator=gen))
     return model
+
+
+def save_zlab_layout(model, directory):
+    """save_pretrained, then the selector's codebooks renamed as z-lab's DFlash2 files store
+    them (no ".weight"; the package's from_pretrained maps them back), read back by the package."""
+    model.save_pretrained(directory, safe_serialization=True)
+    if not isinstance(model, DFlash2DraftModel):
+        return
+    path = Path(directory) / "model.safetensors"
+    tensors = load_file(str(path))
+    for book in ("predecessor_codebook", "successor_codebook"):
+        tensors[f"candidate_selector.{book}"] = tensors.pop(f"candidate_selector.{book}.weight")
+    save_file(tensors, str(path), metadata={"format": "pt"})
+    back = DFlash2DraftModel.from_pretrained(directory)
+    assert torch.equal(back.candidate_selector.predecessor_codebook.weight,
+                       model.candidate_selector.predecessor_codebook.weight)
 
 
 class _Embedding(torch.nn.Module):
@@ -156,7 +184,7 @@ def package_forward(model, lm_head, embed, feats, tokens, anchor):
                    target_hidden=feats[None, :anchor])
     for h in hooks:
         h.remove()
-    return outputs, model.compute_logits(hidden[:, 1:], lm_head)[0]
+    return outputs, model.compute_logits(hidden[:, 1:], lm_head)[0], hidden[:, 1:]
 
 
 def generate_forward(name, cfg, out_dir):
@@ -171,23 +199,30 @@ def generate_forward(name, cfg, out_dir):
     tokens = torch.randint(0, v - 1, (cfg["seq"],), generator=gen)
     reference = {"embed_tokens": embed, "lm_head": lm_head.weight.detach().clone(), "features": feats,
                  "tokens": tokens, "anchors": torch.tensor(cfg["anchors"])}
+    overruled = 0
     with torch.no_grad():
         for j, anchor in enumerate(cfg["anchors"]):
-            layers, logits = package_forward(model, lm_head, embed, feats, tokens, anchor)
+            layers, logits, hidden = package_forward(model, lm_head, embed, feats, tokens, anchor)
             for l, out in enumerate(layers):
                 reference[f"layer_output.{j}.{l}"] = out.contiguous()
             reference[f"logits.{j}"] = logits.contiguous()
-    # Not vacuous: the fields under test change the package's output.
-    plain_cfg = {k: v for k, v in cfg.items() if k not in ("is_causal", "dflash_config", "top_level")}
+            if isinstance(model, DFlash2DraftModel):  # the selector's greedy path and candidates
+                path, candidates, _ = model.propose(hidden, tokens[anchor:anchor + 1], lm_head, 0.0)
+                reference[f"selector_path.{j}"] = path[0].contiguous()
+                reference[f"candidates.{j}"] = candidates[0].sort(-1).values.contiguous()
+                overruled += int((path[0] != logits.argmax(-1)).sum())
+    # Not vacuous: the selector changes drafts, and the fields under test change the output.
+    assert not cfg.get("dflash2") or overruled > 0, f"{name}: the selector never overrules the argmax"
+    plain_cfg = {k: v for k, v in cfg.items() if k not in ("is_causal", "dflash_config", "top_level", "dflash2")}
     if plain_cfg != cfg:
         plain = DFlashDraftModel(drafter_config(plain_cfg)).eval()
-        plain.load_state_dict(model.state_dict())
+        plain.load_state_dict(model.state_dict(), strict=False)  # DFlash2's extras dropped
         with torch.no_grad():
             effect = max((package_forward(plain, lm_head, embed, feats, tokens, a)[1]
                           - reference[f"logits.{j}"]).abs().max().item() for j, a in enumerate(cfg["anchors"]))
         assert effect > 1e-2, f"{name}: the config fields change nothing ({effect})"
     case_dir = out_dir / "forward" / name
-    model.save_pretrained(case_dir, safe_serialization=True)
+    save_zlab_layout(model, case_dir)
     save_file(reference, str(case_dir / "reference.safetensors"))
     print(f"forward/{name}: {len(cfg['anchors'])} anchors")
 
@@ -240,12 +275,19 @@ def stop_inside_a_step(ids, lengths, prompt_length):
     return ids[prompt_length + 3]
 
 
-def generate_live(out_dir):
+# DFlash2 in the live loop: the package's dflash_generate drafts with the selector's path. A
+# kernel of 3 taps: the package's convolution mis-shapes a block shorter than a kernel's reach
+# (F.pad past the block), and the budgets here end in blocks of 2.
+LIVE_DFLASH2 = dict(LIVE_DRAFTER, dflash2={"conv_kernel_size": 3, "conv_group_size": 8,
+                                           "selector_rank": 8, "selector_top_k": 4})
+
+
+def generate_live(out_dir, name="live", drafter_cfg=LIVE_DRAFTER):
     target = live_target()
-    drafter = new_drafter(LIVE_DRAFTER, torch.Generator().manual_seed(SEED + 1))
-    live_dir = out_dir / "live"
+    drafter = new_drafter(drafter_cfg, torch.Generator().manual_seed(SEED + 1))
+    live_dir = out_dir / name
     target.save_pretrained(live_dir / "target", safe_serialization=True)
-    drafter.save_pretrained(live_dir / "drafter", safe_serialization=True)
+    save_zlab_layout(drafter, live_dir / "drafter")
     cases, fired = [], 0
     for block, max_new in LIVE_RUNS:
         for i, prompt in enumerate(LIVE_PROMPTS):
@@ -260,7 +302,7 @@ def generate_live(out_dir):
             cases.append(live_case(prompt, block, max_new, [stop, LIVE_VOCAB + 7], ids, lengths))
     (live_dir / "cases.json").write_text(json.dumps(cases, indent=1))
     accepted = [x for c in cases for x in c["acceptance_lengths"]]
-    print(f"live: {len(cases)} cases ({fired} with a stop token that fires), {len(accepted)} steps, "
+    print(f"{name}: {len(cases)} cases ({fired} with a stop token that fires), {len(accepted)} steps, "
           f"acceptance lengths seen {sorted(set(accepted))}")
 
 
@@ -368,6 +410,7 @@ def main():
     for name, cfg in FORWARD_CASES.items():
         generate_forward(name, cfg, out_dir)
     generate_live(out_dir)
+    generate_live(out_dir, "live_dflash2", LIVE_DFLASH2)
     generate_hybrid(out_dir)
 
 

@@ -42,8 +42,9 @@ struct SqlTable<RunRecord> {
   static constexpr std::string_view name = "runs";
   static constexpr std::string_view integerKey = fieldName(&RunRecord::runId);
   // Schema v1 kept the mode and mask variant in settings_json only, and no sliding window: a
-  // v1 run's window is the drafter config's sliding_window when it has sliding layers.
-  static constexpr std::array<AddedColumn, 3> added{{
+  // v1 run's window is the drafter config's sliding_window when it has sliding layers. Before
+  // schema 4 every run was greedy and had one repeat.
+  static constexpr std::array<AddedColumn, 5> added{{
       {"mode", 2,
        "CASE WHEN json_valid(settings_json) THEN CASE json_extract(settings_json, '$.mode') "
        "WHEN 'teacher-forced' THEN 1 WHEN 'ddtree' THEN 2 ELSE 0 END ELSE 0 END"},
@@ -54,6 +55,8 @@ struct SqlTable<RunRecord> {
        "CASE WHEN json_valid(drafter_config_json) AND (instr(drafter_config_json, '\"sliding_attention\"') > 0 "
        "OR json_extract(drafter_config_json, '$.use_sliding_window') = 1) "
        "THEN coalesce(json_extract(drafter_config_json, '$.sliding_window'), 0) ELSE 0 END"},
+      {"temperature", 4, "0"},
+      {"sample", 4, "0"},
   }};
 };
 
@@ -68,7 +71,14 @@ struct SqlTable<StepRecord> {
   static constexpr std::string_view name = "steps";
   static constexpr std::string_view integerKey = fieldName(&StepRecord::stepId);
   // Before schema 3 every step counted its accepted drafts and the bonus.
-  static constexpr std::array<AddedColumn, 1> added{{{"counted_length", 3, "0"}}};
+  // Before schema 4 every step was greedy and no drafter had a candidate selector.
+  static constexpr std::array<AddedColumn, 7> added{{{"counted_length", 3, "0"},
+                                                     {"target_probs", 4, "x''"},
+                                                     {"draft_probs", 4, "x''"},
+                                                     {"accept_uniforms", 4, "x''"},
+                                                     {"candidate_ids", 4, "x''"},
+                                                     {"candidate_scores", 4, "x''"},
+                                                     {"chosen_candidates", 4, "x''"}}};
 };
 
 template <>

@@ -19,12 +19,14 @@ using detail::ConfigObject;
 using detail::ProblemList;
 
 constexpr const char* kDrafterArchitecture = "DFlashDraftModel";
+constexpr const char* kDflash2Architecture = "DFlash2DraftModel";
 constexpr int kDefaultBlockSize = 16;  // SGLang's default when a config names none
 
 // The dflash_config keys dflash 0.1.0's DFlashDraftModel reads (each also at the top level).
 constexpr std::string_view kDflashFields[]{"block_size", "mask_token_id", "target_layer_ids",
                                                         "input_embedding_scale", "output_multiplier",
-                                                        "final_logit_softcapping"};
+                                                        "final_logit_softcapping", "conv_kernel_size",
+                                                        "conv_group_size", "selector_rank", "selector_top_k"};
 // Top-level keys that change nothing the drafter computes beyond what is read here: Qwen3Config's
 // fields (transformers 5.24 writes them all), the bookkeeping transformers and trainers add,
 // and the fields read here.
@@ -38,7 +40,7 @@ constexpr std::string_view kKnownTopLevel[]{
     "is_encoder_decoder", "chunk_size_feed_forward", "output_attentions", "output_hidden_states", "return_dict",
     "problem_type", "tokenizer_class", "dflash_config", "num_target_layers", "target_hidden_size", "is_causal",
     "block_size", "mask_token_id", "target_layer_ids", "input_embedding_scale", "output_multiplier",
-    "final_logit_softcapping"};
+    "final_logit_softcapping", "conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k"};
 
 template <std::size_t N>
 bool contains(const std::string_view (&names)[N], std::string_view key) {
@@ -81,6 +83,29 @@ std::optional<int> readFlatOrNested(const ConfigObject& top, const std::optional
   return nested ? nested : flat;
 }
 
+// DFlash2's four fields, each required (dflash 0.1.0 reads them with int(_draft_value(...))).
+void readDflash2Fields(const ConfigObject& top, const std::optional<ConfigObject>& dflash, DrafterConfig& c) {
+  if (std::ranges::find(c.architectures, std::string(kDflash2Architecture)) == c.architectures.end()) return;
+  auto required = [&](std::string_view key) {
+    const std::optional<int> value = readFlatOrNested(top, dflash, key, 1);
+    if (!value && !(dflash && dflash->has(key)) && !top.has(key))
+      top.problems().add("dflash_config." + std::string(key), std::string("required by ") + kDflash2Architecture);
+    return value.value_or(0);
+  };
+  Dflash2Config d{.convKernelSize = required("conv_kernel_size"),
+                  .convGroupSize = required("conv_group_size"),
+                  .selectorRank = required("selector_rank"),
+                  .selectorTopK = required("selector_top_k")};
+  if (d.convGroupSize > 0 && c.hiddenSize % d.convGroupSize != 0)
+    top.problems().add("dflash_config.conv_group_size", std::to_string(d.convGroupSize) +
+                                                            " does not divide hidden_size " +
+                                                            std::to_string(c.hiddenSize));
+  if (d.selectorTopK > c.vocabSize && c.vocabSize > 0)
+    top.problems().add("dflash_config.selector_top_k", std::to_string(d.selectorTopK) + " exceeds vocab_size " +
+                                                           std::to_string(c.vocabSize));
+  c.dflash2 = d;
+}
+
 void checkIdentity(const ConfigObject& top, const std::optional<ConfigObject>& dflash, DrafterConfig& c) {
   c.modelType = top.optionalString("model_type").value_or("");
   if (c.modelType != "qwen3")
@@ -89,10 +114,10 @@ void checkIdentity(const ConfigObject& top, const std::optional<ConfigObject>& d
                                          " (supported drafter model_type: qwen3)");
   c.architectures = top.optionalStringList("architectures").value_or(std::vector<std::string>{});
   for (std::size_t i = 0; i < c.architectures.size(); ++i) {
-    if (c.architectures[i] != kDrafterArchitecture)
+    if (c.architectures[i] != kDrafterArchitecture && c.architectures[i] != kDflash2Architecture)
       top.problems().add("architectures[" + std::to_string(i) + "]",
                          "unsupported drafter architecture \"" + c.architectures[i] + "\" (supported: " +
-                             kDrafterArchitecture + ")");
+                             kDrafterArchitecture + ", " + kDflash2Architecture + ")");
   }
   if (c.architectures.empty() && !dflash && !top.has("block_size"))
     top.problems().add("architectures", std::string("not a DFlash drafter config: no ") + kDrafterArchitecture +
@@ -200,6 +225,7 @@ DrafterConfig parseDrafterConfigText(std::string_view jsonText, const std::strin
                                   .headDim = c.headDim});
   c.targetHiddenSize = top.optionalInt("target_hidden_size", 1);
   readOutputFields(top, dflash, c);
+  readDflash2Fields(top, dflash, c);
   noteUnknownFields(top, dflash, c);
   problems.throwIfAny(origin);
   return c;

@@ -58,3 +58,23 @@ TEST(Statistics, PairedDifferenceSeesAConsistentGain) {
   EXPECT_DOUBLE_EQ(constant.high, 2.0);
   EXPECT_THROW(bootstrapPairedDifference(a, std::vector<double>{1.0}), dfi::ValidationError);
 }
+
+// The expected ends are scipy.stats.t.interval(0.95, n - 1, loc=mean, scale=sem) (scipy 1.17).
+TEST(Statistics, StudentIntervalOfAFewRepeatsIsScipys) {
+  const std::vector<double> four{3.9, 4.1, 4.3, 4.0};
+  const Interval i4 = studentMean95(four);
+  EXPECT_NEAR(i4.estimate, 4.075, 1e-12);
+  EXPECT_NEAR(i4.low, 3.803246911620399, 2e-4);
+  EXPECT_NEAR(i4.high, 4.346753088379602, 2e-4);
+  const Interval i2 = studentMean95(std::vector<double>{1.0, 2.0});
+  EXPECT_NEAR(i2.low, -4.853102368087347, 1e-3);
+  EXPECT_NEAR(i2.high, 7.853102368087347, 1e-3);
+  std::vector<double> many;  // 41 values: past the table, the Cornish-Fisher quantile
+  for (int i = 0; i <= 40; ++i) many.push_back(1.0 + i * 0.05);
+  const Interval i41 = studentMean95(many);
+  EXPECT_NEAR(i41.low, 1.8109457084158378, 2e-4);
+  EXPECT_NEAR(i41.high, 2.189054291584162, 2e-4);
+  const Interval one = studentMean95(std::vector<double>{3.0});
+  EXPECT_EQ(one.low, 3.0);
+  EXPECT_EQ(one.high, 3.0);
+}

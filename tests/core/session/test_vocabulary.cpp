@@ -32,8 +32,8 @@ std::set<std::string_view> namesOf() {
 }
 
 TEST(SessionVocabulary, EveryTableNamesEachFieldOnce) {
-  EXPECT_EQ(namesOf<RunRecord>().size(), 21u);
-  EXPECT_EQ(namesOf<StepRecord>().size(), 16u);
+  EXPECT_EQ(namesOf<RunRecord>().size(), 23u);
+  EXPECT_EQ(namesOf<StepRecord>().size(), 22u);
   namesOf<PromptRecord>();
   namesOf<TreeRecord>();
   namesOf<StatisticRecord>();
@@ -102,6 +102,10 @@ std::string writeVersion1Session(const std::string& name) {
   execSql(path,
           "ALTER TABLE runs DROP COLUMN mode; ALTER TABLE runs DROP COLUMN mask_variant; "
           "ALTER TABLE runs DROP COLUMN sliding_window; ALTER TABLE steps DROP COLUMN counted_length; "
+          "ALTER TABLE runs DROP COLUMN temperature; ALTER TABLE runs DROP COLUMN sample; "
+          "ALTER TABLE steps DROP COLUMN target_probs; ALTER TABLE steps DROP COLUMN draft_probs; "
+          "ALTER TABLE steps DROP COLUMN accept_uniforms; ALTER TABLE steps DROP COLUMN candidate_ids; "
+          "ALTER TABLE steps DROP COLUMN candidate_scores; ALTER TABLE steps DROP COLUMN chosen_candidates; "
           "PRAGMA user_version=1;");
   return path;
 }
@@ -135,6 +139,55 @@ TEST(SessionVocabulary, CountedLengthsRoundTripAndOlderStepsCountInFull) {
   EXPECT_EQ(lengths(path), (std::vector<std::int32_t>{3, 3}));
   execSql(path, "ALTER TABLE steps DROP COLUMN counted_length; PRAGMA user_version=2;");
   EXPECT_EQ(lengths(path), (std::vector<std::int32_t>{6, 3}));
+}
+
+// Schema 4 added sampling (a run's temperature and repeat, a step's per-slot p, q and u) and
+// DFlash2's candidates. An older file's runs are greedy single repeats and its steps carry none.
+TEST(SessionVocabulary, SampledRunsAndStepsRoundTripAndOlderOnesAreGreedy) {
+  const std::string path = freshPath("sampled.dfi");
+  RunRecord run = synthetic::run("sampled");
+  run.temperature = 0.7;
+  run.sample = 3;
+  StepRecord step;
+  {
+    Writer writer(path, {.mode = OpenMode::Overwrite});
+    const RunId id = writer.addRun(run);
+    writer.addPrompt(synthetic::prompt(id, 0));
+    step = synthetic::step(id, 0, 0);
+    step.targetProbs = {0.5f, 0.25f, 1e-7f};
+    step.draftProbs = {0.75f, 0.125f, 0.5f};
+    step.acceptUniforms = {0.1f, 0.99f, 0.3f};
+    step.candidateIds = {4, 9, 2, 7, 1, 3};  // 3 slots x k = 2
+    step.candidateScores = {1.5f, -0.25f, 0.0f, 2.0f, 3.0f, 3.5f};
+    step.chosenCandidates = {0, 1, 1};
+    step.stepId = writer.addStep(step);
+    writer.close();
+  }
+  {
+    Reader reader(path);
+    const RunRecord back = reader.runs().at(0);
+    EXPECT_EQ(back.temperature, 0.7);
+    EXPECT_EQ(back.sample, 3);
+    std::vector<StepRecord> steps;
+    reader.forEachStep(back.runId, [&](const StepRecord& s) { steps.push_back(s); });
+    ASSERT_EQ(steps.size(), 1u);
+    EXPECT_EQ(steps[0], step);
+  }
+  execSql(path,
+          "ALTER TABLE runs DROP COLUMN temperature; ALTER TABLE runs DROP COLUMN sample; "
+          "ALTER TABLE steps DROP COLUMN target_probs; ALTER TABLE steps DROP COLUMN draft_probs; "
+          "ALTER TABLE steps DROP COLUMN accept_uniforms; ALTER TABLE steps DROP COLUMN candidate_ids; "
+          "ALTER TABLE steps DROP COLUMN candidate_scores; ALTER TABLE steps DROP COLUMN chosen_candidates; "
+          "PRAGMA user_version=3;");
+  Reader older(path);
+  const RunRecord back = older.runs().at(0);
+  EXPECT_EQ(back.temperature, 0.0);
+  EXPECT_EQ(back.sample, 0);
+  older.forEachStep(back.runId, [&](const StepRecord& s) {
+    EXPECT_TRUE(s.targetProbs.empty() && s.draftProbs.empty() && s.acceptUniforms.empty());
+    EXPECT_TRUE(s.candidateIds.empty() && s.candidateScores.empty() && s.chosenCandidates.empty());
+    EXPECT_EQ(s.draftTokens, step.draftTokens);
+  });
 }
 
 TEST(SessionVocabulary, Version1FilesReadTheirRunsTyped) {

@@ -5,11 +5,13 @@
 
 #include <ATen/ops/cat.h>
 #include <ATen/ops/tensor.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/InferenceMode.h>
 
 #include "dfi/analysis/acceptance.h"
 #include "dfi/base/error.h"
 #include "evaluation/draft_distribution.h"
+#include "evaluation/speculative_sampling.h"
 #include "kernels/argmax.h"
 #include "kernels/tensor_cast.h"
 #include "dfi/session/record_fields.h"
@@ -28,6 +30,28 @@ std::vector<session::TokenId> toTokenIds(std::span<const std::int64_t> ids) {
 
 at::Tensor idsTensor(std::span<const std::int64_t> ids) {
   return at::tensor(std::vector<std::int64_t>(ids.begin(), ids.end()), at::kLong).view({1, -1});
+}
+
+// The tokens a block is drafted and verified with, and what the step commits.
+struct BlockChoice {
+  std::vector<std::int64_t> drafts;
+  int accepted = 0;
+  std::int64_t last = 0;       // the target's token after the accepted drafts
+  std::vector<float> p, q, u;  // sampled only (StepRecord::targetProbs, draftProbs, acceptUniforms)
+};
+
+std::int64_t sampleToken(const at::Tensor& probs, SamplingStream& stream) {
+  const double u[] = {stream.tokenUniform()};
+  return drawTokens(probs, u).front();
+}
+
+// Greedy: drafts are the argmax, accepted while they equal the target's argmax (posterior).
+int greedyAccepted(const std::vector<std::int64_t>& drafts, const std::vector<std::int64_t>& posterior) {
+  int accepted = 0;
+  while (accepted < static_cast<int>(drafts.size()) &&
+         drafts[static_cast<std::size_t>(accepted)] == posterior[static_cast<std::size_t>(accepted)])
+    ++accepted;
+  return accepted;
 }
 
 }  // namespace
@@ -50,8 +74,11 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
   if (prompt.empty()) throw UsageError("speculative decoding needs a non-empty prompt");
   c10::InferenceMode inference;
   const bool dflash = options.counting == StepCounting::Dflash;
+  const bool sampled = !options.sampling.greedy();
+  SamplingStream stream(options.seed);
   const int b = drafter.blockSize();
   const std::vector<int>& taps = drafter.config().targetLayerIds;
+  const std::optional<CandidateSelector> selector = drafter.selector();  // DFlash2
 
   SpeculativeResult result;
   result.promptLength = static_cast<std::int64_t>(prompt.size());
@@ -59,43 +86,76 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
   const std::int64_t maxLength = result.promptLength + options.maxNewTokens;
 
   ModelCache targetCache = target.newCache();
-  const ForwardOutput prefill =
-      target.forward(idsTensor(prompt), &targetCache, {.tapLayers = taps, .logits = true, .logitsToKeep = 1});
-  result.tokens.push_back(argmaxLastDim(prefill.logits[0][-1]).item<std::int64_t>());
+  const ForwardOutput prefill = target.forward(
+      idsTensor(prompt), &targetCache, {.tapLayers = taps, .logits = true, .logitsToKeep = 1});
+  const at::Tensor firstLogits = prefill.logits[0][-1];
+  result.tokens.push_back(sampled
+                              ? sampleToken(samplingProbs(firstLogits, options.sampling), stream)
+                              : argmaxLastDim(firstLogits).item<std::int64_t>());
   at::Tensor newContext = concatenatedTaps(prefill.taps);  // features the drafter has not seen
 
   DrafterKvCache draftCache = drafter.newCache();
   std::int64_t start = result.promptLength;  // position of the anchor: committed, not yet verified
   auto isStop = [&](std::int64_t token) {
-    return std::find(options.stopTokens.begin(), options.stopTokens.end(), token) != options.stopTokens.end();
+    return std::find(options.stopTokens.begin(), options.stopTokens.end(), token) !=
+           options.stopTokens.end();
   };
   // dflash makes no step when the first generated token stops, and none that could only
   // verify the anchor (start + 1 == maxLength).
   bool done = dflash && isStop(result.tokens.back());
   while (!done && (dflash ? start + 1 < maxLength : start < maxLength)) {
-    const int verified = dflash ? static_cast<int>(std::min<std::int64_t>(b, maxLength - start)) : b;
+    const int verified =
+        dflash ? static_cast<int>(std::min<std::int64_t>(b, maxLength - start)) : b;
     const std::int64_t anchorToken = result.tokens[static_cast<std::size_t>(start)];
-    const at::Tensor draftLogits =
-        drafter.draft(draftCache, newContext, anchorToken, start, analysis::MaskVariant::Reference, nullptr, verified);
-    const std::vector<std::int64_t> drafts = toVector(argmaxLastDim(draftLogits));
+    at::Tensor slotStates;
+    const at::Tensor draftLogits = drafter.draft(draftCache, newContext, anchorToken, start, analysis::MaskVariant::Reference,
+                                                 nullptr, verified, selector ? &slotStates : nullptr);
+    BlockChoice choice;
+    at::Tensor draftProbs;  // sampled: [g, V], the distribution each draft was drawn from
+    std::optional<SelectorPath> path;
+    if (selector) {
+      // DFlash2: the selector's path; sampled, its draws over the candidates, spread over the
+      // vocabulary (zero elsewhere) for the acceptance test and the residual, as the package's
+      // draft_indices do.
+      path = selector->select(slotStates, draftLogits, anchorToken, sampled ? &options.sampling : nullptr, &stream);
+      choice.drafts = path->tokens;
+      if (sampled)
+        draftProbs = at::zeros(draftLogits.sizes(), draftLogits.options().dtype(at::kFloat))
+                         .scatter(-1, path->candidates.to(draftLogits.device()), path->probs.to(draftLogits.device()));
+    } else if (sampled) {
+      draftProbs = samplingProbs(draftLogits, options.sampling);
+      std::vector<double> uniforms(static_cast<std::size_t>(verified - 1));
+      for (double& u : uniforms) u = stream.tokenUniform();
+      choice.drafts = drawTokens(draftProbs, uniforms);
+    } else {
+      choice.drafts = toVector(argmaxLastDim(draftLogits));
+    }
 
     std::vector<std::int64_t> block{anchorToken};
-    block.insert(block.end(), drafts.begin(), drafts.end());
+    block.insert(block.end(), choice.drafts.begin(), choice.drafts.end());
     const ForwardOutput verify = target.forward(
         idsTensor(block), &targetCache, {.tapLayers = taps, .logits = true, .rewindable = true});
-    // posterior[i]: the target's token for position start+i+1, given the block up to slot i.
+    // posterior[i]: the target's argmax for position start+i+1, given the block up to slot i.
     const std::vector<std::int64_t> posterior = toVector(argmaxLastDim(verify.logits[0]));
-
-    int accepted = 0;
-    while (accepted < verified - 1 &&
-           drafts[static_cast<std::size_t>(accepted)] == posterior[static_cast<std::size_t>(accepted)])
-      ++accepted;
-    const std::int64_t bonus = posterior[static_cast<std::size_t>(accepted)];
-    // The anchor and the accepted drafts are in the target cache now; the bonus is the next
-    // anchor and has not been through the target.
+    if (sampled) {
+      for (int i = 0; i < verified - 1; ++i) choice.u.push_back(stream.acceptUniform());
+      RejectionOutcome outcome = rejectionSample(
+          choice.drafts, samplingProbs(verify.logits[0], options.sampling), draftProbs, choice.u);
+      choice.accepted = outcome.accepted;
+      choice.last = sampleToken(outcome.next, stream);
+      choice.p = std::move(outcome.p);
+      choice.q = std::move(outcome.q);
+    } else {
+      choice.accepted = greedyAccepted(choice.drafts, posterior);
+      choice.last = posterior[static_cast<std::size_t>(choice.accepted)];
+    }
+    const int accepted = choice.accepted;
+    // The anchor and the accepted drafts are in the target cache now; the last token is the
+    // next anchor and has not been through the target.
     result.tokens.resize(static_cast<std::size_t>(start + 1));
-    result.tokens.insert(result.tokens.end(), drafts.begin(), drafts.begin() + accepted);
-    result.tokens.push_back(bonus);
+    result.tokens.insert(result.tokens.end(), choice.drafts.begin(),
+                         choice.drafts.begin() + accepted);
+    result.tokens.push_back(choice.last);
 
     // The tokens this step commits after its anchor: all of them, or (dflash) those within the
     // budget and up to the first stop token.
@@ -117,12 +177,17 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
     step.mode = session::EvaluationMode::Live;
     step.anchorPosition = start;
     step.anchorToken = static_cast<session::TokenId>(anchorToken);
-    step.draftTokens = toTokenIds(drafts);
-    step.targetTokens = toTokenIds(std::span(posterior).first(static_cast<std::size_t>(verified - 1)));
+    step.draftTokens = toTokenIds(choice.drafts);
+    step.targetTokens =
+        toTokenIds(std::span(posterior).first(static_cast<std::size_t>(verified - 1)));
     step.acceptedCount = accepted;
-    step.bonusToken = static_cast<session::TokenId>(bonus);
+    step.bonusToken = static_cast<session::TokenId>(choice.last);
     step.countedLength = produced < accepted + 1 ? produced : 0;
     step.maskVariant = std::string(enumName(analysis::MaskVariant::Reference));
+    step.targetProbs = std::move(choice.p);
+    step.draftProbs = std::move(choice.q);
+    step.acceptUniforms = std::move(choice.u);
+    if (path) recordSelection(*path, step);
     if (options.topK > 0) fillTopK(draftLogits, options.topK, step.topKIds, step.topKProbs);
     result.steps.push_back(std::move(step));
 

@@ -1,10 +1,13 @@
 #pragma once
 // The DFlash speculative-decoding loop of the reference (spec-dflash 3 and 8.2, z-lab's dflash
-// 0.1.0 dflash_generate), greedy: target prefill -> per step: draft one block from the anchor,
-// verify it with the target in one forward, accept the leading drafts that equal the target's
-// tokens plus the target's bonus token, crop the target cache back to the committed length,
-// and hand the committed tokens' target features to the drafter as new context. How the last
-// steps are drafted and counted is StepCounting's choice.
+// 0.1.0 dflash_generate): target prefill -> per step: draft one block from the anchor, verify
+// it with the target in one forward, accept a prefix of the drafts plus one token from the
+// target, crop the target cache back to the committed length, and hand the committed tokens'
+// target features to the drafter as new context. Greedy: the drafts are the drafter's argmax
+// and accepted while they equal the target's. Sampled (temperature > 0): the drafts are drawn
+// from the drafter's distribution and accepted by rejection sampling, the last token drawn
+// from the residual or the target (evaluation/speculative_sampling.h). How the last steps are
+// drafted and counted is StepCounting's choice.
 
 #include <cstdint>
 #include <span>
@@ -12,6 +15,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "dfi/engine/sampling.h"
 #include "dfi/engine/step_counting.h"
 #include "dfi/session/records.h"
 #include "models/dflash_drafter.h"
@@ -24,6 +28,8 @@ struct SpeculativeOptions {
   std::vector<std::int64_t> stopTokens;  // generation ends after a step that commits one
   int topK = 0;  // per-slot top-k of the draft distribution recorded with each step
   StepCounting counting = StepCounting::Dflash;
+  SamplingOptions sampling;  // its seed is ignored: `seed` seeds this response
+  std::uint64_t seed = 0;
 };
 
 struct SpeculativeResult {

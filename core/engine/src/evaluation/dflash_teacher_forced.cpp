@@ -58,7 +58,8 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
 
   std::vector<session::StepRecord> steps;
   steps.reserve(anchors.size());
-  auto record = [&](std::size_t first, const at::Tensor& logits) {  // [n, B-1, V]
+  const std::optional<CandidateSelector> selector = drafter.selector();
+  auto record = [&](std::size_t first, const at::Tensor& logits, const at::Tensor& slotStates) {  // [n, B-1, V]
     const at::Tensor drafts = argmaxLastDim(logits).to(at::kCPU, at::kLong).contiguous();
     const std::int64_t* draft = drafts.data_ptr<std::int64_t>();
     // One top-k over the forward's slots: [n, B-1, k] row-major, anchor-major.
@@ -82,6 +83,8 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
         step.draftTokens.push_back(static_cast<session::TokenId>(draft[j * (b - 1) + i]));
         step.targetTokens.push_back(targetToken(i));
       }
+      // DFlash2: the drafts are the selector's greedy path from the anchor, not the argmax.
+      if (selector) recordSelection(selector->select(slotStates[j], logits[j], step.anchorToken), step);
       while (step.acceptedCount < b - 1 &&
              step.targetTokens[static_cast<std::size_t>(step.acceptedCount)] != kUnknownToken &&
              step.draftTokens[static_cast<std::size_t>(step.acceptedCount)] ==
@@ -96,7 +99,7 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
       }
       steps.push_back(std::move(step));
     }
-    if (alsoSee) alsoSee(first, logits);
+    if (alsoSee) alsoSee(first, logits, slotStates);
   };
   drafter.teacherForcedChunks(sequence.features, sequence.ids, anchors, variant, kAnchorsPerForward, record, probes);
   return steps;

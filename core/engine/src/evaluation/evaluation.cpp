@@ -131,9 +131,12 @@ std::pair<session::StepRecord, session::TreeRecord> ddtreeStep(const session::St
   return {step, record};
 }
 
-std::string runName(const fs::path& drafter, EvaluationMode mode, analysis::MaskVariant variant) {
-  return drafter.filename().string() + "/" + std::string(enumName(mode)) + "/" +
-         std::string(enumName(variant));
+// "<drafter>/<mode>/<variant>", and for a sampled evaluation "/T=1 #r" (the repeat).
+std::string runName(const fs::path& drafter, EvaluationMode mode, analysis::MaskVariant variant,
+                    const EvaluationSettings& settings, int repeat) {
+  std::string name = drafter.filename().string() + "/" + std::string(enumName(mode)) + "/" + std::string(enumName(variant));
+  if (!settings.sampling.greedy()) name += "/" + samplingLabel(settings.sampling) + " #" + std::to_string(repeat);
+  return name;
 }
 
 void finishSummaries(std::vector<RunSummary>& runs) {
@@ -210,7 +213,12 @@ std::string EvaluationSettings::toJson() const {
   o.blockSize = blockSize;
   o.maxNewTokens = maxNewTokens;
   o.limit = limit;
-  o.topK = topK;
+  o.recordTopK = topK;
+  o.temperature = sampling.temperature;
+  o.topP = sampling.topP;
+  o.topK = sampling.topK;
+  o.seed = static_cast<std::int64_t>(sampling.seed);
+  o.samples = samples;
   o.device.clear();
   for (const auto& d : model.devices) o.device += (o.device.empty() ? "" : ",") + d;
   o.dtype = model.dtype;
@@ -295,8 +303,13 @@ void validate(const EvaluationSettings& s) {
   if (s.modes.empty()) throw UsageError("no evaluation mode selected");
   if (s.maskVariants.empty()) throw UsageError("no mask variant selected");
   if (s.maxNewTokens < 1) throw UsageError("--max-new-tokens must be at least 1");
-  if (s.topK < 1) throw UsageError("--top-k must be at least 1");
+  if (s.topK < 1) throw UsageError("--record-top-k must be at least 1");
   if (s.ddtreeBudget < 1) throw UsageError("--ddtree-budget must be at least 1");
+  validateSampling(s.sampling);
+  if (s.samples < 1) throw UsageError("--samples must be at least 1");
+  if (s.samples > 1 && s.sampling.greedy())
+    throw UsageError("--samples " + std::to_string(s.samples) +
+                     " repeats a greedy evaluation, whose repeats are identical: add --temperature");
   if (s.blockSize && *s.blockSize < 2)
     throw UsageError("--block-size must be at least 2 (an anchor and one draft slot), got " +
                      std::to_string(*s.blockSize));
@@ -337,14 +350,19 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
   const std::string settingsJson = settings.toJson();  // every run of the evaluation shares them
   TokenStringBook book(models.tokenizer, sink);
   const auto started = Clock::now();
-  EvaluationProgress state{0, static_cast<std::int64_t>(models.drafters.size() * prompts.size())};
+  // Every drafter, and for a sampled evaluation every repeat of it: one set of runs each.
+  std::vector<std::pair<const LoadedDrafter*, int>> passes;
+  for (const LoadedDrafter& d : models.drafters)
+    for (int repeat = 0; repeat < settings.samples; ++repeat) passes.emplace_back(&d, repeat);
+  EvaluationProgress state{0, static_cast<std::int64_t>(passes.size() * prompts.size())};
   std::vector<RunSummary> summaries;
 
-  for (const LoadedDrafter& drafter : models.drafters) {
+  for (const auto& [pass, repeat] : passes) {
+    const LoadedDrafter& drafter = *pass;
     std::vector<RunSummary> runs;
     for (const RunKey& key : keys) {
       session::RunRecord run;
-      run.name = runName(drafter.dir, key.mode, key.variant);
+      run.name = runName(drafter.dir, key.mode, key.variant, settings, repeat);
       run.target = models.targetIdentity;
       run.drafter = drafter.identity;
       run.engineVersion = version() + " (git " + gitHash() + ")";
@@ -355,11 +373,13 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
       run.blockSize = drafter.model->blockSize();
       run.slidingWindow = slidingWindowOf(drafter.model->config());
       run.topK = k;
+      run.temperature = settings.sampling.temperature;
+      run.sample = repeat;
       run.settingsJson = settingsJson;
       if (settings.shardCount > 1)
         run.shard = std::to_string(settings.shardIndex) + "/" + std::to_string(settings.shardCount);
       run.startedAt = unixNow();
-      runs.push_back({sink.addRun(run), run.name, drafter.dir.string(), key.mode, key.variant});
+      runs.push_back({sink.addRun(run), run.name, drafter.dir.string(), key.mode, key.variant, repeat});
     }
     analysis::GarbleContext garble{drafter.model->config().maskTokenId, std::nullopt};
     if (models.tokenizer) garble.tokenizerVocabSize = static_cast<std::int32_t>(models.tokenizer->vocabSize());
@@ -376,7 +396,12 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
       auto t0 = Clock::now();
       const SpeculativeResult live = speculativeDecode(
           *models.target, *drafter.model, ids,
-          {.maxNewTokens = settings.maxNewTokens, .stopTokens = stops, .topK = k, .counting = settings.stepCounting});
+          {.maxNewTokens = settings.maxNewTokens,
+           .stopTokens = stops,
+           .topK = k,
+           .counting = settings.stepCounting,
+           .sampling = settings.sampling,
+           .seed = responseSeed(settings.sampling.seed, repeat, prompt.id)});
       liveSeconds += seconds(Clock::now() - t0);
       const std::vector<session::TokenId> promptTokens(ids.begin(), ids.end());
       book.note(promptTokens);
@@ -451,6 +476,8 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
                          static_cast<double>(state.total - state.done);
       state.current = drafter.dir.filename().string() + ": prompt " + std::to_string(p + 1) + "/" +
                       std::to_string(prompts.size());
+      if (settings.samples > 1)
+        state.current += ", repeat " + std::to_string(repeat + 1) + "/" + std::to_string(settings.samples);
       if (progress) progress(state);
     }
 

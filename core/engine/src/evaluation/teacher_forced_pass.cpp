@@ -49,7 +49,7 @@ TeacherForcedPass runTeacherForcedPass(const SequenceFeatures& sequence, const D
   DrafterKvCache inferenceCache = drafter.newCache();
   // Parity forward by forward: the inference path drafts the same anchors one block at a
   // time and the two logit sets are compared while the training path's are at hand.
-  auto compare = [&](std::size_t first, const at::Tensor& training) {
+  auto compare = [&](std::size_t first, const at::Tensor& training, const at::Tensor&) {
     const auto part = anchors.subspan(first, static_cast<std::size_t>(training.size(0)));
     const at::Tensor inference =
         inferencePathLogits(drafter, sequence.features, sequence.ids, part, variant, nullptr, &inferenceCache);

@@ -26,6 +26,7 @@
 #include "kernels/norms.h"
 #include "kernels/projection.h"
 #include "kernels/tensor_cast.h"
+#include "models/grouped_conv.h"
 #include "dfi/session/record_fields.h"
 
 namespace dfi::engine {
@@ -96,7 +97,8 @@ at::Tensor DFlashDrafter::contextStates(const at::Tensor& targetFeatures, Drafte
 
 at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
                                 std::int64_t anchorToken, std::int64_t anchor,
-                                MaskVariant variant, DrafterProbes* probes, int blockLength) const {
+                                MaskVariant variant, DrafterProbes* probes, int blockLength,
+                                at::Tensor* slotStates) const {
   c10::InferenceMode inference;
   if (blockLength != 0 && (blockLength < 2 || blockLength > blockSize()))
     throw UsageError("a drafted block has 2 .. " + std::to_string(blockSize()) + " slots, not " +
@@ -129,7 +131,13 @@ at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newCont
   const at::Tensor anchorTokens = at::full({1}, anchorToken, at::TensorOptions().dtype(at::kLong));
   const at::Tensor states =
       decode(blockEmbeddings(anchorTokens, b), contextStates(newContextFeatures, probes), layout, cache);
+  if (slotStates) *slotStates = states.narrow(0, 1, b - 1);
   return logits(states.narrow(0, 1, b - 1));
+}
+
+std::optional<CandidateSelector> DFlashDrafter::selector() const {
+  if (!weights_.selector) return std::nullopt;
+  return CandidateSelector(*weights_.selector, config_.dflash2->selectorTopK);
 }
 
 at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Tensor& tokens,
@@ -140,7 +148,7 @@ at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Te
                              target_.lmHead.options());
   teacherForcedChunks(
       features, tokens, anchors, variant, anchorsPerForward,
-      [&](std::size_t first, const at::Tensor& logits) {
+      [&](std::size_t first, const at::Tensor& logits, const at::Tensor&) {
         out.narrow(0, static_cast<std::int64_t>(first), logits.size(0)).copy_(logits);
       },
       probes);
@@ -180,14 +188,14 @@ void DFlashDrafter::teacherForcedChunks(const at::Tensor& features, const at::Te
                                       static_cast<std::size_t>(std::min(chunk, n - first)));
     const at::Tensor ctx = first == 0 ? contextStates(features, probes) : contextStates(features.narrow(0, 0, 0));
     const at::Tensor partLogits = logits.narrow(0, 0, static_cast<std::int64_t>(part.size()));
-    teacherForcedChunk(cache, ctx, tokensCpu, part, variant, length, probes, partLogits);
-    sink(static_cast<std::size_t>(first), partLogits);
+    const at::Tensor slotStates = teacherForcedChunk(cache, ctx, tokensCpu, part, variant, length, probes, partLogits);
+    sink(static_cast<std::size_t>(first), partLogits, slotStates);
     if (probes && probes->wantLayerOutputs) layerOutputs.push_back(std::exchange(probes->layerOutputs, {}));
   }
   if (probes && probes->wantLayerOutputs) probes->layerOutputs = concatenatePerLayer(layerOutputs);
 }
 
-void DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
+at::Tensor DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
                                        std::span<const std::int64_t> anchors, MaskVariant variant,
                                        std::int64_t length, DrafterProbes* probes, at::Tensor logitsOut) const {
   const int b = blockSize();
@@ -208,7 +216,9 @@ void DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& 
   }
   const at::Tensor anchorIndex = at::tensor(std::vector<std::int64_t>(anchors.begin(), anchors.end()), at::kLong);
   const at::Tensor states = decode(blockEmbeddings(tokens.index_select(0, anchorIndex)), ctx, layout, cache);
-  logitsInto(states.view({n, b, config_.hiddenSize}).narrow(1, 1, b - 1), std::move(logitsOut));
+  const at::Tensor slotStates = states.view({n, b, config_.hiddenSize}).narrow(1, 1, b - 1);
+  logitsInto(slotStates, std::move(logitsOut));
+  return slotStates;
 }
 
 at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens, int blockLength) const {
@@ -232,11 +242,21 @@ at::Tensor DFlashDrafter::decode(at::Tensor h, const at::Tensor& ctx, const Quer
     const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(i)];
     const at::Tensor& mask = isSliding(i) ? layout.slidingMask : layout.fullMask;
     DrafterProbes* probes = layout.probes;
-    h = h + attention(i, rmsNormQwen3(h, w.inputLayernorm, eps), ctx, blockAngles, contextAngles, mask,
-                      layout.blocks, cache,
-                      layout.collectAttention ? &probes->attention : nullptr);
-    const at::Tensor x = rmsNormQwen3(h, w.postAttentionLayernorm, eps);
-    h = h + project(at::silu(project(x, w.gateProj)) * project(x, w.upProj), w.downProj);
+    // DFlash2: each sublayer's input and output mixed along its block (one block when drafting).
+    const std::int64_t blocks = std::max<std::int64_t>(1, layout.blocks);
+    auto around = [&](const std::optional<ConvWeights>& conv, const at::Tensor& x, auto&& sublayer) {
+      if (!conv) return sublayer(x);
+      const GroupedDynamicConv mix(*conv, config_.dflash2->convGroupSize);
+      const auto [mixed, dynamic] = mix.prepare(x.view({blocks, -1, x.size(-1)}));
+      return mix.finish(sublayer(mixed.view_as(x)).view_as(mixed), dynamic).view_as(x);
+    };
+    h = h + around(w.attentionConv, rmsNormQwen3(h, w.inputLayernorm, eps), [&](const at::Tensor& x) {
+          return attention(i, x, ctx, blockAngles, contextAngles, mask, layout.blocks, cache,
+                           layout.collectAttention ? &probes->attention : nullptr);
+        });
+    h = h + around(w.mlpConv, rmsNormQwen3(h, w.postAttentionLayernorm, eps), [&](const at::Tensor& x) {
+          return project(at::silu(project(x, w.gateProj)) * project(x, w.upProj), w.downProj);
+        });
     if (probes && probes->wantLayerOutputs) probes->layerOutputs.push_back(h);
   }
   return rmsNormQwen3(h, weights_.norm, eps);

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "dfi/analysis/attention_mask.h"
 #include "dfi/tensorfile/drafter_config.h"
 #include "kernels/rotary.h"
+#include "models/candidate_selector.h"
 #include "models/dflash_kv_cache.h"
 #include "models/dflash_weights.h"
 
@@ -77,10 +79,16 @@ class DFlashDrafter {
   // variant lets the block see (analysis::inferenceContextLength). Returns [B-1, V] logits for
   // slots 1..B-1 in the LM head's dtype. `blockLength` in [2, B] drafts a shorter block of
   // that many slots, anchor included (dflash 0.1.0's last block of a token budget); 0: B.
+  // `slotStates`, when given, receives the final-normed states of slots 1.. [b-1, H] (the
+  // candidate selector's input).
   at::Tensor draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
                    std::int64_t anchorToken, std::int64_t anchor,
                    analysis::MaskVariant variant = analysis::MaskVariant::Reference,
-                   DrafterProbes* probes = nullptr, int blockLength = 0) const;
+                   DrafterProbes* probes = nullptr, int blockLength = 0, at::Tensor* slotStates = nullptr) const;
+
+  // DFlash2's candidate selector over this drafter's weights; nullopt for a DFlash drafter,
+  // whose drafts are the argmax of the logits.
+  std::optional<CandidateSelector> selector() const;
 
   // Teacher-forced drafting of a whole sequence: `features` [T, F*Ht] and `tokens` [T] (int64)
   // of positions 0..T-1, `anchors` in [0, T). Returns [N, B-1, V] logits. All anchors go
@@ -92,9 +100,11 @@ class DFlashDrafter {
                            analysis::MaskVariant variant = analysis::MaskVariant::Reference,
                            std::int64_t anchorsPerForward = 0, DrafterProbes* probes = nullptr) const;
 
-  // Receives one forward's logits [n, B-1, V] for anchors[first .. first+n). The tensor is
-  // overwritten by the next forward: copy what must outlive the call.
-  using ChunkLogitsSink = std::function<void(std::size_t first, const at::Tensor& logits)>;
+  // Receives one forward's logits [n, B-1, V] for anchors[first .. first+n), and the slots'
+  // final-normed states [n, B-1, H]. The tensors are overwritten by the next forward: copy what
+  // must outlive the call.
+  using ChunkLogitsSink =
+      std::function<void(std::size_t first, const at::Tensor& logits, const at::Tensor& slotStates)>;
 
   // teacherForced() without the [N, B-1, V] result: each forward's logits go to `sink` and are
   // dropped. For every anchor of a long sequence over a real vocabulary the whole result is
@@ -116,9 +126,10 @@ class DFlashDrafter {
     bool collectAttention = false;  // draft() only
   };
 
-  // One forward of teacherForced(), writing its anchors' [n, B-1, V] logits into `logitsOut`;
-  // `cache` holds the whole sequence's context after it.
-  void teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
+  // One forward of teacherForced(), writing its anchors' [n, B-1, V] logits into `logitsOut`
+  // and returning their slots' states [n, B-1, H]; `cache` holds the whole sequence's context
+  // after it.
+  at::Tensor teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
                           std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
                           std::int64_t length, DrafterProbes* probes, at::Tensor logitsOut) const;
   // [N*b, H]: target embeddings of [anchorToken_j, MASK x (b-1)] for each j (b = B unless given).

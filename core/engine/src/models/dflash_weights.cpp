@@ -9,9 +9,14 @@
 namespace dfi::engine {
 namespace {
 
-// z-lab files store names unprefixed; vLLM-style exports put them under "model.".
+// z-lab files store names unprefixed; vLLM-style exports put them under "model.". z-lab's
+// DFlash2 files store the selector's codebooks without the ".weight" an nn.Embedding saves
+// (the package maps them on load); both spellings load as the unsuffixed name.
 tensorfile::NameMapping drafterNames() {
-  return {.skippedPrefixes = {}, .renames = {{.from = "model.", .to = ""}}};
+  return {.skippedPrefixes = {},
+          .renames = {{.from = "candidate_selector.predecessor_codebook.weight", .to = "candidate_selector.predecessor_codebook"},
+                      {.from = "candidate_selector.successor_codebook.weight", .to = "candidate_selector.successor_codebook"},
+                      {.from = "model.", .to = ""}}};
 }
 
 std::string layerName(int layer, const char* suffix) {
@@ -45,8 +50,21 @@ std::vector<ExpectedTensor> expectedDrafterTensors(const tensorfile::DrafterConf
     out.push_back({layerName(i, "mlp.gate_proj.weight"), {inter, h}});
     out.push_back({layerName(i, "mlp.up_proj.weight"), {inter, h}});
     out.push_back({layerName(i, "mlp.down_proj.weight"), {h, inter}});
+    if (c.dflash2) {
+      const std::int64_t k = c.dflash2->convKernelSize, groups = h / c.dflash2->convGroupSize;
+      for (const char* conv : {"attention_conv", "mlp_conv"}) {
+        out.push_back({layerName(i, (std::string(conv) + ".base_kernel").c_str()), {2, k, h}});
+        out.push_back({layerName(i, (std::string(conv) + ".kernel_projection.weight").c_str()), {2 * k * groups, h}});
+      }
+    }
   }
   out.push_back({"norm.weight", {h}});
+  if (c.dflash2) {
+    const std::int64_t rank = c.dflash2->selectorRank;
+    out.push_back({"candidate_selector.predecessor_codebook", {c.vocabSize, rank}});
+    out.push_back({"candidate_selector.successor_codebook", {c.vocabSize, rank}});
+    out.push_back({"candidate_selector.hidden_projection.weight", {rank, h}});
+  }
   return out;
 }
 
@@ -62,7 +80,7 @@ DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
   std::map<std::string, at::Tensor> loaded;
   for (const ExpectedTensor& t : expected) loaded[t.name] = loader.load(t.name, t.shape, device);
 
-  // An embedding, an LM head or DFlash2 extras are not part of the DFlash forward; say so
+  // An embedding or an LM head are not part of the DFlash forward; say so
   // rather than silently running something other than what the checkpoint's authors trained.
   std::set<std::string> known;
   for (const ExpectedTensor& t : expected) known.insert(t.name);
@@ -97,7 +115,19 @@ DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
         .upProj = take(layerName(i, "mlp.up_proj.weight")),
         .downProj = take(layerName(i, "mlp.down_proj.weight")),
     });
+    if (config.dflash2) {
+      auto conv = [&](const std::string& name) {
+        return ConvWeights{take(layerName(i, (name + ".base_kernel").c_str())),
+                           take(layerName(i, (name + ".kernel_projection.weight").c_str()))};
+      };
+      w.layers.back().attentionConv = conv("attention_conv");
+      w.layers.back().mlpConv = conv("mlp_conv");
+    }
   }
+  if (config.dflash2)
+    w.selector = SelectorWeights{take("candidate_selector.predecessor_codebook"),
+                                 take("candidate_selector.successor_codebook"),
+                                 take("candidate_selector.hidden_projection.weight")};
   return w;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,19 @@
 
 namespace dfi::engine {
 
+// DFlash2's grouped dynamic causal convolution (models/grouped_conv.h).
+struct ConvWeights {
+  at::Tensor baseKernel;        // [2, K, H]: the static kernels before (0) and after (1) the sublayer
+  at::Tensor kernelProjection;  // [2*K*G, H]: the per-position dynamic kernels
+};
+
+// DFlash2's candidate selector (models/candidate_selector.h).
+struct SelectorWeights {
+  at::Tensor predecessorCodebook;  // [V, r]
+  at::Tensor successorCodebook;    // [V, r]
+  at::Tensor hiddenProjection;     // [r, H]
+};
+
 struct DrafterLayerWeights {
   at::Tensor inputLayernorm;
   at::Tensor qProj, kProj, vProj, oProj;
@@ -22,6 +36,7 @@ struct DrafterLayerWeights {
   at::Tensor qNorm, kNorm;
   at::Tensor postAttentionLayernorm;
   at::Tensor gateProj, upProj, downProj;
+  std::optional<ConvWeights> attentionConv, mlpConv;  // DFlash2 only
 };
 
 struct DrafterWeights {
@@ -31,6 +46,7 @@ struct DrafterWeights {
   at::Tensor hiddenNorm;  // [H]
   std::vector<DrafterLayerWeights> layers;
   at::Tensor norm;        // [H]
+  std::optional<SelectorWeights> selector;  // DFlash2 only
 };
 
 struct ExpectedTensor {

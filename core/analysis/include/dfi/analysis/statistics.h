@@ -32,6 +32,10 @@ inline constexpr int kBootstrapResamples = 1000;
 Interval bootstrapMean(std::span<const double> values, double confidence = 0.95,
                        int resamples = kBootstrapResamples, std::uint64_t seed = 0);
 
+// 95% Student-t interval of the mean: for a handful of values, such as the tau of each of a
+// few sampled repeats, where a percentile bootstrap has too few distinct resamples to be one.
+Interval studentMean95(std::span<const double> values);
+
 // Paired bootstrap of mean(b - a) over the same prompts: does B beat A beyond noise?
 Interval bootstrapPairedDifference(std::span<const double> a, std::span<const double> b,
                                    double confidence = 0.95, int resamples = kBootstrapResamples,

@@ -18,6 +18,7 @@
 #include "dfi/engine/model_options.h"
 #include "dfi/session/records.h"
 #include "dfi/engine/model_registry.h"
+#include "dfi/engine/sampling.h"
 #include "dfi/engine/step_counting.h"
 #include "dfi/engine/record_sink.h"
 
@@ -66,6 +67,10 @@ struct EvaluationSettings {
   // drafter layer (dfi/session/hidden_statistics.h). Off by default: ~8 records per tensor.
   bool hiddenStatistics = false;
   StepCounting stepCounting = StepCounting::Dflash;  // how the live loop's last steps count
+  // The live loop's token choice; teacher-forced and DDTree runs stay greedy measures (argmax
+  // drafts against the target's argmax), on the live loop's continuation.
+  SamplingOptions sampling;
+  int samples = 1;  // sampled evaluations: every run repeated with repeat r's seeds, r < samples
 
   std::string toJson() const;  // recorded with every run
 };
@@ -102,6 +107,7 @@ struct RunSummary {
   std::string drafter;
   EvaluationMode mode = EvaluationMode::Live;
   analysis::MaskVariant variant = analysis::MaskVariant::Reference;
+  int sample = 0;  // the repeat of a sampled evaluation
   std::int64_t steps = 0;
   double tauReference = 0, tauVllm = 0;
   std::optional<double> tauSglang;  // live runs only: the others generate no completion

@@ -47,7 +47,13 @@ struct RunOptions {
   std::optional<int> blockSize;
   int maxNewTokens = 128;
   std::optional<std::int64_t> limit;
-  int topK = 8;
+  int recordTopK = 8;
+  // Sampling of the live loop (dfi/engine/sampling.h): temperature 0 is greedy.
+  double temperature = 0;
+  double topP = 1;
+  int topK = 0;
+  std::int64_t seed = 0;
+  int samples = 1;  // repeats of a sampled evaluation, seeds paired across drafters
   std::string device = "cpu";
   std::string dtype = "fp32";
   bool noChat = false;

@@ -74,6 +74,8 @@ struct FieldTable<session::RunRecord> {
       field<R>("sliding_window", &R::slidingWindow, "W of the drafter's sliding-attention layers; 0: none",
                {.unit = "tokens"}),
       field<R>("top_k", &R::topK, "k of the per-slot top-k tables of the run's steps"),
+      field<R>("temperature", &R::temperature, "the live loop's sampling temperature; 0: greedy"),
+      field<R>("sample", &R::sample, "repeat of a sampled evaluation (--samples N): 0..N-1"),
       field<R>("settings_json", &R::settingsJson, "every setting of the run, as JSON", {.jsonText = true}),
       field<R>("shard", &R::shard, "\"i/N\" when recorded with --shard, else empty"),
       field<R>("started_at", &R::startedAt, "Unix time", {.unit = "s"}),
@@ -121,7 +123,23 @@ struct FieldTable<session::StepRecord> {
       field<R>("mask_variant", &R::maskVariant, "the attention-mask variant the drafter ran with"),
       field<R>("counted_length", &R::countedLength,
                "tokens counted when cut by the budget or a stop token (dflash 0.1.0); 0: accepted_count + 1",
-               {.unit = "tokens"})};
+               {.unit = "tokens"}),
+      field<R>("target_probs", &R::targetProbs,
+               "sampled steps, per slot: p, the target's probability of the draft (empty when greedy)",
+               {.unit = "float32[]"}),
+      field<R>("draft_probs", &R::draftProbs, "sampled steps, per slot: q, the drafter's probability of the draft",
+               {.unit = "float32[]"}),
+      field<R>("accept_uniforms", &R::acceptUniforms,
+               "sampled steps, per slot: the uniform u of the acceptance test (accepted while u * q < p)",
+               {.unit = "float32[]"}),
+      field<R>("candidate_ids", &R::candidateIds,
+               "DFlash2: per slot the selector's top selector_top_k tokens, slots x k (empty otherwise)",
+               {.unit = "int32[]", .bulky = true}),
+      field<R>("candidate_scores", &R::candidateScores, "DFlash2: the selector's path score of each candidate",
+               {.unit = "float32[]", .bulky = true}),
+      field<R>("chosen_candidates", &R::chosenCandidates,
+               "DFlash2: per slot the index of the chosen candidate (the draft) in candidate_ids",
+               {.unit = "int32[]"})};
 };
 
 template <>

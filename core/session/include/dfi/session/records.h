@@ -55,6 +55,8 @@ struct RunRecord {
   std::int32_t blockSize = 0;      // B: anchor + B-1 draft slots
   std::int32_t slidingWindow = 0;  // W of the drafter's sliding-attention layers; 0: none
   std::int32_t topK = 0;           // k of the per-slot top-k tables of this run's steps
+  double temperature = 0;          // the live loop's sampling temperature; 0: greedy
+  std::int32_t sample = 0;         // repeat of a sampled evaluation (--samples N): 0..N-1
   std::string settingsJson;    // every setting of the run, as JSON
   std::string shard;           // "i/N" when recorded with --shard, else empty
   double startedAt = 0;        // Unix seconds
@@ -92,6 +94,19 @@ struct StepRecord {
   // Tokens the step counts when the reference's convention cut it: within the token budget and
   // up to the first stop token (dflash 0.1.0); 0: not cut, acceptedCount + 1.
   std::int32_t countedLength = 0;
+  // Sampled live steps, per drafted slot (empty when greedy): the target's (p) and the
+  // drafter's (q) probability of the slot's draft under the sampling rule, and the uniform u of
+  // its acceptance test: the slot is accepted while u * q < p.
+  std::vector<float> targetProbs;
+  std::vector<float> draftProbs;
+  std::vector<float> acceptUniforms;
+  // DFlash2 drafters, per drafted slot (empty otherwise): the candidate selector's top
+  // selector_top_k tokens of the slot's logits, their path scores, and the index of the one it
+  // chose (its draft), slots x k row-major; where the chosen one is not the most probable
+  // candidate, the selector changed the drafter's argmax.
+  std::vector<TokenId> candidateIds;
+  std::vector<float> candidateScores;
+  std::vector<std::int32_t> chosenCandidates;
 
   // The step's acceptance length: its accepted drafts and the bonus, as counted.
   std::int32_t acceptLength() const { return countedLength > 0 ? countedLength : acceptedCount + 1; }

@@ -21,6 +21,15 @@ struct DrafterConfigWarning {
   std::string message;
 };
 
+// DFlash2 (dflash 0.1.0's DFlash2DraftModel): grouped dynamic causal convolutions around the
+// attention and the MLP of every layer, and a candidate selector over the drafted slots.
+struct Dflash2Config {
+  int convKernelSize = 0;  // taps of each convolution along the block
+  int convGroupSize = 0;   // channels per group (divides hidden_size)
+  int selectorRank = 0;    // width of the predecessor/successor codebooks
+  int selectorTopK = 0;    // candidates per slot
+};
+
 struct DrafterConfig {
   std::string modelType;
   std::vector<std::string> architectures;
@@ -51,6 +60,7 @@ struct DrafterConfig {
   double outputMultiplier = 1.0;     // the drafter's logits are multiplied by it...
   // ...then, when present and > 0, capped: c * tanh(logits / c).
   std::optional<double> finalLogitSoftcapping;
+  std::optional<Dflash2Config> dflash2;  // set for a DFlash2DraftModel
   std::vector<DrafterConfigWarning> warnings;
   std::string rawJson;
 };

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""`dflash-eval run --temperature` against z-lab's published `dflash` package (0.1.0), in law.
+
+A sampled loop cannot be compared token for token with the package's (it draws with
+torch.multinomial, the engine by inverse CDF from its own seeded stream), so this compares
+distributions, with scipy's chi-square tests at p > 0.01:
+
+1. Acceptance: the acceptance lengths of >= 2000 sampled steps of the engine's loop at T = 1
+   (>= 1000 at T = 0.7 with top-p 0.9 and top-k 8) and as many of the package's
+   dflash_generate (its own caches) on the same tiny dense Qwen3 target and package drafter
+   (tests/oracle/gen_dflash_package.py's), same prompts, budget and block size: a two-sample
+   test of the histograms; and a DFlash2 drafter at T = 1 (>= 1000 steps), whose candidate
+   selector draws the drafts.
+2. Losslessness: the engine's second and third generated tokens over 3000 responses to one
+   prompt against the target's own sampling distribution at T = 1, computed exactly from the
+   target (every continuation of the vocabulary, batched): goodness-of-fit tests.
+3. The record explains each step: per drafted slot the recorded p, q and u give the recorded
+   accepted count (slot i accepted while float32 u * q < p).
+
+Usage: check_sampling_distribution.py DFLASH_EVAL WORK_DIR
+"""
+
+import json
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).parent))
+import dflash.model  # noqa: E402
+import gen_dflash_package as fixtures  # noqa: E402
+
+# (drafter, setting, repeats of the 4 prompts, steps the test needs at least); "dflash2" drafts
+# with its candidate selector, whose draws over the candidates the acceptance test uses.
+SETTINGS = [("dflash", dict(temperature=1.0, top_p=1.0, top_k=0), 30, 2000),
+            ("dflash", dict(temperature=0.7, top_p=0.9, top_k=8), 12, 1000),
+            ("dflash2", dict(temperature=1.0, top_p=1.0, top_k=0), 40, 1000)]
+MAX_NEW = 40
+LOSSLESS_RESPONSES = 3000
+ALPHA = 0.01
+
+
+def run_engine(engine, work, target, drafter, prompts, setting, samples, max_new):
+    session = work / f"engine_{Path(drafter).name}_T{setting['temperature']}_{samples}_{max_new}.dfi"
+    session.unlink(missing_ok=True)
+    subprocess.run([engine, "run", "--target", str(target), "--drafter", str(drafter), "--prompts", str(prompts),
+                    "--mode", "live", "--ddtree", "0", "--no-chat", "--no-parity", "--max-new-tokens", str(max_new),
+                    "--temperature", str(setting["temperature"]), "--top-p", str(setting["top_p"]),
+                    "--top-k", str(setting["top_k"]), "--seed", "11", "--samples", str(samples),
+                    "-o", str(session)], check=True, stdout=subprocess.DEVNULL)
+    return session
+
+
+def blob(data, dtype):
+    return np.frombuffer(data, dtype=np.dtype(dtype).newbyteorder("<"))
+
+
+def engine_steps(session):
+    db = sqlite3.connect(session)
+    rows = db.execute("SELECT run_id, prompt_id, step_index, anchor_token, draft_tokens, accepted_count, "
+                      "bonus_token, counted_length, target_probs, draft_probs, accept_uniforms FROM steps WHERE mode = 0 "
+                      "ORDER BY run_id, prompt_id, step_index").fetchall()
+    db.close()
+    return [dict(run=r[0], prompt=r[1], index=r[2], anchor=r[3], drafts=blob(r[4], "i4"), accepted=r[5],
+                 bonus=r[6], counted=r[7], p=blob(r[8], "f4"), q=blob(r[9], "f4"), u=blob(r[10], "f4"))
+            for r in rows]
+
+
+def accept_length(step):
+    return step["counted"] if step["counted"] > 0 else step["accepted"] + 1
+
+
+def check_records_explain_acceptance(steps):
+    for s in steps:
+        assert len(s["p"]) == len(s["q"]) == len(s["u"]) == len(s["drafts"]) > 0, s
+        passed = (s["u"] * s["q"]) < s["p"]  # float32, as the package's torch.rand_like(q) * q < p
+        replayed = int(np.cumprod(passed).sum())
+        assert replayed == s["accepted"], f"recorded p, q, u give {replayed} accepted, the step says {s['accepted']}"
+
+
+def package_lengths(target, drafter, prompts, setting, stops, min_steps):
+    if not torch.cuda.is_available():  # acceptance_lengths come with return_stats' CUDA clock
+        dflash.model._cuda_time = time.perf_counter
+    lengths, seed = [], 0
+    while len(lengths) < min_steps:
+        for prompt in prompts:
+            torch.manual_seed(seed)
+            seed += 1
+            out = dflash.model.dflash_generate(drafter, target, torch.tensor([prompt]), MAX_NEW, stops or None,
+                                               return_stats=True, **setting)
+            lengths += list(out.acceptance_lengths)
+    return lengths
+
+
+def merged_table(rows, minimum=10):
+    """Columns (categories) with fewer than `minimum` counts over all rows folded into the next."""
+    table = np.array(rows, dtype=float)
+    merged, carry = [], np.zeros(table.shape[0])
+    for column in table.T:
+        carry = carry + column
+        if carry.sum() >= minimum:
+            merged.append(carry)
+            carry = np.zeros(table.shape[0])
+    if carry.sum() > 0:
+        if merged:
+            merged[-1] = merged[-1] + carry
+        else:
+            merged.append(carry)
+    return np.array(merged).T
+
+
+def check_acceptance(engine, work, target_dir, drafters, target, stops):
+    prompts_file = work / "prompts.jsonl"
+    prompts_file.write_text("".join(json.dumps({"id": i, "ids": p}) + "\n" for i, p in enumerate(fixtures.LIVE_PROMPTS)))
+    for kind, setting, repeats, min_steps in SETTINGS:
+        drafter_dir, drafter = drafters[kind]
+        steps = engine_steps(run_engine(engine, work, target_dir, drafter_dir, prompts_file, setting, repeats, MAX_NEW))
+        check_records_explain_acceptance(steps)
+        ours = [accept_length(s) for s in steps]
+        assert len(ours) >= min_steps, f"only {len(ours)} engine steps at {setting}: raise its repeats"
+        theirs = package_lengths(target, drafter, fixtures.LIVE_PROMPTS, setting, stops, len(ours))
+        top = max(ours + theirs)
+        a, b = Counter(ours), Counter(theirs)
+        table = merged_table([[a[k] for k in range(1, top + 1)], [b[k] for k in range(1, top + 1)]])
+        chi2, p, dof, _ = stats.chi2_contingency(table)
+        print(f"acceptance {kind} {setting}: engine {len(ours)} steps mean {np.mean(ours):.3f}, package {len(theirs)} "
+              f"steps mean {np.mean(theirs):.3f}; chi2 {chi2:.2f} dof {dof} p {p:.3f}")
+        assert p > ALPHA, f"accepted-length distributions differ from the package's at {setting} (p = {p:.4g})"
+
+
+def exact_token_marginals(target, prompt):
+    """P(x2) and P(x3) under the target's own sampling at T = 1, summed over every x1 (and x2)."""
+    vocab = target.config.vocab_size
+    with torch.no_grad():
+        p1 = torch.softmax(target(torch.tensor([prompt])).logits[0, -1].double(), -1)
+        firsts = torch.tensor([prompt + [x1] for x1 in range(vocab)])
+        p2_given = torch.softmax(target(firsts).logits[:, -1].double(), -1)  # [x1, x2]
+        pairs = torch.tensor([prompt + [x1, x2] for x1 in range(vocab) for x2 in range(vocab)])
+        p3_given = torch.softmax(target(pairs).logits[:, -1].double(), -1).view(vocab, vocab, vocab)
+    joint12 = p1[:, None] * p2_given
+    return joint12.sum(0).numpy(), (joint12[:, :, None] * p3_given).sum((0, 1)).numpy()
+
+
+def engine_outputs(steps):
+    """Each response's generated tokens, rebuilt from its steps: the first anchor, then each
+    step's accepted drafts and last token, as many as it counted."""
+    responses = {}
+    for s in steps:
+        out = responses.setdefault((s["run"], s["prompt"]), [s["anchor"]])
+        committed = list(s["drafts"][:s["accepted"]]) + [s["bonus"]]
+        out += committed[:accept_length(s)]
+    return list(responses.values())
+
+
+def check_lossless(engine, work, target_dir, drafter_dir, target):
+    prompt = fixtures.LIVE_PROMPTS[0]
+    prompts_file = work / "lossless.jsonl"
+    prompts_file.write_text("".join(json.dumps({"id": i, "ids": prompt}) + "\n" for i in range(LOSSLESS_RESPONSES)))
+    steps = engine_steps(run_engine(engine, work, target_dir, drafter_dir, prompts_file, SETTINGS[0][1], 1, 3))
+    check_records_explain_acceptance(steps)
+    outputs = engine_outputs(steps)
+    assert len(outputs) == LOSSLESS_RESPONSES and all(len(o) >= 3 for o in outputs)
+    for position, expected in zip((1, 2), exact_token_marginals(target, prompt)):
+        counts = np.bincount([o[position] for o in outputs], minlength=len(expected))
+        order = np.argsort(-expected)  # fold the rare tokens together, expected >= 5 per bin
+        table = merged_table([counts[order], expected[order] * LOSSLESS_RESPONSES], minimum=5 * 2)
+        chi2, p = stats.chisquare(table[0], table[1] * table[0].sum() / table[1].sum())
+        print(f"lossless: generated token {position + 1} over {len(outputs)} responses against the target's "
+              f"T=1 distribution: chi2 {chi2:.2f} over {table.shape[1]} bins, p {p:.3f}")
+        assert p > ALPHA, f"generated token {position + 1} is not distributed as the target samples it (p = {p:.4g})"
+
+
+def main():
+    engine, work = sys.argv[1], Path(sys.argv[2])
+    work.mkdir(parents=True, exist_ok=True)
+    # Tiny models: more threads than free cores only spin in OpenMP barriers on a busy host.
+    torch.set_num_threads(1)
+    target = fixtures.live_target()
+    target_dir = work / "target"
+    target.save_pretrained(target_dir, safe_serialization=True)
+    drafters = {}
+    for kind, cfg in (("dflash", fixtures.LIVE_DRAFTER), ("dflash2", fixtures.LIVE_DFLASH2)):
+        drafter = fixtures.new_drafter(cfg, torch.Generator().manual_seed(fixtures.SEED + 1))
+        fixtures.save_zlab_layout(drafter, work / kind)
+        drafters[kind] = (work / kind, drafter)
+    eos = target.config.eos_token_id
+    stops = [t for t in ([eos] if isinstance(eos, int) else (eos or [])) if t < target.config.vocab_size]
+    check_acceptance(engine, work, target_dir, drafters, target, stops)
+    check_lossless(engine, work, target_dir, drafters["dflash"][0], target)
+
+
+if __name__ == "__main__":
+    main()
