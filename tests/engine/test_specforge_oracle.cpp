@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,16 +67,19 @@ struct SpecForgeCase {
   }
   at::Tensor specForgeMask(LayerAttention kind) const { return referenceTensor(reference, maskName(kind)); }
 
-  // The engine's training mask over SpecForge's whole grid [N*B, T + N*B] (what the GUI draws).
-  at::Tensor engineMask(LayerAttention kind) const {
-    const analysis::MaskSpec spec = drafter.maskSpec(MaskVariant::Reference, kind);
-    const std::int64_t columns = length() + rows();
-    at::Tensor mask = at::zeros({rows(), columns}, at::kLong);
+  // The engine's training mask over the whole grid [N*B, T + N*B] (what the GUI draws).
+  at::Tensor engineMask(const analysis::MaskSpec& spec, std::span<const std::int64_t> on) const {
+    const std::int64_t rowCount = static_cast<std::int64_t>(on.size()) * spec.blockSize;
+    const std::int64_t columns = length() + rowCount;
+    at::Tensor mask = at::zeros({rowCount, columns}, at::kLong);
     auto cells = mask.accessor<std::int64_t, 2>();
-    for (std::int64_t r = 0; r < rows(); ++r)
+    for (std::int64_t r = 0; r < rowCount; ++r)
       for (std::int64_t k = 0; k < columns; ++k)
-        cells[r][k] = analysis::trainingCell(spec, anchors, length(), r, k).allowed;
+        cells[r][k] = analysis::trainingCell(spec, on, length(), r, k).allowed;
     return mask;
+  }
+  at::Tensor engineMask(LayerAttention kind) const {
+    return engineMask(drafter.maskSpec(MaskVariant::Reference, kind), anchors);
   }
 
   // What the drafter's forward attends with (analysis::trainingMaskPerBlock: each row over the
@@ -102,6 +106,16 @@ struct SpecForgeCase {
   const std::vector<std::int64_t> anchors;
 };
 
+// Context positions 0..T-1 (the engine's context rotary starts at 0 for a fresh cache), then
+// each block's rows at the positions the engine's training forward gives them.
+std::vector<std::int64_t> enginePositions(std::int64_t length, std::span<const std::int64_t> anchors, int b) {
+  std::vector<std::int64_t> positions;
+  for (std::int64_t p = 0; p < length; ++p) positions.push_back(p);
+  for (std::int64_t anchor : anchors)
+    for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(MaskVariant::Reference, anchor, slot));
+  return positions;
+}
+
 class SpecForgeLayout : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(SpecForgeLayout, MasksPositionsAndBlockTokensAreSpecForges) {
@@ -123,14 +137,7 @@ TEST_P(SpecForgeLayout, MasksPositionsAndBlockTokensAreSpecForges) {
   }
   EXPECT_GT(kinds, 0);
 
-  // Context positions 0..T-1 (the engine's context rotary starts at 0 for a fresh cache), then
-  // each block's rows at the positions the engine's forward gives them.
-  std::vector<std::int64_t> positions;
-  for (std::int64_t p = 0; p < c.length(); ++p) positions.push_back(p);
-  for (std::int64_t anchor : c.anchors)
-    for (int slot = 0; slot < b; ++slot)
-      positions.push_back(analysis::blockSlotPosition(MaskVariant::Reference, anchor, slot));
-  EXPECT_EQ(positions, toVector(referenceTensor(c.reference, "position_ids")));
+  EXPECT_EQ(enginePositions(c.length(), c.anchors, b), toVector(referenceTensor(c.reference, "position_ids")));
 
   // The block rows: the anchor's token, then the mask token.
   std::vector<std::int64_t> blockTokens;
@@ -178,6 +185,62 @@ TEST_P(SpecForgeLayout, LogitsAndAcceptancePerBlockAreSpecForges) {
             << diff << ", accept_len equal in " << equal << "/" << c.anchors.size() << " blocks (" << longerAtT
             << " where the engine also accepts the slot at position T), logged accept_len " << specForgeLogged / n
             << " (SpecForge) vs " << engineLogged / n << " (engine)\n";
+}
+
+// speculators 0.9.0 (vLLM's DFlash training) on the anchors its select_anchors picked: the
+// same block positions and full-attention mask, and its accepted-length metric per block
+// (targets: the verifier's greedy tokens, as the engine's) is the engine's accepted run plus
+// the bonus token. Its sliding masks (causal, and the non-causal one DFlash2 trains with) give
+// every slot of a block the context keys [anchor - W, anchor), where the serving rule (dflash
+// 0.1.0, the engine) lets slot s see keys after anchor + s - W only: a superset, pinned down
+// cell by cell here.
+TEST_P(SpecForgeLayout, SpeculatorsLayoutAndAcceptedLength) {
+  const SpecForgeCase c(GetParam());
+  const int b = c.drafter.blockSize();
+  const std::vector<std::int64_t> anchors = toVector(referenceTensor(c.reference, "speculators.anchors"));
+  EXPECT_EQ(enginePositions(c.length(), anchors, b), toVector(referenceTensor(c.reference, "speculators.position_ids")));
+  analysis::MaskSpec full = c.drafter.maskSpec(MaskVariant::Reference, LayerAttention::Full);
+  full.causal.reset();  // speculators' full layers are non-causal, whatever the drafter says
+  EXPECT_TRUE(at::equal(c.engineMask(full, anchors), referenceTensor(c.reference, "speculators.mask.full_attention")));
+
+  const int window = static_cast<int>(referenceTensor(c.reference, "speculators.window").item<std::int64_t>());
+  int wider = 0;
+  for (const bool causal : {true, false}) {
+    SCOPED_TRACE(causal ? "causal sliding" : "non-causal sliding");
+    const analysis::MaskSpec spec{.variant = MaskVariant::Reference, .layer = LayerAttention::Sliding, .blockSize = b,
+                                  .slidingWindow = window, .causal = causal};
+    const at::Tensor engine = c.engineMask(spec, anchors);
+    const at::Tensor speculators = referenceTensor(
+        c.reference, causal ? "speculators.mask.sliding_attention" : "speculators.mask.sliding_attention_non_causal");
+    ASSERT_GE(window, b);  // in-block cells are then all within the window for both rules
+    at::Tensor expected = speculators.clone();
+    auto cells = expected.accessor<std::int64_t, 2>();
+    for (std::int64_t r = 0; r < engine.size(0); ++r) {
+      const std::int64_t anchor = anchors[static_cast<std::size_t>(r / b)], slot = r % b;
+      for (std::int64_t key = std::max<std::int64_t>(0, anchor - window); key <= anchor + slot - window; ++key) {
+        EXPECT_EQ(cells[r][key], 1);
+        cells[r][key] = 0;
+        ++wider;
+      }
+    }
+    EXPECT_TRUE(at::equal(engine, expected));
+  }
+  EXPECT_GT(wider, 0);
+
+  const SequenceFeatures sequence = sequenceFeatures(*c.target, c.drafter, c.ids);
+  const TeacherForcedPass pass =
+      runTeacherForcedPass(sequence, c.drafter, anchors, MaskVariant::Reference, {.parity = false});
+  const std::vector<std::int64_t> acceptedLength = toVector(referenceTensor(c.reference, "speculators.accepted_length"));
+  ASSERT_EQ(pass.steps.size(), anchors.size());
+  int equal = 0;
+  for (std::size_t j = 0; j < anchors.size(); ++j) {
+    SCOPED_TRACE("anchor " + std::to_string(anchors[j]));
+    EXPECT_EQ(pass.steps[j].acceptedCount + 1, acceptedLength[j]);
+    equal += pass.steps[j].acceptedCount + 1 == acceptedLength[j];
+  }
+  std::cout << GetParam() << ": speculators, " << anchors.size() << " blocks, accepted length equal in " << equal << "/"
+            << anchors.size() << "; its sliding masks (window " << window << ") allow " << wider
+            << " context cells the serving rule does not\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, SpecForgeLayout, ::testing::Values("full", "sliding"));
