@@ -75,8 +75,8 @@ def load_module_file(package, relative_path):
 # speculators' __init__ imports its whole training stack (openai, loguru, pydantic-settings,
 # hs-connectors, ...), none of which is installed here. These three files import only torch,
 # so they are loaded by path: the anchored-block mask, anchor selection and block positions,
-# and the accepted-length metric. Its DFlash model, losses and checkpoint converter need
-# speculators.config (pydantic, loguru) and are not used.
+# and the accepted-length metric. Its DFlash model and checkpoint converter import the package
+# (and loguru), so they are not used; its losses are not part of the layout under test.
 speculators_dflash_attention = load_module_file("speculators", "models/dflash/attention.py")
 speculators_dflash_utils = load_module_file("speculators", "models/dflash/utils.py")
 speculators_metrics = load_module_file("speculators", "models/metrics.py")
