@@ -28,14 +28,6 @@ QString stateName(TokenTableModel::SlotState state) {
 
 TokenTableModel::TokenTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-int chainAcceptedCount(const session::StepRecord& step) {
-  if (step.mode != session::EvaluationMode::DDTree) return step.acceptedCount;
-  const std::size_t n = std::min(step.draftTokens.size(), step.targetTokens.size());
-  std::size_t accepted = 0;
-  while (accepted < n && step.draftTokens[accepted] == step.targetTokens[accepted]) ++accepted;
-  return static_cast<int>(accepted);
-}
-
 std::vector<session::TokenId> treePathTokens(const session::StepRecord& step,
                                              const std::optional<session::TreeRecord>& tree) {
   std::vector<session::TokenId> path;
@@ -97,7 +89,7 @@ void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenT
     const session::TokenId target = i < step.targetTokens.size() ? step.targetTokens[i] : -1;
     row.target = target >= 0 ? text(target) : QString();
     row.special = isSpecial(row.draft) || isSpecial(row.target);
-    const auto accepted = static_cast<std::size_t>(chainAcceptedCount(step));
+    const auto accepted = static_cast<std::size_t>(session::chainAcceptedCount(step));
     row.state = i < accepted ? SlotState::Accepted : i == accepted ? SlotState::FirstMismatch : SlotState::Rejected;
     if (i < treePath.size()) row.treeToken = text(treePath[i]);
     if (haveTopK) {

@@ -65,11 +65,7 @@ class TokenTableModel : public QAbstractTableModel {
   bool hasTreePath_ = false;
 };
 
-// How many leading slots of the step's draft chain equal the target's tokens. For a live or
-// teacher-forced step that is the recorded acceptedCount; a DDTree step records the tree's
-// count instead, and its target tokens (teacher-forced: the target's greedy token at every
-// slot) give the chain's own.
-int chainAcceptedCount(const session::StepRecord& step);
+// The chain's verdict is session::chainAcceptedCount (records.h).
 
 // The draft tokens of a DDTree step's accepted path, root excluded: from the recorded tree, or,
 // without one, the target tokens it matched. Empty for other steps.
