@@ -174,6 +174,10 @@ class TestNavigator : public QObject {
     QCOMPARE(shown->index(0, 0).data().toString(), QStringLiteral("drafter-a"));
     navigator.searchField()->setText(QStringLiteral("no such words"));
     QCOMPARE(shown->rowCount(), 0);
+    QSignalSpy searched(navigator.model(), &NavigatorModel::tokenTextMatches);
+    navigator.searchTokenTextNow();  // nothing in the token text either
+    QVERIFY(searched.wait(10000));
+    QCOMPARE(shown->rowCount(), 0);
     QVERIFY2(navigator.matchesText().startsWith(QStringLiteral("Nothing matches \"no such words\"")),
              qPrintable(navigator.matchesText()));
     navigator.searchField()->clear();
@@ -403,12 +407,13 @@ class TestNavigator : public QObject {
     QSignalSpy found(navigator.model(), &NavigatorModel::tokenTextMatches);
     navigator.searchField()->setText(QStringLiteral("t17"));
     QCOMPARE(shown->rowCount(), 0);  // no prompt or run says "t17"
-    QVERIFY(navigator.matchesText().contains(QStringLiteral("Searching")));
+    QCOMPARE(navigator.matchesText(),
+             QStringLiteral("No prompt, run or drafter matches \"t17\"; searching the steps' token text\u2026"));
     navigator.searchTokenTextNow();
     QVERIFY(found.wait(10000));
     QCOMPARE(countSteps(*shown), expected);
     QVERIFY2(navigator.matchesText().contains(QStringLiteral("step(s)")), qPrintable(navigator.matchesText()));
-    QVERIFY(!navigator.matchesText().contains(QStringLiteral("Searching")));
+    QVERIFY(!navigator.matchesText().contains(QStringLiteral("earching")));
     navigator.searchField()->setText(QStringLiteral("t17 w"));  // across two tokens: "t17" " w.."
     navigator.searchTokenTextNow();
     QVERIFY(found.wait(10000));

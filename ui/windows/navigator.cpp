@@ -209,13 +209,15 @@ void Navigator::updateMatches() {
   const QString searching = tokenSearchPending_ ? tr(" Searching the steps' token text\u2026") : QString();
   if (!filter_->isActive())
     matches_->clear();
+  else if (prompts == 0 && tokenSearchPending_)
+    matches_->setText(tr("No prompt, run or drafter matches \"%1\"; searching the steps' token text\u2026")
+                          .arg(search_->text().trimmed()));
   else if (prompts == 0)
     matches_->setText((search_->text().trimmed().isEmpty()
                            ? tr("Nothing matches these filters.")
                            : tr("Nothing matches \"%1\" (searched: prompt texts and datasets, run names, drafters, "
                                 "the steps' draft and target text).")
-                                 .arg(search_->text().trimmed())) +
-                      searching);
+                                 .arg(search_->text().trimmed())));
   else
     matches_->setText(tr("%n prompt(s) match", nullptr, prompts) +
                       tr(", %n step(s); open a prompt to see its steps.", nullptr, filter_->shownStepCount()) + searching);

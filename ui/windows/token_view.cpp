@@ -66,9 +66,9 @@ TokenView::TokenView(SessionContext* context, QWidget* parent)
                     .arg(originColour(origin).name(), tr(names[static_cast<int>(origin)]));
   }
   legend->setText(swatches + tr("| bars: block boundaries; outlined: the selected step; "
-                                 "<span style=\"border-bottom:3px solid %1\">underlined</span>: a garble detector "
-                                 "fired on the draft slot (hover for the pattern)")
+                                 "<u style=\"color:%1\">underlined</u>: a garbled draft slot (hover for the pattern)")
                                   .arg(TokenTableModel::garbleColour().name()));
+  legend->setWordWrap(true);  // never wider than the panel: a long line made the whole panel scroll sideways
   auto* response = new QWidget;
   auto* responseLayout = new QVBoxLayout(response);
   responseLayout->setContentsMargins(0, 0, 0, 0);
