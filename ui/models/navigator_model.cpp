@@ -25,7 +25,7 @@ QString garbleCounts(const std::vector<const NavigatorStep*>& steps) {
     }
     if (proposed || tailOnly)
       lines << QObject::tr("%1: %2 in what it proposes, %3 more in the rejected tail only")
-                   .arg(QString::fromUtf8(detector.name.data(), static_cast<qsizetype>(detector.name.size())))
+                   .arg(QString::fromUtf8(detector.name))
                    .arg(proposed)
                    .arg(tailOnly);
   }
@@ -88,19 +88,19 @@ void NavigatorModel::searchTokenText(const QString& query) {
   }
   auto shared = std::shared_ptr<SessionSource>(std::move(source));
   pool_.start([this, search, query, shared, prompts = std::move(prompts)] {
-    // A token's decoded text (its bytes as UTF-8), read once per token.
-    std::unordered_map<session::TokenId, QString> texts;
+    // A step's text: its tokens' bytes joined, then decoded (a character may span two tokens).
+    std::unordered_map<session::TokenId, std::string> bytes;  // read once per token
     auto decoded = [&](const std::vector<session::TokenId>& tokens) {
-      QString text;
+      std::string text;
       for (session::TokenId id : tokens) {
-        auto it = texts.find(id);
-        if (it == texts.end()) {
+        auto it = bytes.find(id);
+        if (it == bytes.end()) {
           const std::optional<session::TokenString> s = shared->tokenString(id);
-          it = texts.emplace(id, s ? QString::fromUtf8(s->raw.data(), static_cast<qsizetype>(s->raw.size())) : QString()).first;
+          it = bytes.emplace(id, s ? s->raw : std::string()).first;
         }
         text += it->second;
       }
-      return text;
+      return QString::fromStdString(text);
     };
     std::vector<session::StepId> matches;
     try {

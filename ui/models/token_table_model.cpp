@@ -49,9 +49,8 @@ QString TokenTableModel::garbleExplanation(std::uint8_t flags, bool proposed) {
   QStringList lines;
   for (const analysis::GarbleDetector& detector : analysis::garbleDetectors())
     if (flags & detector.flag)
-      lines << QStringLiteral("%1: %2").arg(QLatin1String(detector.name.data(), static_cast<qsizetype>(detector.name.size())),
-                                            QString::fromUtf8(detector.description.data(),
-                                                              static_cast<qsizetype>(detector.description.size())));
+      lines << QStringLiteral("%1: %2").arg(QString::fromUtf8(detector.name),
+                                            QString::fromUtf8(detector.description));
   if (lines.isEmpty()) return {};
   lines << (proposed ? tr("Part of what the drafter proposes (the accepted slots and the first mismatch).")
                      : tr("In the rejected tail: nothing used this slot, so it does not count as what the drafter proposes."));

@@ -58,10 +58,10 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
   for (const analysis::GarbleDetector& detector : analysis::garbleDetectors()) all |= detector.flag;
   garble_->addItem(tr("garbled: any detector"), all);
   for (const analysis::GarbleDetector& detector : analysis::garbleDetectors()) {
-    garble_->addItem(tr("garbled: %1").arg(QLatin1String(detector.name.data(), static_cast<qsizetype>(detector.name.size()))),
+    garble_->addItem(tr("garbled: %1").arg(QString::fromUtf8(detector.name)),
                      detector.flag);
     garble_->setItemData(garble_->count() - 1,
-                         QString::fromUtf8(detector.description.data(), static_cast<qsizetype>(detector.description.size())),
+                         QString::fromUtf8(detector.description),
                          Qt::ToolTipRole);
   }
   garble_->setToolTip(tr("Steps where a garble detector fired on what the drafter proposes: the accepted slots and "
