@@ -482,6 +482,12 @@ class TestNavigator : public QObject {
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     reloadAndWait(model);
     QCOMPARE(countSteps(model), 4);
+    // The filter places appended rows with one relayout (sorted by acceptance, descending here).
+    NavigatorFilter filter;
+    QAbstractItemModelTester filterTester(&filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    filter.setNavigatorModel(&model);
+    filter.sort(NavigatorModel::AcceptanceColumn, Qt::DescendingOrder);
+    QCOMPARE(countSteps(filter), 4);
     struct Forward : SessionViewer {
       NavigatorModel* model;
       void onStepsAppended(const std::vector<dfi::session::StepRecord>& steps) override { model->appendSteps(steps); }
@@ -503,6 +509,8 @@ class TestNavigator : public QObject {
     writer.flush();
     QTRY_VERIFY_WITH_TIMEOUT(appended.count() > 0, 5000);  // the watcher or the poll timer
     QCOMPARE(countSteps(model), 5);
+    QCOMPARE(countSteps(filter), 5);
+    QCOMPARE(filter.mapToSource(filter.mapFromSource(model.index(1, 0, model.index(0, 0)))), model.index(1, 0, model.index(0, 0)));
     QCOMPARE(model.rowCount(model.index(0, 0)), 2);
     QCOMPARE(model.index(1, 0, model.index(0, 0)).data().toString(), QStringLiteral("prompt 7 \u00b7 live"));  // no text
     context->removeViewer(&forward);
