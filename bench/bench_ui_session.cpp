@@ -8,8 +8,12 @@
 //    blocks, both the next block of the same response and a block of another prompt (<= 16 ms).
 //    Reference: painting the window with nothing changed.
 //  - filter and sort: ticking "acceptance below 2" in the navigator, then sorting the filtered
-//    tree by acceptance, each until repainted, median of 5 (<= 100 ms each). Reference:
-//    painting the window with nothing changed.
+//    tree by acceptance, each until repainted, median of 5 (<= 100 ms each); likewise choosing
+//    "garbled: any detector", and typing a prompt search (its part that runs at once: prompt
+//    texts, runs, drafters). Reference: painting the window with nothing changed.
+//  - token-text search: from asking until the worker's answer (every step's draft and target
+//    text decoded) is shown (<= 5 s; the navigator stays responsive meanwhile). Reference: the
+//    raw scan above.
 //  - peak memory: VmHWM of the process at the end (<= 500 MB). Reference: the file size.
 // Prints one JSON line per figure.
 
@@ -29,6 +33,8 @@
 
 #include <QApplication>
 #include <QCheckBox>
+#include <QComboBox>
+#include <QLineEdit>
 #include <QDoubleSpinBox>
 #include <QElapsedTimer>
 #include <QSignalSpy>
@@ -37,6 +43,7 @@
 
 #include "context/session_context.h"
 #include "dfi/session/writer.h"
+#include "models/navigator_filter.h"
 #include "models/navigator_model.h"
 #include "widgets/heatmap_plot.h"
 #include "windows/main_window.h"
@@ -157,6 +164,13 @@ std::pair<double, double> filterThenSortMs(ui::MainWindow& window) {
   QCoreApplication::sendPostedEvents();
   window.repaint();
   const double filter = ms(timer);
+  // A figure only if the filter did filter: some steps left, not all.
+  const int shown = window.navigator()->filter()->shownStepCount();
+  if (shown <= 0 || shown >= kSteps) {
+    std::fprintf(stderr, "bench_ui_session: the acceptance filter kept %d of %lld steps\n", shown,
+                 static_cast<long long>(kSteps));
+    return {-1, -1};
+  }
   timer.restart();
   window.navigator()->tree()->sortByColumn(ui::NavigatorModel::AcceptanceColumn, Qt::DescendingOrder);
   QCoreApplication::sendPostedEvents();
@@ -165,6 +179,44 @@ std::pair<double, double> filterThenSortMs(ui::MainWindow& window) {
   below->setChecked(false);
   window.navigator()->tree()->sortByColumn(ui::NavigatorModel::NameColumn, Qt::AscendingOrder);
   return {filter, sort};
+}
+
+// Choosing an item of one of the navigator's combo boxes, then clearing it, each until repainted.
+double chooseMs(ui::MainWindow& window, QComboBox* box, const QString& item) {
+  QElapsedTimer timer;
+  timer.start();
+  box->setCurrentIndex(box->findText(item));
+  QCoreApplication::sendPostedEvents();
+  window.repaint();
+  const double chosen = ms(timer);
+  box->setCurrentIndex(0);
+  return chosen;
+}
+
+double searchMs(ui::MainWindow& window, const QString& text) {
+  QElapsedTimer timer;
+  timer.start();
+  window.navigator()->searchField()->setText(text);
+  QCoreApplication::sendPostedEvents();
+  window.repaint();
+  const double searched = ms(timer);
+  window.navigator()->searchField()->clear();
+  return searched;
+}
+
+// Until the token-text answer is in the tree.
+double tokenSearchMs(ui::MainWindow& window, const QString& text) {
+  QSignalSpy found(window.navigator()->model(), &ui::NavigatorModel::tokenTextMatches);
+  QElapsedTimer timer;
+  timer.start();
+  window.navigator()->searchField()->setText(text);
+  window.navigator()->searchTokenTextNow();
+  found.wait(60000);
+  QCoreApplication::sendPostedEvents();
+  window.repaint();
+  const double searched = ms(timer);
+  window.navigator()->searchField()->clear();
+  return searched;
 }
 
 double vmHwmMb() {
@@ -241,6 +293,17 @@ int main(int argc, char** argv) {
               median(idle));
   printFigure("sort_filtered_tree_median_ms", median(sorts), "ms", 100, "repaint with the selection unchanged",
               median(idle));
+  std::vector<double> garbled, searches;
+  for (int i = 0; i < 5; ++i) {
+    garbled.push_back(chooseMs(window, window.navigator()->garbleChoice(), QStringLiteral("garbled: any detector")));
+    searches.push_back(searchMs(window, QStringLiteral("Question 12")));
+  }
+  printFigure("filter_garbled_any_median_ms", median(garbled), "ms", 100, "repaint with the selection unchanged",
+              median(idle));
+  printFigure("search_prompts_and_runs_median_ms", median(searches), "ms", 100, "repaint with the selection unchanged",
+              median(idle));
+  printFigure("search_token_text_ms", tokenSearchMs(window, QStringLiteral("tok12")), "ms", 5000,
+              "raw sqlite3 scan of the navigator's step columns", median(raw));
   printFigure("peak_memory_vmhwm_mb", vmHwmMb(), "MB", 500, "session file size (MB)", fileMb);
   return 0;
 }

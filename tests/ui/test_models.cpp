@@ -1,6 +1,6 @@
-// View-free pieces: the token table model under QAbstractItemModelTester, and the log relay
-// bringing spdlog lines from other threads (the response rebuilt from step records:
-// tests/core/analysis/test_response_sequence.cpp).
+// The token table model under QAbstractItemModelTester (with its per-slot garble marks, and the
+// token panel's strip marking the same slots), and the log relay bringing spdlog lines from
+// other threads (the response rebuilt from step records: tests/core/analysis/test_response_sequence.cpp).
 
 #include <thread>
 
@@ -8,10 +8,15 @@
 #include <QSignalSpy>
 #include <QtTest>
 
+#include "context/file_session_source.h"
 #include "context/log_relay.h"
+#include "context/session_context.h"
 #include "dfi/base/log.h"
+#include "gui_test_support.h"
 #include "models/token_table_model.h"
 #include "session_fixture.h"
+#include "widgets/token_strip.h"
+#include "windows/token_view.h"
 
 using namespace dfi::ui;
 using dfi::session::StepRecord;
@@ -39,6 +44,72 @@ class TestModels : public QObject {
     QCOMPARE(model.index(7, TokenTableModel::TargetRankColumn).data().toString(), QStringLiteral("> 4"));
     model.clear();
     QCOMPARE(model.rowCount(), 0);
+  }
+
+  // Each slot names the detectors that fired on it; the tooltip says what the pattern is and
+  // whether the slot is part of what the drafter proposes or of the rejected tail.
+  void tokenTableMarksGarblePerSlot() {
+    namespace A = dfi::analysis;
+    TokenTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    StepRecord step = dfi::fixture::fixtureStep(0, 0, 1, 20, 7, 4);  // accepts 5 of 7: slot 5 is the first mismatch
+    step.garbleFlags = {0, 0, 0, A::kGarbleRepeatedToken, A::kGarbleRepeatedToken, A::kGarbleRepeatedToken | A::kGarbleRepeatedSpan,
+                        A::kGarbleMaskToken};
+    model.setBlock(step, 4, [](dfi::session::TokenId id) { return QStringLiteral("tok%1").arg(id); });
+    auto cell = [&](int slot) { return model.index(slot + 1, TokenTableModel::GarbleColumn); };  // row 0 is the anchor
+    QCOMPARE(model.headerData(TokenTableModel::GarbleColumn, Qt::Horizontal).toString(), QStringLiteral("Garble"));
+    QVERIFY(cell(0).data().toString().isEmpty());
+    QVERIFY(!cell(0).data(Qt::ToolTipRole).isValid());
+    QCOMPARE(cell(3).data().toString(), QStringLiteral("repeated-token"));
+    QCOMPARE(cell(5).data().toString(), QStringLiteral("repeated-token, repeated-span"));
+    QCOMPARE(cell(5).data(TokenTableModel::GarbleRole).toUInt(), uint(A::kGarbleRepeatedToken | A::kGarbleRepeatedSpan));
+    const QString mismatch = cell(5).data(Qt::ToolTipRole).toString();
+    QVERIFY2(mismatch.contains(QStringLiteral("repeated-token: a run of three or more identical tokens")), qPrintable(mismatch));
+    QVERIFY(mismatch.contains(QStringLiteral("repeated-span: a span of 2-4 tokens")));
+    QVERIFY(mismatch.contains(QStringLiteral("Part of what the drafter proposes")));
+    QCOMPARE(cell(5).data(Qt::ForegroundRole).value<QColor>(), TokenTableModel::garbleColour());
+    const QString tail = cell(6).data(Qt::ToolTipRole).toString();
+    QVERIFY2(tail.startsWith(QStringLiteral("slot 7, draft 'tok")), qPrintable(tail));
+    QVERIFY(tail.contains(QStringLiteral("mask-token: the mask token itself was drafted")));
+    QVERIFY(tail.contains(QStringLiteral("In the rejected tail")));
+    QVERIFY(cell(6).data(Qt::ForegroundRole).value<QColor>() != TokenTableModel::garbleColour());
+  }
+
+  // The token panel's strip underlines the committed tokens whose draft slot was flagged: an
+  // accepted draft, and the bonus token where the first mismatch's draft was flagged.
+  void tokenStripUnderlinesGarbledSlots() {
+    test::isolateSettings();
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("strip.dfi"));
+    dfi::session::StepId id = 0;
+    {
+      dfi::session::Writer writer(path.toStdString(), {.mode = dfi::session::OpenMode::Overwrite});
+      const auto run = writer.addRun({.name = "drafter-good/live/reference", .blockSize = 8, .topK = 0});
+      writer.addPrompt({.runId = run, .promptId = 0, .text = "<|im_start|>user\nwrite fizzbuzz<|im_end|>",
+                        .promptTokens = dfi::fixture::fixturePromptTokens(0)});
+      StepRecord step = dfi::fixture::fixtureStep(0, 0, 1, 10, 7, 0);  // accepts 5: slots 1-5, bonus at slot 6
+      step.stepIndex = 0;
+      step.runId = run;
+      step.garbleFlags = {dfi::analysis::kGarbleAnchorEcho, 0, 0, 0, 0, dfi::analysis::kGarbleRepeatedToken, 0};
+      id = writer.addStep(step);
+      writer.close();
+    }
+    SessionContext context([](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
+    TokenView view(&context);
+    QVERIFY(context.open(path));
+    context.select({context.runs()[0].runId, 0, id});
+    const std::vector<TokenStrip::Chip>& chips = view.strip()->chips();
+    QCOMPARE(static_cast<int>(chips.size()), 10 + 1 + 5 + 1);  // prompt, anchor, 5 accepted, bonus
+    QCOMPARE(chips[11].underline, TokenTableModel::garbleColour());  // slot 1
+    QVERIFY2(chips[11].toolTip.contains(QStringLiteral("anchor-echo:")), qPrintable(chips[11].toolTip));
+    QVERIFY(!chips[12].underline.isValid());  // slot 2
+    QCOMPARE(chips[16].underline, TokenTableModel::garbleColour());  // the bonus replaced slot 6's draft
+    QVERIFY2(chips[16].toolTip.contains(QStringLiteral("The drafter proposed '#")) &&
+                 chips[16].toolTip.contains(QStringLiteral("repeated-token:")),
+             qPrintable(chips[16].toolTip));
+    QVERIFY2(view.headline().contains(QStringLiteral("\"write fizzbuzz\"")), qPrintable(view.headline()));
+    QVERIFY2(view.headline().contains(QStringLiteral("garble in what it proposes: repeated-token, anchor-echo")),
+             qPrintable(view.headline()));
   }
 
   void entropyIsOverTheStoredTopK() {

@@ -1,8 +1,13 @@
 // The navigator on a real session (written with the session Writer): the model's tree and
-// figures, every filter, keyboard navigation into the SessionContext, selection sync, live
-// steps from a file still being written, and a bad file reported rather than thrown.
+// figures, every filter (garble detectors on what the drafter proposes, one run), sorting a
+// filtered tree, the search into token text, prompts by their first words, keyboard navigation
+// into the SessionContext, selection sync, live steps from a file still being written, and a
+// bad file reported rather than thrown.
 
 #include <QAbstractItemModelTester>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHeaderView>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QTreeView>
@@ -13,6 +18,7 @@
 #include "gui_test_support.h"
 #include "models/navigator_filter.h"
 #include "models/navigator_model.h"
+#include "models/navigator_tree.h"
 #include "session_fixture.h"
 #include "windows/navigator.h"
 
@@ -85,8 +91,9 @@ class TestNavigator : public QObject {
     for (int run = 0; run < 2; ++run) {
       const double runTau = (tau(run, 0) + tau(run, 1) + tau(run, 2)) / 3;
       expected << QStringLiteral("drafter-%1 | %2 | 18 | 1").arg(QChar('a' + run)).arg(runTau, 0, 'f', 2);
-      for (int p = 0; p < 3; ++p)
-        expected << QStringLiteral("  prompt %1 (%2) | %3 | 6 | %4").arg(p).arg(datasets[p]).arg(tau(run, p), 0, 'f', 2).arg(p == 2 ? 1 : 0);
+      for (int p = 0; p < 3; ++p)  // prompts by their first words, not "prompt 0"
+        expected << QStringLiteral("  Question %1: what is %2 squared? \u00b7 %3 | %4 | 6 | %5")
+                        .arg(p).arg(p + 2).arg(datasets[p]).arg(tau(run, p), 0, 'f', 2).arg(p == 2 ? 1 : 0);
     }
     QVERIFY(tau(1, 1) < tau(0, 1) - 0.5);  // the regression the filter test looks for
     QCOMPARE(dump(model), expected);
@@ -160,11 +167,16 @@ class TestNavigator : public QObject {
     QCOMPARE(shown->rowCount(shown->index(0, 0)), 3);
     QVERIFY(navigator.tree()->isExpanded(shown->index(0, 0)));
     QVERIFY(!navigator.tree()->isExpanded(shown->index(0, 0, shown->index(0, 0))));
-    QCOMPARE(navigator.matchesText(), QStringLiteral("3 prompt(s) match; open one to see its steps."));
+    QCOMPARE(navigator.matchesText(), QStringLiteral("3 prompt(s) match, 18 step(s); open a prompt to see its steps."
+                                                     " Searching the steps' token text\u2026"));
     navigator.searchField()->setText(QStringLiteral("/models/drafter-a"));  // the drafter's path
     QCOMPARE(shown->rowCount(), 1);
     QCOMPARE(shown->index(0, 0).data().toString(), QStringLiteral("drafter-a"));
     navigator.searchField()->setText(QStringLiteral("no such words"));
+    QCOMPARE(shown->rowCount(), 0);
+    QSignalSpy searched(navigator.model(), &NavigatorModel::tokenTextMatches);
+    navigator.searchTokenTextNow();  // nothing in the token text either
+    QVERIFY(searched.wait(10000));
     QCOMPARE(shown->rowCount(), 0);
     QVERIFY2(navigator.matchesText().startsWith(QStringLiteral("Nothing matches \"no such words\"")),
              qPrintable(navigator.matchesText()));
@@ -210,16 +222,18 @@ class TestNavigator : public QObject {
     QCOMPARE(countSteps(filter), expected);
     filter.setMaxAcceptance(std::nullopt);
 
-    filter.setGarbledOnly(true);
+    filter.setGarbleDetectors(dfi::analysis::kGarbleRepeatedToken);
     QCOMPARE(countSteps(filter), 2);  // prompt 2, step 1, in both runs
-    filter.setGarbledOnly(false);
+    filter.setGarbleDetectors(dfi::analysis::kGarbleMaskToken);
+    QCOMPARE(filter.rowCount(), 0);
+    filter.setGarbleDetectors(0);
 
     const auto runs = model.runNames();
     filter.setRegression(std::pair{runs[0].first, runs[1].first}, 0.5);
     QCOMPARE(filter.rowCount(), 1);  // only drafter-b
     QCOMPARE(filter.index(0, 0).data().toString(), QStringLiteral("drafter-b"));
     QCOMPARE(filter.rowCount(filter.index(0, 0)), 1);
-    QCOMPARE(filter.index(0, 0, filter.index(0, 0)).data().toString(), QStringLiteral("prompt 1 (gsm8k)"));
+    QCOMPARE(filter.index(0, 0, filter.index(0, 0)).data().toString(), QStringLiteral("Question 1: what is 3 squared? \u00b7 gsm8k"));
     QCOMPARE(countSteps(filter), 6);
     filter.setRegression(std::nullopt, 0);
 
@@ -227,6 +241,203 @@ class TestNavigator : public QObject {
     QCOMPARE(countSteps(filter), 12);
     filter.setSearchText(QStringLiteral("no such prompt"));
     QCOMPARE(filter.rowCount(), 0);
+  }
+
+  // Garble is counted on what the drafter proposes (the accepted slots and the first mismatch),
+  // not in the rejected tail; the filter picks one detector and one run. Steps of run "good":
+  //  0: repeated-token in slots 5-7, accepted 2: tail only (the old flag marked this step);
+  //  1: repeated-token in slots 1-3, accepted 2: slot 1 accepted and slot 2 the first mismatch;
+  //  2: anchor-echo at slot 0, accepted 0 (the first mismatch);
+  //  3: DDTree, the tree accepted 5 but the chain mismatches at slot 0: its repeated-token at
+  //     slots 2-4 lies in the chain's rejected tail.
+  // Run "early": every step repeated-token from slot 0 with nothing accepted.
+  void garbleCountsWhatTheDrafterProposesAndFiltersByDetectorAndRun() {
+    namespace A = dfi::analysis;
+    const QString path = dir_.filePath(QStringLiteral("garble.dfi"));
+    dfi::session::RunId good = 0, early = 0;
+    {
+      dfi::session::Writer writer(path.toStdString(), {.mode = dfi::session::OpenMode::Overwrite});
+      writer.addTokenStrings(dfi::fixture::fixtureTokenStrings());
+      good = writer.addRun({.name = "drafter-good/live/reference", .blockSize = 9, .topK = 0});
+      early = writer.addRun({.name = "drafter-early/live/reference", .blockSize = 9, .topK = 0});
+      for (auto run : {good, early}) {
+        writer.addPrompt({.runId = run, .promptId = 0, .text = "<|im_start|>user\nwrite fizzbuzz<|im_end|>\n"});
+        for (int s = 0; s < 4; ++s) {
+          dfi::session::StepRecord step = dfi::fixture::fixtureStep(0, 0, s, 10 + 10 * s, 8, 0);
+          step.runId = run;
+          std::vector<std::uint8_t> flags(8, 0);
+          auto mark = [&](int from, int to, std::uint8_t flag) {
+            for (int i = from; i <= to; ++i) flags[static_cast<std::size_t>(i)] |= flag;
+          };
+          if (run == early) {
+            step.acceptedCount = 0;
+            mark(0, 7, A::kGarbleRepeatedToken);
+          } else if (s == 0) {
+            step.acceptedCount = 2;
+            mark(5, 7, A::kGarbleRepeatedToken);
+          } else if (s == 1) {
+            step.acceptedCount = 2;
+            mark(1, 3, A::kGarbleRepeatedToken);
+          } else if (s == 2) {
+            step.acceptedCount = 0;
+            mark(0, 0, A::kGarbleAnchorEcho);
+          } else {
+            step.mode = dfi::session::EvaluationMode::DDTree;
+            step.acceptedCount = 5;
+            step.draftTokens[0] = (step.targetTokens[0] + 1) % 39;  // the chain's first mismatch
+            mark(2, 4, A::kGarbleRepeatedToken);
+          }
+          // Accepted drafts equal the target, as the writer's checks want.
+          if (step.mode != dfi::session::EvaluationMode::DDTree)
+            for (int i = 0; i < 8; ++i)
+              step.draftTokens[static_cast<std::size_t>(i)] =
+                  i < step.acceptedCount ? step.targetTokens[static_cast<std::size_t>(i)]
+                                         : (step.targetTokens[static_cast<std::size_t>(i)] + 1) % 39;
+          step.bonusToken = step.targetTokens[static_cast<std::size_t>(std::min(step.acceptedCount, 7))];
+          step.garbleFlags = flags;
+          writer.addStep(step);
+        }
+      }
+      writer.close();
+    }
+    auto context = makeContext();
+    QVERIFY(context->open(path));
+    Navigator navigator(context.get());
+    reloadAndWait(*navigator.model());
+    NavigatorModel& model = *navigator.model();
+    const QModelIndex goodRun = model.index(0, NavigatorModel::GarbledColumn);
+    const QModelIndex earlyRun = model.index(1, NavigatorModel::GarbledColumn);
+    QCOMPARE(goodRun.data().toInt(), 2);  // steps 1 and 2; step 0 and the DDTree step only in the tail
+    QCOMPARE(earlyRun.data().toInt(), 4);
+    const QString tip = goodRun.data(Qt::ToolTipRole).toString();
+    QVERIFY2(tip.contains(QStringLiteral("repeated-token: 1 in what it proposes, 2 more in the rejected tail only")), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("anchor-echo: 1 in what it proposes, 0 more")), qPrintable(tip));
+    const QModelIndex prompt = model.index(0, 0, model.index(0, 0));
+    QCOMPARE(prompt.data().toString(), QStringLiteral("write fizzbuzz"));  // its first words
+    auto stepCell = [&](int s) { return model.index(s, NavigatorModel::GarbledColumn, prompt); };
+    QVERIFY(stepCell(0).data().toString().isEmpty());
+    QVERIFY(stepCell(0).data(Qt::ToolTipRole).toString().contains(QStringLiteral("Rejected tail: repeated-token")));
+    QCOMPARE(stepCell(1).data().toInt(), 2);  // slots 1 and 2 of 1..3
+    QCOMPARE(stepCell(2).data().toInt(), 1);
+    QVERIFY(stepCell(3).data().toString().isEmpty());  // the chain's tail, though within the tree's 5
+
+    // The navigator's filters: a detector, then a run.
+    QAbstractItemModel* shown = navigator.tree()->model();
+    auto choose = [](QComboBox* box, const QString& text) {
+      const int i = box->findText(text);
+      QVERIFY2(i >= 0, qPrintable(text));
+      box->setCurrentIndex(i);
+    };
+    choose(navigator.garbleChoice(), QStringLiteral("garbled: repeated-token"));
+    QCOMPARE(shown->rowCount(), 2);
+    QCOMPARE(countSteps(*shown), 1 + 4);  // good's step 1, every step of early
+    choose(navigator.runChoice(), QStringLiteral("drafter-good/live/reference"));
+    QCOMPARE(shown->rowCount(), 1);
+    QCOMPARE(countSteps(*shown), 1);
+    choose(navigator.garbleChoice(), QStringLiteral("garbled: anchor-echo"));
+    QCOMPARE(countSteps(*shown), 1);
+    QCOMPARE(shown->index(0, 0, shown->index(0, 0, shown->index(0, 0))).data().toString(), QStringLiteral("step 2 @ 30"));
+    choose(navigator.garbleChoice(), QStringLiteral("garbled: mask-token"));
+    QCOMPARE(shown->rowCount(), 0);
+    QCOMPARE(navigator.matchesText(), QStringLiteral("Nothing matches these filters."));
+    choose(navigator.garbleChoice(), QStringLiteral("garbled: any detector"));
+    QCOMPARE(countSteps(*shown), 2);
+  }
+
+  // Sorting while a filter is on moves only the persistent indexes that exist (the runs open,
+  // the current row): the old proxy opened every matching prompt and froze on the header click.
+  void sortingAFilteredTreeKeepsWhatIsOpenAndSelected() {
+    auto context = makeContext();
+    QVERIFY(context->open(path_));
+    Navigator navigator(context.get());
+    reloadAndWait(*navigator.model());
+    QAbstractItemModelTester tester(navigator.filter(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QTreeView* tree = navigator.tree();
+    navigator.resize(500, 600);
+    navigator.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&navigator));
+    for (QCheckBox* box : navigator.findChildren<QCheckBox*>())
+      if (box->text() == QStringLiteral("acceptance below")) box->setChecked(true);  // below 3
+    QAbstractItemModel* shown = tree->model();
+    QVERIFY(shown->rowCount() > 0);
+    QVERIFY(tree->isExpanded(shown->index(0, 0)));
+    const QModelIndex firstPrompt = shown->index(0, 0, shown->index(0, 0));
+    QVERIFY(!tree->isExpanded(firstPrompt));
+    tree->expand(firstPrompt);
+    const QModelIndex step = shown->index(0, 0, firstPrompt);
+    tree->setCurrentIndex(step);
+    const Selection selected = context->selection();
+    QVERIFY(selected.step > 0);
+
+    // A header click: acceptance, descending; every level in that order, the same rows shown.
+    const int before = countSteps(*shown);
+    tree->header()->setSortIndicator(NavigatorModel::AcceptanceColumn, Qt::DescendingOrder);
+    QCOMPARE(countSteps(*shown), before);
+    for (int r = 0; r < shown->rowCount(); ++r) {
+      const QModelIndex run = shown->index(r, 0);
+      QVERIFY(tree->isExpanded(run));
+      double last = 1e9;
+      for (int p = 0; p < shown->rowCount(run); ++p) {
+        const double tau = shown->index(p, 0, run).data(NavigatorModel::AcceptanceRole).toDouble();
+        QVERIFY(tau <= last);
+        last = tau;
+      }
+    }
+    QCOMPARE(navigator.model()->selectionAt(navigator.filter()->mapToSource(tree->currentIndex())), selected);
+    QVERIFY(tree->isExpanded(tree->currentIndex().parent()));  // the prompt opened by hand stays open
+    QCOMPARE(context->selection(), selected);
+  }
+
+  // The search looks into the steps' decoded draft and target text (on the worker).
+  void searchFindsTokenText() {
+    auto context = makeContext();
+    QVERIFY(context->open(path_));
+    Navigator navigator(context.get());
+    reloadAndWait(*navigator.model());
+    QAbstractItemModel* shown = navigator.tree()->model();
+    // Token 17 decodes to "t17": which steps draft it or the target says it, counted here.
+    int expected = 0;
+    for (const auto& run : context->runs())
+      for (int p = 0; p < 3; ++p)
+        for (const auto& step : context->steps(run.runId, p)) {
+          const auto has = [](const std::vector<dfi::session::TokenId>& t) { return std::ranges::find(t, 17) != t.end(); };
+          expected += has(step.draftTokens) || has(step.targetTokens);
+        }
+    QVERIFY(expected > 0 && expected < 36);
+    QSignalSpy found(navigator.model(), &NavigatorModel::tokenTextMatches);
+    navigator.searchField()->setText(QStringLiteral("t17"));
+    QCOMPARE(shown->rowCount(), 0);  // no prompt or run says "t17"
+    QCOMPARE(navigator.matchesText(),
+             QStringLiteral("No prompt, run or drafter matches \"t17\"; searching the steps' token text\u2026"));
+    navigator.searchTokenTextNow();
+    QVERIFY(found.wait(10000));
+    QCOMPARE(countSteps(*shown), expected);
+    QVERIFY2(navigator.matchesText().contains(QStringLiteral("step(s)")), qPrintable(navigator.matchesText()));
+    QVERIFY(!navigator.matchesText().contains(QStringLiteral("earching")));
+    navigator.searchField()->setText(QStringLiteral("t17 w"));  // across two tokens: "t17" " w.."
+    navigator.searchTokenTextNow();
+    QVERIFY(found.wait(10000));
+    navigator.searchField()->setText(QStringLiteral("zz-no-token"));
+    navigator.searchTokenTextNow();
+    QVERIFY(found.wait(10000));
+    QCOMPARE(shown->rowCount(), 0);
+    QVERIFY2(navigator.matchesText().startsWith(QStringLiteral("Nothing matches \"zz-no-token\"")), qPrintable(navigator.matchesText()));
+    QVERIFY(navigator.matchesText().contains(QStringLiteral("draft and target text")));
+  }
+
+  void promptsAreNamedByTheirFirstWords() {
+    QCOMPARE(promptFirstWords(QStringLiteral("<|im_start|>user\ndef fizzbuzz(n):<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n")),
+             QStringLiteral("def fizzbuzz(n):"));
+    QCOMPARE(promptFirstWords(QStringLiteral("<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge"
+                                             "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nWhat is 2+2?<|eot_id|>"
+                                             "<|start_header_id|>assistant<|end_header_id|>\n\n")),
+             QStringLiteral("What is 2+2?"));
+    QCOMPARE(promptFirstWords(QStringLiteral("<|start|>user<|message|>Explain  the\nmask<|end|><|start|>assistant")),
+             QStringLiteral("Explain the mask"));
+    QCOMPARE(promptFirstWords(QStringLiteral("Write a long essay about the history of speculative decoding in detail"), 40),
+             QStringLiteral("Write a long essay about the history of\u2026"));
+    QCOMPARE(promptLabel(4, QString()), QStringLiteral("prompt 4"));
+    QCOMPARE(promptLabel(4, QStringLiteral("<|im_start|>user\n<|im_end|>")), QStringLiteral("prompt 4"));
   }
 
   void keyboardNavigationSelectsInTheContext() {
@@ -271,6 +482,12 @@ class TestNavigator : public QObject {
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     reloadAndWait(model);
     QCOMPARE(countSteps(model), 4);
+    // The filter places appended rows with one relayout (sorted by acceptance, descending here).
+    NavigatorFilter filter;
+    QAbstractItemModelTester filterTester(&filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    filter.setNavigatorModel(&model);
+    filter.sort(NavigatorModel::AcceptanceColumn, Qt::DescendingOrder);
+    QCOMPARE(countSteps(filter), 4);
     struct Forward : SessionViewer {
       NavigatorModel* model;
       void onStepsAppended(const std::vector<dfi::session::StepRecord>& steps) override { model->appendSteps(steps); }
@@ -292,8 +509,10 @@ class TestNavigator : public QObject {
     writer.flush();
     QTRY_VERIFY_WITH_TIMEOUT(appended.count() > 0, 5000);  // the watcher or the poll timer
     QCOMPARE(countSteps(model), 5);
+    QCOMPARE(countSteps(filter), 5);
+    QCOMPARE(filter.mapToSource(filter.mapFromSource(model.index(1, 0, model.index(0, 0)))), model.index(1, 0, model.index(0, 0)));
     QCOMPARE(model.rowCount(model.index(0, 0)), 2);
-    QCOMPARE(model.index(1, 0, model.index(0, 0)).data().toString(), QStringLiteral("prompt 7 (live)"));
+    QCOMPARE(model.index(1, 0, model.index(0, 0)).data().toString(), QStringLiteral("prompt 7 \u00b7 live"));  // no text
     context->removeViewer(&forward);
     writer.close();
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "dfi/analysis/garble.h"
+
 #include "context/session_context.h"
 #include "context/session_source.h"
 
@@ -9,6 +11,28 @@ namespace dfi::ui {
 namespace {
 
 QString tauText(double tau) { return QStringLiteral("%1").arg(tau, 0, 'f', 2); }
+
+QString detectorNames(std::uint8_t flags) { return QString::fromStdString(analysis::garbleFlagNames(flags)); }
+
+// Per detector: the steps whose proposal it flags, and those where it fires in the rejected tail only.
+QString garbleCounts(const std::vector<const NavigatorStep*>& steps) {
+  QStringList lines;
+  for (const analysis::GarbleDetector& detector : analysis::garbleDetectors()) {
+    int proposed = 0, tailOnly = 0;
+    for (const NavigatorStep* step : steps) {
+      proposed += (step->proposedGarble & detector.flag) != 0;
+      tailOnly += !(step->proposedGarble & detector.flag) && (step->tailGarble & detector.flag);
+    }
+    if (proposed || tailOnly)
+      lines << QObject::tr("%1: %2 in what it proposes, %3 more in the rejected tail only")
+                   .arg(QString::fromUtf8(detector.name))
+                   .arg(proposed)
+                   .arg(tailOnly);
+  }
+  if (lines.isEmpty()) return QObject::tr("No garble detector fired.");
+  return QObject::tr("Steps flagged, per detector (what it proposes: the accepted slots and the first mismatch):\n") +
+         lines.join(QLatin1Char('\n'));
+}
 
 }  // namespace
 
@@ -27,6 +51,7 @@ quintptr NavigatorModel::parentId(int runRow, int promptRow) {
 
 void NavigatorModel::reload() {
   const quint64 generation = ++generation_;
+  ++searchGeneration_;
   appendedWhileLoading_.clear();
   beginResetModel();
   runs_.clear();
@@ -49,6 +74,53 @@ void NavigatorModel::reload() {
     }
     QMetaObject::invokeMethod(
         this, [this, generation, runs, error] { finishLoad(generation, std::move(*runs), error); }, Qt::QueuedConnection);
+  });
+}
+
+void NavigatorModel::searchTokenText(const QString& query) {
+  const quint64 search = ++searchGeneration_;
+  std::unique_ptr<SessionSource> source = context_->isOpen() && !query.isEmpty() ? context_->openSecondSource() : nullptr;
+  if (!source) return;
+  std::vector<std::pair<session::RunId, std::vector<session::PromptId>>> prompts;
+  for (const Run& run : runs_) {
+    auto& ids = prompts.emplace_back(run.record.runId, std::vector<session::PromptId>{}).second;
+    for (const Prompt& prompt : run.prompts) ids.push_back(prompt.id);
+  }
+  auto shared = std::shared_ptr<SessionSource>(std::move(source));
+  pool_.start([this, search, query, shared, prompts = std::move(prompts)] {
+    // A step's text: its tokens' bytes joined, then decoded (a character may span two tokens).
+    std::unordered_map<session::TokenId, std::string> bytes;  // read once per token
+    auto decoded = [&](const std::vector<session::TokenId>& tokens) {
+      std::string text;
+      for (session::TokenId id : tokens) {
+        auto it = bytes.find(id);
+        if (it == bytes.end()) {
+          const std::optional<session::TokenString> s = shared->tokenString(id);
+          it = bytes.emplace(id, s ? s->raw : std::string()).first;
+        }
+        text += it->second;
+      }
+      return QString::fromStdString(text);
+    };
+    std::vector<session::StepId> matches;
+    try {
+      for (const auto& [run, ids] : prompts)
+        for (session::PromptId prompt : ids) {
+          if (search != searchGeneration_) return;  // a newer query
+          for (const session::StepRecord& step : shared->steps(run, prompt))
+            if (decoded(step.draftTokens).contains(query, Qt::CaseInsensitive) ||
+                decoded(step.targetTokens).contains(query, Qt::CaseInsensitive))
+              matches.push_back(step.stepId);
+        }
+    } catch (const std::exception&) {
+      return;  // the tree's load reports a bad file
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, search, query, matches = std::move(matches)] {
+          if (search == searchGeneration_) emit tokenTextMatches(query, matches);
+        },
+        Qt::QueuedConnection);
   });
 }
 
@@ -230,6 +302,12 @@ QVariant NavigatorModel::runData(const Run& run, int column, int role) const {
       if (column == GarbledColumn) return run.garbledSteps;
       return {};
     case Qt::ToolTipRole:
+      if (column == GarbledColumn) {
+        std::vector<const Step*> steps;
+        for (const Prompt& prompt : run.prompts)
+          for (const Step& step : prompt.steps) steps.push_back(&step);
+        return garbleCounts(steps);
+      }
       return tr("%1\ndrafter: %2\ntarget: %3\nB = %4, top-%5, %6 %7")
           .arg(name, QString::fromStdString(run.record.drafter.path), QString::fromStdString(run.record.target.path))
           .arg(run.record.blockSize).arg(run.record.topK)
@@ -250,12 +328,21 @@ QVariant NavigatorModel::promptData(const Run& run, const Prompt& prompt, int co
   switch (role) {
     case Qt::DisplayRole:
       if (column == NameColumn)
-        return prompt.dataset.isEmpty() ? tr("prompt %1").arg(prompt.id) : tr("prompt %1 (%2)").arg(prompt.id).arg(prompt.dataset);
+        return prompt.dataset.isEmpty() ? prompt.label : tr("%1 \u00b7 %2").arg(prompt.label, prompt.dataset);
       if (column == AcceptanceColumn) return prompt.steps.empty() ? QString() : tauText(tau);
       if (column == StepsColumn) return static_cast<int>(prompt.steps.size());
       if (column == GarbledColumn) return prompt.garbledSteps;
       return {};
-    case Qt::ToolTipRole: return prompt.text.left(600);
+    case Qt::ToolTipRole:
+      if (column == GarbledColumn) {
+        std::vector<const Step*> steps;
+        for (const Step& step : prompt.steps) steps.push_back(&step);
+        return garbleCounts(steps);
+      }
+      return tr("prompt %1%2\n%3")
+          .arg(prompt.id)
+          .arg(prompt.dataset.isEmpty() ? QString() : tr(" (%1)").arg(prompt.dataset))
+          .arg(prompt.text.left(600));
     case KindRole: return PromptNode;
     case AcceptanceRole: return tau;
     case AcceptanceFractionRole: return run.record.blockSize > 0 ? tau / run.record.blockSize : 0.0;
@@ -277,17 +364,23 @@ QVariant NavigatorModel::stepData(const Run& run, const Prompt& prompt, const St
     case Qt::DisplayRole:
       if (column == NameColumn) return tr("step %1 @ %2").arg(step.index).arg(step.anchor);
       if (column == AcceptanceColumn) return step.acceptLength;
-      if (column == GarbledColumn) return step.garbledSlots ? QVariant(step.garbledSlots) : QVariant();
+      if (column == GarbledColumn) return step.proposedGarbledSlots ? QVariant(step.proposedGarbledSlots) : QVariant();
       return {};
+    case Qt::ToolTipRole:
+      if (column != GarbledColumn || (!step.proposedGarble && !step.tailGarble)) return {};
+      return tr("What it proposes (accepted slots and the first mismatch): %1 slot(s), %2\nRejected tail: %3")
+          .arg(step.proposedGarbledSlots)
+          .arg(step.proposedGarble ? detectorNames(step.proposedGarble) : tr("clean"))
+          .arg(step.tailGarble ? detectorNames(step.tailGarble) : tr("clean"));
     case KindRole: return StepNode;
     case AcceptanceRole: return static_cast<double>(step.acceptLength);
     case AcceptanceFractionRole:
       return run.record.blockSize > 0 ? static_cast<double>(step.acceptLength) / run.record.blockSize : 0.0;
-    case GarbledRole: return step.garbledSlots;
+    case GarbledRole: return step.proposedGarbledSlots;
     case SearchTextRole: return tr("step %1").arg(step.index);
     case SortRole:
       if (column == NameColumn) return step.index;
-      if (column == GarbledColumn) return step.garbledSlots;
+      if (column == GarbledColumn) return step.proposedGarbledSlots;
       return step.acceptLength;
     case RunIdRole: return QVariant::fromValue(run.record.runId);
     case PromptIdRole: return QVariant::fromValue(prompt.id);
@@ -300,6 +393,10 @@ QVariant NavigatorModel::headerData(int section, Qt::Orientation orientation, in
   if (orientation != Qt::Horizontal) return {};
   // Which tau: the convention chosen in View (a prompt is one response, where they agree; a
   // step shows its own accept length).
+  if (role == Qt::ToolTipRole && section == GarbledColumn)
+    return tr("Runs and prompts: steps where a garble detector fired on what the drafter proposes (the accepted "
+              "slots and the first mismatch; the rejected tail, which nothing used, is counted apart in the tooltip). "
+              "Steps: the flagged slots of the proposal.");
   if (role == Qt::ToolTipRole && section == AcceptanceColumn)
     return tr("Runs: %1. Prompts: the mean accept length of the response. Steps: accepted drafts + 1.")
         .arg(tauConventionExplanation(tauConvention_));

@@ -4,6 +4,7 @@
 // steps builds compact summaries on a worker thread (its own reader, so a 200k-step file
 // does not freeze the window); a followed file's new steps are inserted in place.
 
+#include <atomic>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -55,6 +56,14 @@ class NavigatorModel : public QAbstractItemModel {
   // Runs show their tau in this convention (prompts have one response: the conventions agree).
   void setTauConvention(TauConvention convention);
   TauConvention tauConvention() const { return tauConvention_; }
+  // The tree as loaded, for the filter's passes over every step (no QVariant per step).
+  const std::vector<NavigatorRun>& runs() const { return runs_; }
+  std::optional<double> runTau(int runRow) const { return runTau(runs_[static_cast<std::size_t>(runRow)]); }
+
+  // Looks for `query` in the decoded draft and target text of every step, on the worker (the
+  // token arrays are not kept in the tree); emits tokenTextMatches when done. A newer query or
+  // a reload drops an older one's answer.
+  void searchTokenText(const QString& query);
 
   QModelIndex index(int row, int column, const QModelIndex& parent = {}) const override;
   QModelIndex parent(const QModelIndex& child) const override;
@@ -65,6 +74,7 @@ class NavigatorModel : public QAbstractItemModel {
 
  signals:
   void loaded();
+  void tokenTextMatches(const QString& query, const std::vector<session::StepId>& steps);
 
  private:
   using Step = NavigatorStep;
@@ -85,6 +95,7 @@ class NavigatorModel : public QAbstractItemModel {
   std::vector<Run> runs_;
   QThreadPool pool_;
   quint64 generation_ = 0;  // of the newest reload; older results are dropped
+  std::atomic<quint64> searchGeneration_ = 0;  // of the newest token-text search (the worker reads it)
   bool loading_ = false;
   std::vector<session::StepRecord> appendedWhileLoading_;
   TauConvention tauConvention_ = TauConvention::Reference;

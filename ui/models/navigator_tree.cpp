@@ -2,18 +2,52 @@
 
 #include <algorithm>
 
+#include <QRegularExpression>
+
 #include "context/session_source.h"
 
 namespace dfi::ui {
 
 NavigatorStep NavigatorStep::summarize(const session::StepSummary& step) {
-  return {step.stepId, step.stepIndex, step.anchorPosition, step.acceptLength(), step.garbledSlots};
+  return {step.stepId,         step.stepIndex,  step.anchorPosition,       step.acceptLength(),
+          step.proposedGarble, step.tailGarble, step.proposedGarbledSlots, step.garbledSlots};
+}
+
+QString promptFirstWords(const QString& templatedText, int maxChars) {
+  // Chat-template markers (<|im_start|>, <|start_header_id|>, <|message|>, ...) and think tags
+  // become line breaks, so a role name ends up alone on its line.
+  static const QRegularExpression markers(QStringLiteral("<\\|[^|>]*\\|>|</?think>"));
+  QString text = templatedText;
+  text.replace(markers, QStringLiteral("\n"));
+  QStringList lines = text.split(QLatin1Char('\n'));
+  // The user's turn when the template names one: what follows its role line.
+  static const QStringList roles = {QStringLiteral("system"), QStringLiteral("user"), QStringLiteral("assistant"),
+                                    QStringLiteral("developer")};
+  if (const auto user = lines.indexOf(QStringLiteral("user")); user >= 0) lines = lines.mid(user + 1);
+  QStringList words;
+  for (const QString& line : lines) {
+    if (roles.contains(line.trimmed())) break;  // the next turn
+    words << line.simplified();
+  }
+  QString first = words.join(QLatin1Char(' ')).simplified();
+  if (first.size() > maxChars) {
+    first.truncate(maxChars);
+    if (const qsizetype space = first.lastIndexOf(QLatin1Char(' ')); space > maxChars / 2) first.truncate(space);
+    first += QStringLiteral("\u2026");
+  }
+  return first;
+}
+
+QString promptLabel(session::PromptId id, const QString& templatedText) {
+  const QString words = promptFirstWords(templatedText);
+  return words.isEmpty() ? QObject::tr("prompt %1").arg(id) : words;
 }
 
 int NavigatorRun::addPrompt(session::PromptId id, QString dataset, QString text) {
   if (auto it = promptRow.find(id); it != promptRow.end()) return it->second;
   const int row = static_cast<int>(prompts.size());
-  prompts.push_back({id, std::move(dataset), std::move(text), {}, {}, 0});
+  QString label = promptLabel(id, text);
+  prompts.push_back({id, std::move(dataset), std::move(text), std::move(label), {}, {}, 0});
   promptRow.emplace(id, row);
   return row;
 }
@@ -22,9 +56,9 @@ void NavigatorRun::addStep(int row, const NavigatorStep& step) {
   NavigatorPrompt& prompt = prompts[static_cast<std::size_t>(row)];
   prompt.steps.push_back(step);
   prompt.acceptance.add(step.acceptLength);
-  prompt.garbledSteps += step.garbledSlots > 0;
+  prompt.garbledSteps += step.proposedGarble != 0;
   acceptance.add(step.acceptLength);
-  garbledSteps += step.garbledSlots > 0;
+  garbledSteps += step.proposedGarble != 0;
   lastStep = std::max(lastStep, step.id);
 }
 

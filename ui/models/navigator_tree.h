@@ -22,7 +22,12 @@ struct NavigatorStep {
   std::int32_t index = 0;
   std::int64_t anchor = 0;
   std::int32_t acceptLength = 0;
-  int garbledSlots = 0;
+  // Garble detectors (dfi/analysis/garble.h bits) that fired on what the drafter proposes (the
+  // accepted slots and the first mismatch) and on the rejected tail, which nothing used.
+  std::uint8_t proposedGarble = 0;
+  std::uint8_t tailGarble = 0;
+  int proposedGarbledSlots = 0;
+  int garbledSlots = 0;  // anywhere in the block
 
   static NavigatorStep summarize(const session::StepSummary& step);
 };
@@ -31,9 +36,10 @@ struct NavigatorPrompt {
   session::PromptId id = 0;
   QString dataset;
   QString text;
+  QString label;  // the prompt's first words, or "prompt N" without a text
   std::vector<NavigatorStep> steps;
   analysis::AcceptanceTally acceptance;  // its tau is the prompt's
-  int garbledSteps = 0;
+  int garbledSteps = 0;  // steps whose proposal is garbled
 };
 
 struct NavigatorRun {
@@ -41,7 +47,7 @@ struct NavigatorRun {
   std::vector<NavigatorPrompt> prompts;
   std::unordered_map<session::PromptId, int> promptRow;
   analysis::AcceptanceTally acceptance;  // every step of the run: its tau is the pooled one
-  int garbledSteps = 0;
+  int garbledSteps = 0;  // steps whose proposal is garbled
   // Step ids grow in write order and one pass over a run is one consistent read: a step of
   // this run at or below this id is already counted (it may be reported again by a follower).
   session::StepId lastStep = 0;
@@ -49,6 +55,12 @@ struct NavigatorRun {
   int addPrompt(session::PromptId id, QString dataset, QString text);  // returns its row
   void addStep(int promptRow, const NavigatorStep& step);
 };
+
+// The first words a user typed, from a prompt's text after its chat template (the role markers
+// and the empty think block dropped): "def fizzbuzz(n):". Empty when the text has none.
+QString promptFirstWords(const QString& templatedText, int maxChars = 40);
+// A prompt as lists show it: its first words, else "prompt N".
+QString promptLabel(session::PromptId id, const QString& templatedText);
 
 // Reads every run, prompt and step summary from `source`. Throws dfi::Error on a bad file.
 std::vector<NavigatorRun> loadNavigatorTree(SessionSource& source);

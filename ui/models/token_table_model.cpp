@@ -6,6 +6,8 @@
 #include <QColor>
 #include <QFont>
 
+#include "dfi/analysis/garble.h"
+
 namespace dfi::ui {
 namespace {
 
@@ -28,14 +30,6 @@ QString stateName(TokenTableModel::SlotState state) {
 
 TokenTableModel::TokenTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-int chainAcceptedCount(const session::StepRecord& step) {
-  if (step.mode != session::EvaluationMode::DDTree) return step.acceptedCount;
-  const std::size_t n = std::min(step.draftTokens.size(), step.targetTokens.size());
-  std::size_t accepted = 0;
-  while (accepted < n && step.draftTokens[accepted] == step.targetTokens[accepted]) ++accepted;
-  return static_cast<int>(accepted);
-}
-
 std::vector<session::TokenId> treePathTokens(const session::StepRecord& step,
                                              const std::optional<session::TreeRecord>& tree) {
   std::vector<session::TokenId> path;
@@ -50,6 +44,20 @@ std::vector<session::TokenId> treePathTokens(const session::StepRecord& step,
   const auto known = std::min(step.targetTokens.size(), static_cast<std::size_t>(std::max(step.acceptedCount, 0)));
   return {step.targetTokens.begin(), step.targetTokens.begin() + static_cast<std::ptrdiff_t>(known)};
 }
+
+QString TokenTableModel::garbleExplanation(std::uint8_t flags, bool proposed) {
+  QStringList lines;
+  for (const analysis::GarbleDetector& detector : analysis::garbleDetectors())
+    if (flags & detector.flag)
+      lines << QStringLiteral("%1: %2").arg(QString::fromUtf8(detector.name),
+                                            QString::fromUtf8(detector.description));
+  if (lines.isEmpty()) return {};
+  lines << (proposed ? tr("Part of what the drafter proposes (the accepted slots and the first mismatch).")
+                     : tr("In the rejected tail: nothing used this slot, so it does not count as what the drafter proposes."));
+  return lines.join(QLatin1Char('\n'));
+}
+
+QColor TokenTableModel::garbleColour() { return QColor(0xd6, 0x27, 0x28); }
 
 double TokenTableModel::topKEntropy(const float* probs, int k) {
   double h = 0;
@@ -97,9 +105,10 @@ void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenT
     const session::TokenId target = i < step.targetTokens.size() ? step.targetTokens[i] : -1;
     row.target = target >= 0 ? text(target) : QString();
     row.special = isSpecial(row.draft) || isSpecial(row.target);
-    const auto accepted = static_cast<std::size_t>(chainAcceptedCount(step));
+    const auto accepted = static_cast<std::size_t>(session::chainAcceptedCount(step));
     row.state = i < accepted ? SlotState::Accepted : i == accepted ? SlotState::FirstMismatch : SlotState::Rejected;
     if (i < treePath.size()) row.treeToken = text(treePath[i]);
+    if (i < step.garbleFlags.size()) row.garble = step.garbleFlags[i];
     if (haveTopK) {
       const session::TokenId* ids = step.topKIds.data() + i * static_cast<std::size_t>(topK);
       const float* probs = step.topKProbs.data() + i * static_cast<std::size_t>(topK);
@@ -138,6 +147,7 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
         case TargetColumn: return row.target;
         case VerdictColumn: return stateName(row.state);
         case TreePathColumn: return row.treeToken;
+        case GarbleColumn: return QString::fromStdString(analysis::garbleFlagNames(row.garble));
         case DraftProbColumn: return row.draftProb ? QString::number(double(*row.draftProb), 'f', 3) : QString();
         case TargetRankColumn:
           if (row.state == SlotState::Anchor || row.topK.isEmpty()) return {};
@@ -146,6 +156,12 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
         default: return {};
       }
     case Qt::ToolTipRole:
+      if (index.column() == GarbleColumn)
+        return row.garble ? QVariant(tr("slot %1, draft '%2'\n%3")
+                                         .arg(row.slot)
+                                         .arg(row.draft)
+                                         .arg(garbleExplanation(row.garble, row.state != SlotState::Rejected)))
+                          : QVariant();
       if (index.column() == TreePathColumn && !row.treeToken.isEmpty())
         return tr("depth %1 of the tree's accepted path: '%2', accepted by the target%3")
             .arg(row.slot)
@@ -158,7 +174,10 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
       if (index.column() == TreePathColumn)
         return row.treeToken.isEmpty() ? stateColour(SlotState::Rejected) : stateColour(SlotState::Accepted);
       return stateColour(row.state);
-    case Qt::ForegroundRole: return row.state == SlotState::Rejected ? QVariant(QColor(Qt::darkGray)) : QVariant();
+    case Qt::ForegroundRole:
+      // A detector that fired on the proposal is red; in the rejected tail it stays grey.
+      if (index.column() == GarbleColumn && row.garble && row.state != SlotState::Rejected) return garbleColour();
+      return row.state == SlotState::Rejected ? QVariant(QColor(Qt::darkGray)) : QVariant();
     case Qt::FontRole:
       if (row.special && (index.column() == DraftColumn || index.column() == TargetColumn)) {
         QFont font;
@@ -167,14 +186,15 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
       }
       return {};
     case SlotStateRole: return static_cast<int>(row.state);
+    case GarbleRole: return static_cast<uint>(row.garble);
     default: return {};
   }
 }
 
 QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
-  static const char* names[] = {"Slot", "Position", "Draft", "Target", "Verdict", "Tree path", "p(draft)", "Target rank",
-                                "H top-k"};
+  static const char* names[] = {"Slot", "Position", "Draft", "Target", "Verdict", "Tree path", "Garble", "p(draft)",
+                                "Target rank", "H top-k"};
   if (role == Qt::DisplayRole && section == VerdictColumn && hasTreePath_) return tr("Chain verdict");
   if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
   if (role == Qt::ToolTipRole && section == VerdictColumn)
@@ -184,6 +204,9 @@ QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, i
   if (role == Qt::ToolTipRole && section == TreePathColumn)
     return tr("The DDTree's accepted path, one token per depth: it may leave the chain through a lower-ranked candidate "
               "and accept more than the chain");
+  if (role == Qt::ToolTipRole && section == GarbleColumn)
+    return tr("The garble detectors that fired on this slot (repeats, the anchor proposed again, the mask token, "
+              "ids outside the vocabulary). Red: part of what the drafter proposes; grey: the rejected tail.");
   if (role == Qt::ToolTipRole && section == EntropyColumn)
     return tr("Entropy (nats) over the stored top-%1 probabilities only: a lower bound of the full entropy").arg(topK_);
   if (role == Qt::ToolTipRole && section == TargetRankColumn)

@@ -3,6 +3,9 @@
 // target's token at that position, whether it was accepted (the accepted prefix, the first
 // mismatch, the rejected rest), the draft token's probability, the target token's rank in
 // the draft's stored top-k, and the entropy of that top-k.
+// The Garble column names the detectors that fired on each slot; its tooltip says what each
+// pattern is and whether the slot counts as what the drafter proposes (accepted slots and the
+// first mismatch) or lies in the rejected tail, which nothing used.
 // A DDTree step has two verdicts: its draft chain (the drafter's top-1 per slot) against the
 // target, and the tree's accepted path, which may leave the chain through a lower-ranked
 // candidate and go further. The Verdict column is always the chain's; the Tree path column
@@ -21,10 +24,16 @@ namespace dfi::ui {
 class TokenTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { SlotColumn, PositionColumn, DraftColumn, TargetColumn, VerdictColumn, TreePathColumn, DraftProbColumn,
-                TargetRankColumn, EntropyColumn, ColumnCount };
+  enum Column { SlotColumn, PositionColumn, DraftColumn, TargetColumn, VerdictColumn, TreePathColumn, GarbleColumn,
+                DraftProbColumn, TargetRankColumn, EntropyColumn, ColumnCount };
   enum class SlotState { Anchor, Accepted, FirstMismatch, Rejected };
   static constexpr int SlotStateRole = Qt::UserRole + 1;
+  static constexpr int GarbleRole = Qt::UserRole + 2;  // uint: the slot's garble detector bits
+
+  // Which patterns fired, one line each ("repeated-token: a run of three or more ..."), and
+  // whether the slot is part of what the drafter proposes or of the rejected tail.
+  static QString garbleExplanation(std::uint8_t flags, bool proposed);
+  static QColor garbleColour();
 
   using TokenText = std::function<QString(session::TokenId)>;
 
@@ -59,17 +68,14 @@ class TokenTableModel : public QAbstractTableModel {
     QString topK;  // the top-k list for the tooltip
     bool special = false;
     QString treeToken;  // the tree's accepted path at this depth; empty past its end
+    std::uint8_t garble = 0;  // dfi/analysis/garble.h bits
   };
   std::vector<Row> rows_;
   int topK_ = 0;
   bool hasTreePath_ = false;
 };
 
-// How many leading slots of the step's draft chain equal the target's tokens. For a live or
-// teacher-forced step that is the recorded acceptedCount; a DDTree step records the tree's
-// count instead, and its target tokens (teacher-forced: the target's greedy token at every
-// slot) give the chain's own.
-int chainAcceptedCount(const session::StepRecord& step);
+// The chain's verdict is session::chainAcceptedCount (records.h).
 
 // The draft tokens of a DDTree step's accepted path, root excluded: from the recorded tree, or,
 // without one, the target tokens it matched. Empty for other steps.

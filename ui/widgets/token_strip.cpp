@@ -81,6 +81,7 @@ void TokenStrip::paintEvent(QPaintEvent*) {
     const Chip& chip = chips_[i];
     const QRect r = rects_[i];
     painter.fillRect(r, chip.colour);
+    if (chip.underline.isValid()) painter.fillRect(QRect(r.left(), r.bottom() - 2, r.width(), 3), chip.underline);
     if (chip.startsBlock) painter.fillRect(QRect(r.left() - kBoundary + 1, r.top(), 2, r.height()), Qt::darkGray);
     if (chip.step >= 0 && chip.step == highlighted_) {
       painter.setPen(outline);

@@ -1,8 +1,9 @@
 #pragma once
 // A whole response as flowing token chips: prompt tokens grey, the first sampled token blue,
 // accepted drafts green, each step's bonus token orange, a bar before the tokens each step
-// committed (the block boundaries), and the selected step outlined. Clicking a token asks
-// for its step.
+// committed (the block boundaries), the selected step outlined, and an underline where the
+// caller marks a token (the token view: a draft slot a garble detector flagged). Clicking a
+// token asks for its step.
 
 #include <vector>
 
@@ -18,12 +19,14 @@ class TokenStrip : public QWidget {
     QColor colour;
     int step = -1;              // the step that committed it; -1: prompt
     bool startsBlock = false;   // first token committed by its step
+    QColor underline;           // a mark under the chip (a garbled draft slot); invalid: none
     QString toolTip;
   };
 
   explicit TokenStrip(QWidget* parent = nullptr);
 
   void setChips(std::vector<Chip> chips);
+  const std::vector<Chip>& chips() const { return chips_; }
   void setHighlightedStep(int step);
   int chipAt(const QPoint& point) const;  // -1 when none
   QRect chipRect(int chip) const;

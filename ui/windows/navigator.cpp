@@ -9,7 +9,10 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QShortcut>
+#include <QTimer>
 #include <QTreeView>
+
+#include "dfi/analysis/garble.h"
 
 #include "context/session_context.h"
 #include "models/navigator_filter.h"
@@ -28,7 +31,9 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
       matches_(new QLabel),
       below_(new QCheckBox(tr("acceptance below"))),
       belowValue_(new QDoubleSpinBox),
-      garbled_(new QCheckBox(tr("garbled"))),
+      garble_(new QComboBox),
+      run_(new QComboBox),
+      tokenSearchDelay_(new QTimer(this)),
       regression_(new QCheckBox(tr("regressions:"))),
       baselineRun_(new QComboBox),
       worseRun_(new QComboBox),
@@ -47,7 +52,25 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
   tree_->header()->resizeSection(NavigatorModel::StepsColumn, 60);
   tree_->header()->resizeSection(NavigatorModel::GarbledColumn, 70);
 
-  search_->setPlaceholderText(tr("Search prompts, runs, drafters (Ctrl+F)"));
+  search_->setPlaceholderText(tr("Search prompts, runs, drafters, token text (Ctrl+F)"));
+  garble_->addItem(tr("garble: off"), 0);
+  std::uint8_t all = 0;
+  for (const analysis::GarbleDetector& detector : analysis::garbleDetectors()) all |= detector.flag;
+  garble_->addItem(tr("garbled: any detector"), all);
+  for (const analysis::GarbleDetector& detector : analysis::garbleDetectors()) {
+    garble_->addItem(tr("garbled: %1").arg(QString::fromUtf8(detector.name)),
+                     detector.flag);
+    garble_->setItemData(garble_->count() - 1,
+                         QString::fromUtf8(detector.description),
+                         Qt::ToolTipRole);
+  }
+  garble_->setToolTip(tr("Steps where a garble detector fired on what the drafter proposes: the accepted slots and "
+                         "the first mismatch (the rejected tail, which nothing used, does not count)"));
+  run_->setToolTip(tr("Only this run"));
+  run_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  run_->setMinimumContentsLength(10);
+  tokenSearchDelay_->setSingleShot(true);
+  tokenSearchDelay_->setInterval(300);  // a pause in the typing: each search reads every step
   matches_->setWordWrap(true);
   matches_->setObjectName(QStringLiteral("filterMatches"));
   matches_->hide();
@@ -75,25 +98,45 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
   layout->addWidget(search_, 0, 0, 1, 4);
   layout->addWidget(below_, 1, 0);
   layout->addWidget(belowValue_, 1, 1);
-  layout->addWidget(garbled_, 1, 2);
-  layout->addWidget(regression_, 2, 0);
-  layout->addWidget(regressionMargin_, 2, 1);
+  layout->addWidget(garble_, 1, 2, 1, 2);
+  layout->addWidget(run_, 2, 0, 1, 4);
+  layout->addWidget(regression_, 3, 0);
+  layout->addWidget(regressionMargin_, 3, 1);
   // The two drafters share a row of their own: run names are long ("drafter-good/live/reference")
   // and the navigator is narrow on a small screen.
   auto* runs = new QHBoxLayout;
   runs->addWidget(baselineRun_, 1);
   runs->addWidget(worseRun_, 1);
-  layout->addLayout(runs, 3, 0, 1, 4);
-  layout->addWidget(matches_, 4, 0, 1, 4);
-  layout->addWidget(tree_, 5, 0, 1, 4);
+  layout->addLayout(runs, 4, 0, 1, 4);
+  layout->addWidget(matches_, 5, 0, 1, 4);
+  layout->addWidget(tree_, 6, 0, 1, 4);
   layout->setColumnStretch(2, 1);
 
   connect(search_, &QLineEdit::textChanged, this, &Navigator::applyFilters);
-  for (QCheckBox* box : {below_, garbled_, regression_}) connect(box, &QCheckBox::toggled, this, &Navigator::applyFilters);
+  connect(search_, &QLineEdit::textChanged, this, [this](const QString& text) {
+    tokenSearchPending_ = !text.trimmed().isEmpty();
+    if (tokenSearchPending_)
+      tokenSearchDelay_->start();
+    else
+      tokenSearchDelay_->stop();
+    updateMatches();
+  });
+  connect(tokenSearchDelay_, &QTimer::timeout, this, &Navigator::searchTokenTextNow);
+  connect(model_, &NavigatorModel::tokenTextMatches, this,
+          [this](const QString& query, const std::vector<session::StepId>& steps) {
+            if (query != search_->text().trimmed()) return;  // typed on meanwhile
+            tokenSearchPending_ = false;
+            filter_->setTokenTextMatches(query, steps);
+            openRunsWhenFiltered();
+            updateMatches();
+          });
+  for (QCheckBox* box : {below_, regression_}) connect(box, &QCheckBox::toggled, this, &Navigator::applyFilters);
   for (QDoubleSpinBox* box : {belowValue_, regressionMargin_})
     connect(box, &QDoubleSpinBox::valueChanged, this, &Navigator::applyFilters);
-  for (QComboBox* box : {baselineRun_, worseRun_})
+  for (QComboBox* box : {baselineRun_, worseRun_, garble_, run_})
     connect(box, &QComboBox::currentIndexChanged, this, &Navigator::applyFilters);
+  // After a load, or a relayout that opened nothing, a filter shows its runs open.
+  connect(filter_, &QAbstractItemModel::modelReset, this, &Navigator::openRunsWhenFiltered);
   connect(tree_->selectionModel(), &QItemSelectionModel::currentChanged, this,
           [this](const QModelIndex& current) { selectCurrent(current); });
   auto* find = new QShortcut(QKeySequence::Find, this);
@@ -115,14 +158,16 @@ Navigator::~Navigator() {
 }
 
 void Navigator::updateRunChoices() {
-  for (QComboBox* box : {baselineRun_, worseRun_}) {
+  for (QComboBox* box : {baselineRun_, worseRun_, run_}) {
     const QSignalBlocker block(box);
     box->clear();
+    if (box == run_) box->addItem(tr("all runs"));
     for (const auto& [id, name] : model_->runNames()) box->addItem(name, QVariant::fromValue(id));
   }
   if (worseRun_->count() > 1) worseRun_->setCurrentIndex(1);
   regression_->setEnabled(model_->runNames().size() > 1);
   applyFilters();
+  if (!search_->text().trimmed().isEmpty()) searchTokenTextNow();  // the steps are new
   if (context_) onSelectionChanged(context_->selection());  // made while the tree was loading
 }
 
@@ -131,7 +176,8 @@ QString Navigator::matchesText() const { return matches_->isHidden() ? QString()
 void Navigator::applyFilters() {
   filter_->setSearchText(search_->text());
   filter_->setMaxAcceptance(below_->isChecked() ? std::optional<double>(belowValue_->value()) : std::nullopt);
-  filter_->setGarbledOnly(garbled_->isChecked());
+  filter_->setGarbleDetectors(static_cast<std::uint8_t>(garble_->currentData().toUInt()));
+  filter_->setRun(run_->currentData().isValid() ? std::optional(run_->currentData().value<session::RunId>()) : std::nullopt);
   if (regression_->isChecked() && regression_->isEnabled() && baselineRun_->currentIndex() != worseRun_->currentIndex()) {
     filter_->setRegression(std::pair{baselineRun_->currentData().value<session::RunId>(),
                                      worseRun_->currentData().value<session::RunId>()},
@@ -139,23 +185,42 @@ void Navigator::applyFilters() {
   } else {
     filter_->setRegression(std::nullopt, 0.0);
   }
-  // Only the runs open: expanding every prompt put all matching steps (10k rows in a demo
-  // session) into the view, and sorting them froze the window.
-  int prompts = 0;
-  for (int r = 0; r < filter_->rowCount(); ++r) {
-    const QModelIndex run = filter_->index(r, 0);
-    prompts += filter_->rowCount(run);
-    if (filter_->isActive()) tree_->expand(run);
-  }
+  openRunsWhenFiltered();
+  updateMatches();
+}
+
+void Navigator::searchTokenTextNow() {
+  tokenSearchDelay_->stop();
+  const QString query = search_->text().trimmed();
+  tokenSearchPending_ = !query.isEmpty();
+  if (tokenSearchPending_) model_->searchTokenText(query);
+  updateMatches();
+}
+
+// Only the runs open: expanding every prompt put all matching steps (10k rows in a demo
+// session) into the view, and each of them became a persistent index to move on every sort.
+void Navigator::openRunsWhenFiltered() {
+  if (!filter_->isActive()) return;
+  for (int r = 0; r < filter_->rowCount(); ++r) tree_->expand(filter_->index(r, 0));
+}
+
+void Navigator::updateMatches() {
+  const int prompts = filter_->shownPromptCount();
+  const QString searching = tokenSearchPending_ ? tr(" Searching the steps' token text\u2026") : QString();
   if (!filter_->isActive())
     matches_->clear();
+  else if (prompts == 0 && tokenSearchPending_)
+    matches_->setText(tr("No prompt, run or drafter matches \"%1\"; searching the steps' token text\u2026")
+                          .arg(search_->text().trimmed()));
   else if (prompts == 0)
-    matches_->setText(search_->text().trimmed().isEmpty()
-                          ? tr("Nothing matches these filters.")
-                          : tr("Nothing matches \"%1\" (searched: prompt texts and datasets, run names, drafters).")
-                                .arg(search_->text().trimmed()));
+    matches_->setText((search_->text().trimmed().isEmpty()
+                           ? tr("Nothing matches these filters.")
+                           : tr("Nothing matches \"%1\" (searched: prompt texts and datasets, run names, drafters, "
+                                "the steps' draft and target text).")
+                                 .arg(search_->text().trimmed())));
   else
-    matches_->setText(tr("%n prompt(s) match; open one to see its steps.", nullptr, prompts));
+    matches_->setText(tr("%n prompt(s) match", nullptr, prompts) +
+                      tr(", %n step(s); open a prompt to see its steps.", nullptr, filter_->shownStepCount()) + searching);
   matches_->setVisible(filter_->isActive());
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The navigator panel: runs -> prompts -> steps with acceptance bars, filters (acceptance
-// below x, garbled, regressions of one drafter against another), text search and keyboard
+// below x, a garble detector firing on what the drafter proposes, one run, regressions of one
+// drafter against another), text search (also in the steps' token text) and keyboard
 // navigation. Choosing a row selects it in the SessionContext; a selection made elsewhere
 // is shown here.
 
@@ -14,6 +15,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
+class QTimer;
 class QTreeView;
 
 namespace dfi::ui {
@@ -31,7 +33,11 @@ class Navigator : public QWidget, public SessionViewer, public ExportableView {
   NavigatorFilter* filter() const { return filter_; }
   QTreeView* tree() const { return tree_; }
   QLineEdit* searchField() const { return search_; }
+  QComboBox* garbleChoice() const { return garble_; }  // item data: the detector bits, 0 = off
+  QComboBox* runChoice() const { return run_; }        // item data: the run id; none = all runs
   QString matchesText() const;
+  // Searches the steps' token text now instead of after the typing pause.
+  void searchTokenTextNow();
 
   void onSessionOpened() override;
   void onSessionClosed() override;
@@ -44,6 +50,8 @@ class Navigator : public QWidget, public SessionViewer, public ExportableView {
  private:
   void updateRunChoices();  // after the model loaded
   void applyFilters();
+  void updateMatches();
+  void openRunsWhenFiltered();
   void selectCurrent(const QModelIndex& proxyIndex);
 
   SessionContext* context_;
@@ -54,7 +62,10 @@ class Navigator : public QWidget, public SessionViewer, public ExportableView {
   QLabel* matches_;  // how many prompts the filters keep, or that nothing matches
   QCheckBox* below_;
   QDoubleSpinBox* belowValue_;
-  QCheckBox* garbled_;
+  QComboBox* garble_;
+  QComboBox* run_;
+  QTimer* tokenSearchDelay_;
+  bool tokenSearchPending_ = false;  // the token text of the steps is being searched
   QCheckBox* regression_;
   QComboBox* baselineRun_;
   QComboBox* worseRun_;

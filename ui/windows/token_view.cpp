@@ -1,5 +1,7 @@
 #include "windows/token_view.h"
 
+#include <unordered_map>
+
 #include <QHeaderView>
 #include <QLabel>
 #include <QScrollArea>
@@ -8,7 +10,9 @@
 #include <QVBoxLayout>
 
 #include "context/session_context.h"
+#include "dfi/analysis/garble.h"
 #include "dfi/analysis/response_sequence.h"
+#include "models/navigator_tree.h"
 #include "models/token_table_model.h"
 #include "widgets/token_strip.h"
 
@@ -61,7 +65,10 @@ TokenView::TokenView(SessionContext* context, QWidget* parent)
     swatches += QStringLiteral("<span style=\"background:%1\">&nbsp;&nbsp;&nbsp;</span>&nbsp;%2&nbsp;&nbsp; ")
                     .arg(originColour(origin).name(), tr(names[static_cast<int>(origin)]));
   }
-  legend->setText(swatches + tr("| bars: block boundaries; outlined: the selected step"));
+  legend->setText(swatches + tr("| bars: block boundaries; outlined: the selected step; "
+                                 "<u style=\"color:%1\">underlined</u>: a garbled draft slot (hover for the pattern)")
+                                  .arg(TokenTableModel::garbleColour().name()));
+  legend->setWordWrap(true);  // never wider than the panel: a long line made the whole panel scroll sideways
   auto* response = new QWidget;
   auto* responseLayout = new QVBoxLayout(response);
   responseLayout->setContentsMargins(0, 0, 0, 0);
@@ -94,6 +101,7 @@ QString TokenView::headline() const { return headline_->text(); }
 
 void TokenView::onSessionClosed() {
   response_ = {};
+  promptLabel_.clear();
   stepIds_.clear();
   model_->clear();
   strip_->setChips({});
@@ -110,6 +118,18 @@ void TokenView::loadResponse(session::RunId run, session::PromptId promptId) {
   }
   const analysis::ResponseSequence sequence =
       analysis::ResponseSequence::build(prompt ? prompt->promptTokens : std::vector<session::TokenId>{}, steps);
+  std::unordered_map<std::int32_t, const session::StepRecord*> byIndex;
+  for (const session::StepRecord& s : steps) byIndex[s.stepIndex] = &s;
+  // The draft slot behind a committed token: an accepted draft's own slot; for the bonus, the
+  // first mismatch, whose draft the target replaced.
+  auto garbleOf = [&](const analysis::SequenceToken& token) -> std::pair<std::uint8_t, session::TokenId> {
+    const auto it = byIndex.find(token.stepIndex);
+    if (it == byIndex.end() || token.slot < 1) return {0, 0};
+    const auto slot = static_cast<std::size_t>(token.slot - 1);
+    const session::StepRecord& step = *it->second;
+    if (slot >= step.garbleFlags.size() || slot >= step.draftTokens.size()) return {0, 0};
+    return {step.garbleFlags[slot], step.draftTokens[slot]};
+  };
   std::vector<TokenStrip::Chip> chips;
   int lastStep = -1;
   for (std::size_t position = 0; position < sequence.tokens.size(); ++position) {
@@ -122,10 +142,22 @@ void TokenView::loadResponse(session::RunId run, session::PromptId promptId) {
                        token.stepIndex != lastStep;
     if (chip.startsBlock) lastStep = token.stepIndex;
     chip.toolTip = tr("position %1: '%2' (id %3)\n%4").arg(position).arg(chip.text).arg(token.id).arg(originText(token));
+    if (token.origin == analysis::TokenOrigin::AcceptedDraft || token.origin == analysis::TokenOrigin::Bonus) {
+      if (const auto [flags, draft] = garbleOf(token); flags) {
+        chip.underline = TokenTableModel::garbleColour();
+        chip.toolTip += token.origin == analysis::TokenOrigin::Bonus
+                            ? tr("\nThe drafter proposed '%1' here (slot %2, the first mismatch):\n%3")
+                                  .arg(context_->tokenText(draft))
+                                  .arg(token.slot)
+                                  .arg(TokenTableModel::garbleExplanation(flags, true))
+                            : QStringLiteral("\n") + TokenTableModel::garbleExplanation(flags, true);
+      }
+    }
     chips.push_back(std::move(chip));
   }
   strip_->setChips(std::move(chips));
   response_ = {run, promptId, 0};
+  promptLabel_ = promptLabel(promptId, prompt ? QString::fromStdString(prompt->text) : QString());
 }
 
 void TokenView::showStep(const std::optional<session::StepRecord>& step) {
@@ -142,26 +174,35 @@ void TokenView::showStep(const std::optional<session::StepRecord>& step) {
                    ddtree ? context_->tree(step->stepId) : std::nullopt);
   table_->setColumnHidden(TokenTableModel::TreePathColumn, !model_->hasTreePath());
   strip_->setHighlightedStep(step->stepIndex);
-  const QString where = tr("%1, prompt %2, step %3: anchor '%4' at position %5")
+  const QString where = tr("%1, \"%2\", step %3: anchor '%4' at position %5")
                             .arg(context_->runName(step->runId))
-                            .arg(step->promptId)
+                            .arg(promptLabel_)
                             .arg(step->stepIndex)
                             .arg(context_->tokenText(step->anchorToken))
                             .arg(step->anchorPosition);
   const QString bonus = tr("bonus '%1' (accept length %2)").arg(context_->tokenText(step->bonusToken)).arg(step->acceptLength());
+  const session::StepSummary summary = session::summarize(*step);
+  const QString garble =
+      summary.proposedGarble || summary.tailGarble
+          ? tr("; garble in what it proposes: %1, in the rejected tail: %2")
+                .arg(summary.proposedGarble ? QString::fromStdString(analysis::garbleFlagNames(summary.proposedGarble)) : tr("none"),
+                     summary.tailGarble ? QString::fromStdString(analysis::garbleFlagNames(summary.tailGarble)) : tr("none"))
+          : QString();
   if (ddtree)
     headline_->setText(tr("%1; the draft chain accepted %2 of %3, the tree's accepted path %4; %5")
                            .arg(where)
                            .arg(chainAcceptedCount(*step))
                            .arg(step->draftTokens.size())
                            .arg(step->acceptedCount)
-                           .arg(bonus));
+                           .arg(bonus) +
+                       garble);
   else
     headline_->setText(tr("%1; %2 of %3 drafts accepted, %4")
                            .arg(where)
                            .arg(step->acceptedCount)
                            .arg(step->draftTokens.size())
-                           .arg(bonus));
+                           .arg(bonus) +
+                       garble);
 }
 
 void TokenView::onSelectionChanged(const Selection& selection) {

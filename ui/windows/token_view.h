@@ -48,6 +48,7 @@ class TokenView : public QWidget, public SessionViewer, public ExportableView {
   QTableView* table_;
   TokenStrip* strip_;
   Selection response_;                     // run and prompt shown in the strip
+  QString promptLabel_;                    // its first words
   std::vector<session::StepId> stepIds_;  // by step index, for clicks on the strip
 };
 

@@ -48,6 +48,13 @@ using S = StepRecord;
 
 std::string column(std::string_view name) { return std::string(name); }
 
+// A DDTree step's token arrays give its draft chain's own accepted count (the row records the
+// tree's); other steps' arrays are not read.
+std::string ddtreeOnly(std::string_view name) {
+  return "CASE WHEN " + column(fieldName(&S::mode)) + " = " +
+         std::to_string(static_cast<std::int32_t>(EvaluationMode::DDTree)) + " THEN " + column(name) + " END";
+}
+
 }  // namespace
 
 // length() of a BLOB reads its size from the row header, not its bytes.
@@ -59,7 +66,8 @@ std::string stepSummarySql(std::int32_t version, std::string_view rest) {
          column(fieldName(&S::promptId)) + ", " + column(fieldName(&S::stepIndex)) + ", " +
          column(fieldName(&S::mode)) + ", " + column(fieldName(&S::anchorPosition)) + ", length(" +
          column(fieldName(&S::draftTokens)) + "), " + column(fieldName(&S::acceptedCount)) + ", " +
-         column(fieldName(&S::garbleFlags)) + ", " + countedColumn + " FROM " + std::string(SqlTable<S>::name) + " " + std::string(rest);
+         column(fieldName(&S::garbleFlags)) + ", " + countedColumn + ", " + ddtreeOnly(fieldName(&S::draftTokens)) + ", " +
+         ddtreeOnly(fieldName(&S::targetTokens)) + " FROM " + std::string(SqlTable<S>::name) + " " + std::string(rest);
 }
 
 StepSummary decodeStepSummary(const Statement& row, const std::string& file) {
@@ -84,7 +92,6 @@ StepSummary decodeStepSummary(const Statement& row, const std::string& file) {
   const std::int64_t draftBytes = row.integer(6);
   step.acceptedCount = int32(7, fieldName(&S::acceptedCount));
   const auto flags = row.blob(8);
-  for (std::uint8_t f : flags) step.garbledSlots += f != 0;
   step.countedLength = int32(9, fieldName(&S::countedLength));
   // The checks of decodeRecord<StepRecord> that these columns allow.
   constexpr std::int64_t tokenBytes = sizeof(TokenId);
@@ -102,6 +109,15 @@ StepSummary decodeStepSummary(const Statement& row, const std::string& file) {
     fail("garble flags cover " + std::to_string(flags.size()) + " slots, the block has " +
              std::to_string(step.draftSlots),
          step.stepId);
+  std::int32_t chainAccepted = step.acceptedCount;
+  if (step.mode == EvaluationMode::DDTree) {
+    auto tokens = [&](int column, std::string_view name) {
+      return decodeBlob<TokenId>(row.blob(column), ErrorContext{.file = file, .item = std::string(SqlTable<S>::name) + "." + std::string(name)});
+    };
+    chainAccepted = chainAcceptedCount(step.mode, step.acceptedCount, tokens(10, fieldName(&S::draftTokens)),
+                                       tokens(11, fieldName(&S::targetTokens)));
+  }
+  summarizeGarble(step, flags, chainAccepted);
   return step;
 }
 

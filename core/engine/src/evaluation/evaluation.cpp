@@ -446,7 +446,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
           session::StepRecord step = steps[s];
           step.runId = run.runId;
           step.promptId = prompt.id;
-          step.garbleFlags = analysis::detectGarble(step.draftTokens, garble);
+          step.garbleFlags = analysis::detectGarble(step.draftTokens, garble, step.anchorToken);
           if (run.mode == EvaluationMode::DDTree) {
             auto [treeStep, tree] = ddtreeStep(step, k, settings.ddtreeBudget);
             tree.stepId = sink.addStep(treeStep);

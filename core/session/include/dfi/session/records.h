@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -126,12 +127,32 @@ struct StepSummary {
   std::int32_t acceptedCount = 0;
   std::int32_t garbledSlots = 0;   // slots with any garble flag set
   std::int32_t countedLength = 0;  // StepRecord::countedLength
+  // Garble flags (dfi/analysis/garble.h bits) ORed over the slots the verifier looked at, the
+  // draft chain's accepted slots and its first mismatch (what the drafter proposes), and over
+  // the rest, which nothing used; and how many of the former are flagged.
+  std::uint8_t proposedGarble = 0;
+  std::uint8_t tailGarble = 0;
+  std::int32_t proposedGarbledSlots = 0;
 
   std::int32_t acceptLength() const { return countedLength > 0 ? countedLength : acceptedCount + 1; }
   bool operator==(const StepSummary&) const = default;
 };
 
 StepSummary summarize(const StepRecord& step);
+
+// How many leading slots of a step's draft chain (the drafter's top-1 per slot) equal the
+// target's tokens. For a live or teacher-forced step that is the recorded acceptedCount; a
+// DDTree step records the tree's count instead, and its target tokens (the target's greedy
+// token at every slot) give the chain's own.
+std::int32_t chainAcceptedCount(EvaluationMode mode, std::int32_t acceptedCount, std::span<const TokenId> draftTokens,
+                                std::span<const TokenId> targetTokens);
+inline std::int32_t chainAcceptedCount(const StepRecord& step) {
+  return chainAcceptedCount(step.mode, step.acceptedCount, step.draftTokens, step.targetTokens);
+}
+
+// Fills the summary's garble counts from the step's per-slot flags, split at the chain's first
+// mismatch (slot `chainAccepted`).
+void summarizeGarble(StepSummary& step, std::span<const std::uint8_t> slotFlags, std::int32_t chainAccepted);
 
 // A DDTree verified at one step. Node 0 is the root (the anchor); parents[0] = -1.
 struct TreeRecord {
