@@ -84,6 +84,11 @@ void geometry(std::ostream& out, const json& g, bool drafter) {
     out << "  dflash     block size " << g["block_size"] << ", taps " << ints(g["target_layer_ids"]) << " ("
         << g["target_layer_ids_source"].get<std::string>() << "), mask token "
         << (g["mask_token_id"].is_null() ? "absent" : g["mask_token_id"].dump()) << "\n";
+    if (g.contains("dflash2")) {
+      const json& d = g["dflash2"];
+      out << "  dflash2    convolutions of " << d["conv_kernel_size"] << " taps in groups of " << d["conv_group_size"]
+          << ", candidate selector over the top " << d["selector_top_k"] << " (rank " << d["selector_rank"] << ")\n";
+    }
   } else {
     out << "  tokens     eos " << ints(g["eos_token_ids"]) << ", tied embeddings "
         << (g["tie_word_embeddings"].get<bool>() ? "yes" : "no") << ", max positions "

@@ -123,6 +123,11 @@ json drafterJson(const DrafterConfig& c) {
   j["input_embedding_scale"] = c.inputEmbeddingScale;
   j["output_multiplier"] = c.outputMultiplier;
   j["final_logit_softcapping"] = c.finalLogitSoftcapping ? json(*c.finalLogitSoftcapping) : json(nullptr);
+  if (c.dflash2)
+    j["dflash2"] = {{"conv_kernel_size", c.dflash2->convKernelSize},
+                    {"conv_group_size", c.dflash2->convGroupSize},
+                    {"selector_rank", c.dflash2->selectorRank},
+                    {"selector_top_k", c.dflash2->selectorTopK}};
   json warnings = json::array();
   for (const auto& w : c.warnings) warnings.push_back({{"field", w.field}, {"message", w.message}});
   j["warnings"] = warnings;
@@ -214,7 +219,7 @@ json describeModel(const fs::path& dirOrConfig, const engine::ModelOptions& plac
     } else {
       const DrafterConfig config = parseDrafterConfig(configPath, targetNumLayers);
       j["geometry"] = drafterJson(config);
-      j["weight_layout"] = layoutJson(modelDir, expectedDrafterTensors(config), NameMapping::identity());
+      j["weight_layout"] = layoutJson(modelDir, expectedDrafterTensors(config), NameMapping::dflashDrafter());
     }
     j["validation"] = {{"valid", true}, {"problems", json::array()}};
   } catch (const ConfigValidationError& e) {

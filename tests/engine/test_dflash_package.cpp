@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -73,11 +74,12 @@ TEST_P(PackageDrafterForward, EveryLayerAndTheLogitsMatchPerAnchor) {
                                                        expected.data_ptr<std::int64_t>() + expected.numel()));
       EXPECT_TRUE(at::equal(std::get<0>(path.candidates.sort(-1)),
                             referenceTensor(reference, "candidates." + std::to_string(j))));
-      for (std::size_t s = 0; s < path.tokens.size(); ++s)
-        overruled += path.chosen[s] != 0 ? 1 : 0;
+      overruled += static_cast<int>(std::ranges::count_if(path.chosen, [](std::int32_t c) { return c != 0; }));
     }
   }
-  if (drafter.selector()) EXPECT_GT(overruled, 0) << "the selector must overrule the argmax somewhere";
+  if (drafter.selector()) {
+    EXPECT_GT(overruled, 0) << "the selector must overrule the argmax somewhere";
+  }
   std::cout << GetParam() << ": layer outputs max abs diff " << worstLayer << ", logits " << worstLogits << "\n";
 }
 

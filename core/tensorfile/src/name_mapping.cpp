@@ -9,6 +9,14 @@ NameMapping NameMapping::qwenText() {
           .renames = {{.from = "model.language_model.", .to = "model."}}};
 }
 
+NameMapping NameMapping::dflashDrafter() {
+  return {.skippedPrefixes = {},
+          .renames = {{.from = "candidate_selector.predecessor_codebook.weight",
+                       .to = "candidate_selector.predecessor_codebook"},
+                      {.from = "candidate_selector.successor_codebook.weight", .to = "candidate_selector.successor_codebook"},
+                      {.from = "model.", .to = ""}}};
+}
+
 std::optional<std::string> NameMapping::map(std::string_view stored) const {
   for (const auto& prefix : skippedPrefixes)
     if (stored.starts_with(prefix)) return std::nullopt;

@@ -89,8 +89,20 @@ std::vector<ExpectedTensor> expectedDrafterTensors(const DrafterConfig& c, std::
     const std::string p = "layers." + std::to_string(i) + ".";
     attention(b, p, c.hiddenSize, c.numAttentionHeads, c.numKeyValueHeads, c.headDim, c.attentionBias, false);
     denseBlockTail(b, p, c.hiddenSize, c.intermediateSize);
+    if (c.dflash2) {  // static kernels [2, K, H] and the dynamic kernels' projection [2*K*G, H]
+      const std::int64_t k = c.dflash2->convKernelSize, groups = c.hiddenSize / c.dflash2->convGroupSize;
+      for (const char* conv : {"attention_conv.", "mlp_conv."}) {
+        b.add(p + conv + "base_kernel", {2, k, c.hiddenSize});
+        b.linear(p + conv + "kernel_projection", 2 * k * groups, c.hiddenSize);
+      }
+    }
   }
   b.add("norm.weight", {c.hiddenSize});
+  if (c.dflash2) {  // the candidate selector: codebooks [V, r] (no ".weight", as z-lab stores them)
+    b.add("candidate_selector.predecessor_codebook", {c.vocabSize, c.dflash2->selectorRank});
+    b.add("candidate_selector.successor_codebook", {c.vocabSize, c.dflash2->selectorRank});
+    b.linear("candidate_selector.hidden_projection", c.dflash2->selectorRank, c.hiddenSize);
+  }
   return b.take();
 }
 

@@ -63,6 +63,28 @@ TEST_F(WeightLayout, DrafterFollowsTheDFlashLayout) {
   EXPECT_TRUE(checkWeightLayout(expected, write(expected)).empty());
 }
 
+// DFlash2 adds two convolutions per layer and the candidate selector; its codebooks read the
+// same stored with or without ".weight" (z-lab's files omit it, save_pretrained writes it).
+TEST_F(WeightLayout, Dflash2AddsConvolutionsAndTheSelectorUnderEitherCodebookName) {
+  DrafterConfig d = tinyDrafter();
+  d.vocabSize = 16;
+  d.dflash2 = Dflash2Config{.convKernelSize = 3, .convGroupSize = 4, .selectorRank = 5, .selectorTopK = 4};
+  const std::vector<ExpectedTensor> expected = expectedDrafterTensors(d);
+  ASSERT_EQ(expected.size(), 3u + 2u * (11u + 4u) + 3u);
+  auto shapeOf = [&](const std::string& name) {
+    const auto it = std::ranges::find(expected, name, &ExpectedTensor::name);
+    return it == expected.end() ? std::vector<std::int64_t>{} : it->shape;
+  };
+  EXPECT_EQ(shapeOf("layers.1.mlp_conv.base_kernel"), (std::vector<std::int64_t>{2, 3, 8}));
+  EXPECT_EQ(shapeOf("layers.0.attention_conv.kernel_projection.weight"), (std::vector<std::int64_t>{12, 8}));
+  EXPECT_EQ(shapeOf("candidate_selector.successor_codebook"), (std::vector<std::int64_t>{16, 5}));
+  std::vector<ExpectedTensor> saved = expected;  // as save_pretrained names them
+  for (ExpectedTensor& t : saved)
+    if (t.name.ends_with("_codebook")) t.name += ".weight";
+  EXPECT_TRUE(checkWeightLayout(expected, write(saved, NameMapping::dflashDrafter())).empty());
+  EXPECT_FALSE(checkWeightLayout(expected, write(saved)).empty()) << "unmapped, the suffixed codebooks differ";
+}
+
 TEST_F(WeightLayout, EveryDifferenceIsReported) {
   std::vector<ExpectedTensor> stored = expectedDrafterTensors(tinyDrafter());
   stored.erase(stored.begin() + 1);                         // hidden_norm.weight missing

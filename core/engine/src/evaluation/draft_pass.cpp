@@ -34,6 +34,26 @@ void writeLayers(tensorfile::SafetensorsWriter& writer, const std::string& path,
     addTensor(writer, path + ".layer." + std::to_string(l), perBlock(probes.layerOutputs[l], blocks));
 }
 
+// DFlash2: the candidate selector's greedy path at every anchor (training path, as the
+// teacher-forced run records it): drafts [N, B-1], candidates and scores [N, B-1, k], the
+// chosen index [N, B-1].
+void writeSelection(tensorfile::SafetensorsWriter& writer, const std::vector<session::StepRecord>& steps) {
+  std::vector<std::int64_t> drafts, candidates, chosen;
+  std::vector<float> scores;
+  for (const session::StepRecord& step : steps) {
+    drafts.insert(drafts.end(), step.draftTokens.begin(), step.draftTokens.end());
+    candidates.insert(candidates.end(), step.candidateIds.begin(), step.candidateIds.end());
+    scores.insert(scores.end(), step.candidateScores.begin(), step.candidateScores.end());
+    chosen.insert(chosen.end(), step.chosenCandidates.begin(), step.chosenCandidates.end());
+  }
+  const auto n = static_cast<std::int64_t>(steps.size());
+  const auto slots = static_cast<std::int64_t>(steps.front().draftTokens.size());
+  addTensor(writer, "selector.draft_tokens", at::tensor(drafts, at::kLong).view({n, slots}));
+  addTensor(writer, "selector.candidates", at::tensor(candidates, at::kLong).view({n, slots, -1}));
+  addTensor(writer, "selector.scores", at::tensor(scores, at::kFloat).view({n, slots, -1}));
+  addTensor(writer, "selector.chosen", at::tensor(chosen, at::kLong).view({n, slots}));
+}
+
 }  // namespace
 
 DraftPath parseDraftPath(const std::string& text) {
@@ -84,6 +104,10 @@ DraftPassSummary runDraftPass(const DraftPassRequest& request) {
     addTensor(writer, "training.logits", trainingLogits);
     writeLayers(writer, "training", probes, blocks);
   }
+
+  if (drafter.selector())
+    writeSelection(writer, teacherForcedSteps(sequence, drafter, request.anchors,
+                                              request.trainingVariant.value_or(request.variant), 0));
 
   DraftPassSummary summary{.blockSize = drafter.blockSize(), .layers = drafter.config().numHiddenLayers, .parity = {}};
   if (request.path == DraftPath::Both) {

@@ -9,64 +9,11 @@
 namespace dfi::engine {
 namespace {
 
-// z-lab files store names unprefixed; vLLM-style exports put them under "model.". z-lab's
-// DFlash2 files store the selector's codebooks without the ".weight" an nn.Embedding saves
-// (the package maps them on load); both spellings load as the unsuffixed name.
-tensorfile::NameMapping drafterNames() {
-  return {.skippedPrefixes = {},
-          .renames = {{.from = "candidate_selector.predecessor_codebook.weight", .to = "candidate_selector.predecessor_codebook"},
-                      {.from = "candidate_selector.successor_codebook.weight", .to = "candidate_selector.successor_codebook"},
-                      {.from = "model.", .to = ""}}};
-}
-
 std::string layerName(int layer, const char* suffix) {
   return "layers." + std::to_string(layer) + "." + suffix;
 }
 
 }  // namespace
-
-std::vector<ExpectedTensor> expectedDrafterTensors(const tensorfile::DrafterConfig& c,
-                                                   int targetHiddenSize) {
-  const std::int64_t h = c.hiddenSize;
-  const std::int64_t q = std::int64_t{c.numAttentionHeads} * c.headDim;
-  const std::int64_t kv = std::int64_t{c.numKeyValueHeads} * c.headDim;
-  const std::int64_t inter = c.intermediateSize;
-  const auto taps = static_cast<std::int64_t>(c.targetLayerIds.size());
-  std::vector<ExpectedTensor> out{{"fc.weight", {h, taps * targetHiddenSize}},
-                                  {"hidden_norm.weight", {h}}};
-  for (int i = 0; i < c.numHiddenLayers; ++i) {
-    out.push_back({layerName(i, "input_layernorm.weight"), {h}});
-    out.push_back({layerName(i, "self_attn.q_proj.weight"), {q, h}});
-    if (c.attentionBias) out.push_back({layerName(i, "self_attn.q_proj.bias"), {q}});
-    out.push_back({layerName(i, "self_attn.k_proj.weight"), {kv, h}});
-    if (c.attentionBias) out.push_back({layerName(i, "self_attn.k_proj.bias"), {kv}});
-    out.push_back({layerName(i, "self_attn.v_proj.weight"), {kv, h}});
-    if (c.attentionBias) out.push_back({layerName(i, "self_attn.v_proj.bias"), {kv}});
-    out.push_back({layerName(i, "self_attn.o_proj.weight"), {h, q}});
-    if (c.attentionBias) out.push_back({layerName(i, "self_attn.o_proj.bias"), {h}});
-    out.push_back({layerName(i, "self_attn.q_norm.weight"), {c.headDim}});
-    out.push_back({layerName(i, "self_attn.k_norm.weight"), {c.headDim}});
-    out.push_back({layerName(i, "post_attention_layernorm.weight"), {h}});
-    out.push_back({layerName(i, "mlp.gate_proj.weight"), {inter, h}});
-    out.push_back({layerName(i, "mlp.up_proj.weight"), {inter, h}});
-    out.push_back({layerName(i, "mlp.down_proj.weight"), {h, inter}});
-    if (c.dflash2) {
-      const std::int64_t k = c.dflash2->convKernelSize, groups = h / c.dflash2->convGroupSize;
-      for (const char* conv : {"attention_conv", "mlp_conv"}) {
-        out.push_back({layerName(i, (std::string(conv) + ".base_kernel").c_str()), {2, k, h}});
-        out.push_back({layerName(i, (std::string(conv) + ".kernel_projection.weight").c_str()), {2 * k * groups, h}});
-      }
-    }
-  }
-  out.push_back({"norm.weight", {h}});
-  if (c.dflash2) {
-    const std::int64_t rank = c.dflash2->selectorRank;
-    out.push_back({"candidate_selector.predecessor_codebook", {c.vocabSize, rank}});
-    out.push_back({"candidate_selector.successor_codebook", {c.vocabSize, rank}});
-    out.push_back({"candidate_selector.hidden_projection.weight", {rank, h}});
-  }
-  return out;
-}
 
 DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
                                   const tensorfile::DrafterConfig& config, int targetHiddenSize,
@@ -74,16 +21,16 @@ DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
   for (const tensorfile::DrafterConfigWarning& w : config.warnings)
     logText("engine", LogLevel::Warn, (dir / "config.json").string() + ": " + w.field + ": " + w.message);
   auto checkpoint = std::make_shared<const tensorfile::Checkpoint>(
-      tensorfile::Checkpoint::open(dir, drafterNames()));
+      tensorfile::Checkpoint::open(dir, tensorfile::NameMapping::dflashDrafter()));
   const WeightLoader loader(*checkpoint, dtype);
-  const std::vector<ExpectedTensor> expected = expectedDrafterTensors(config, targetHiddenSize);
+  const std::vector<tensorfile::ExpectedTensor> expected = tensorfile::expectedDrafterTensors(config, targetHiddenSize);
   std::map<std::string, at::Tensor> loaded;
-  for (const ExpectedTensor& t : expected) loaded[t.name] = loader.load(t.name, t.shape, device);
+  for (const tensorfile::ExpectedTensor& t : expected) loaded[t.name] = loader.load(t.name, t.shape, device);
 
   // An embedding or an LM head are not part of the DFlash forward; say so
   // rather than silently running something other than what the checkpoint's authors trained.
   std::set<std::string> known;
-  for (const ExpectedTensor& t : expected) known.insert(t.name);
+  for (const tensorfile::ExpectedTensor& t : expected) known.insert(t.name);
   for (const std::string& name : checkpoint->names())
     if (!known.contains(name))
       logText("engine", LogLevel::Warn, dir.string() + ": tensor " + name + " is not used by the DFlash drafter");

@@ -13,6 +13,7 @@
 
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/drafter_config.h"
+#include "dfi/tensorfile/weight_layout.h"
 
 namespace dfi::engine {
 
@@ -49,18 +50,9 @@ struct DrafterWeights {
   std::optional<SelectorWeights> selector;  // DFlash2 only
 };
 
-struct ExpectedTensor {
-  std::string name;  // unprefixed z-lab name
-  std::vector<std::int64_t> shape;
-};
-
-// Every tensor a drafter with this config must ship, in file order. `targetHiddenSize` is the
-// width of one tapped target layer (fc's input is len(target_layer_ids) * targetHiddenSize).
-std::vector<ExpectedTensor> expectedDrafterTensors(const tensorfile::DrafterConfig& config,
-                                                   int targetHiddenSize);
-
-// Reads a z-lab drafter directory (config.json's tensors in *.safetensors, names unprefixed or
-// under "model."), checks every tensor against the config (dfi::ValidationError naming the
+// Reads a z-lab drafter directory (config.json's tensors in *.safetensors, named as
+// tensorfile::NameMapping::dflashDrafter reads them), checks every tensor of
+// tensorfile::expectedDrafterTensors against the config (dfi::ValidationError naming the
 // file, the tensor and both shapes; a missing tensor names what was looked for) and moves it
 // to `dtype` on `device`. Tensors the forward does not use, and the config's warnings (fields
 // the engine does not know, DrafterConfig::warnings), are logged as warnings.

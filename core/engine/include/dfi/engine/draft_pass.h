@@ -14,6 +14,10 @@
 //   parity.max_abs_diff      [N] F32      with both paths: per anchor, over slots and vocab
 //   parity.argmax_agreement  [N] F32      fraction of slots whose greedy token agrees
 //   parity.first_differing_slot [N] I64   -1 when every slot agrees
+//   selector.draft_tokens    [N, B-1] I64    DFlash2 only: the candidate selector's greedy path
+//   selector.candidates      [N, B-1, k] I64 (training path), each slot's top-k by logit,
+//   selector.scores          [N, B-1, k] F32 their path scores,
+//   selector.chosen          [N, B-1] I64    and the index chosen (0: the drafter's argmax)
 // Metadata: target, drafter, mask variants, dtype.
 
 #include <cstdint>

@@ -21,6 +21,10 @@ struct NameMapping {
 
   static NameMapping identity();
   static NameMapping qwenText();
+  // DFlash drafters: z-lab's files store names unprefixed, vLLM-style exports under "model.";
+  // z-lab's DFlash2 files store the selector's codebooks without the ".weight" an nn.Embedding
+  // saves (the dflash package maps them on load): both spellings read as the unsuffixed name.
+  static NameMapping dflashDrafter();
 
   // The engine-side name, or nullopt if the tensor is skipped.
   std::optional<std::string> map(std::string_view stored) const;
