@@ -46,6 +46,35 @@ class TestModels : public QObject {
     QCOMPARE(model.rowCount(), 0);
   }
 
+  // A DFlash2 step shows which candidate its selector chose (amber where it overruled the
+  // drafter's argmax); a sampled step shows each slot's acceptance test from its recorded p, q, u.
+  void tokenTableShowsTheSelectorAndTheAcceptanceTest() {
+    TokenTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    StepRecord step = dfi::fixture::fixtureStep(0, 0, 1, 20, 3, 4);
+    auto text = [](dfi::session::TokenId id) { return QStringLiteral("tok%1").arg(id); };
+    model.setBlock(step, 4, text);
+    QVERIFY(!model.hasSelector() && !model.hasAcceptTest());
+    step.candidateIds = {11, 12, 21, 22, 31, 32};  // 3 slots x 2 candidates
+    step.candidateScores = {1.0f, 0.5f, 0.25f, 2.0f, 3.0f, -1.0f};
+    step.chosenCandidates = {0, 1, 0};
+    step.targetProbs = {0.5f, 0.25f, 0.125f};
+    step.draftProbs = {0.75f, 0.5f, 0.5f};
+    step.acceptUniforms = {0.5f, 0.75f, 0.125f};  // 0.375 < 0.5 passes; 0.375 >= 0.25 fails
+    model.setBlock(step, 4, text);
+    QVERIFY(model.hasSelector() && model.hasAcceptTest());
+    auto cell = [&](int slot, int column) { return model.index(slot + 1, column); };
+    QCOMPARE(cell(0, TokenTableModel::SelectorColumn).data().toString(), QStringLiteral("argmax"));
+    QCOMPARE(cell(1, TokenTableModel::SelectorColumn).data().toString(), QStringLiteral("#2 over 'tok21'"));
+    QVERIFY(cell(1, TokenTableModel::SelectorColumn).data(Qt::BackgroundRole).value<QColor>() !=
+            cell(0, TokenTableModel::SelectorColumn).data(Qt::BackgroundRole).value<QColor>());
+    const QString candidates = cell(1, TokenTableModel::SelectorColumn).data(Qt::ToolTipRole).toString();
+    QVERIFY2(candidates.contains(QStringLiteral("2. tok22  2.000  <- chosen")), qPrintable(candidates));
+    QCOMPARE(cell(0, TokenTableModel::AcceptTestColumn).data().toString(), QStringLiteral("0.375 < 0.5"));
+    QCOMPARE(cell(1, TokenTableModel::AcceptTestColumn).data().toString(), QStringLiteral("0.375 >= 0.25"));
+    QVERIFY(cell(1, TokenTableModel::AcceptTestColumn).data(Qt::ToolTipRole).toString().contains(QStringLiteral("rejected")));
+  }
+
   // Each slot names the detectors that fired on it; the tooltip says what the pattern is and
   // whether the slot is part of what the drafter proposes or of the rejected tail.
   void tokenTableMarksGarblePerSlot() {

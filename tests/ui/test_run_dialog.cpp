@@ -3,9 +3,12 @@
 // a message while the GUI stays up.
 
 #include <QDir>
+#include <QDoubleSpinBox>
+#include <QSpinBox>
 #include <QFile>
 #include <QLabel>
 #include <QPlainTextEdit>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -33,7 +36,10 @@ QString writePrompts(const QTemporaryDir& dir) {
 class TestRunDialog : public QObject {
   Q_OBJECT
  private slots:
-  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }  // the form is remembered in QSettings
+  // The form is remembered in QSettings (a test location): emptied before each test, so that
+  // no earlier test's form (a sampled one, say) leaks into the next.
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+  void init() { QSettings().clear(); }
 
   void runsTheEngineIntoALocalSession() {
     QTemporaryDir dir;
@@ -68,6 +74,35 @@ class TestRunDialog : public QObject {
           sawTree = sawTree || reader.tree(step.stepId).has_value();
         });
     QVERIFY(sawTree);
+  }
+
+  // A sampled evaluation from the form: two repeats at T = 1, every live step with its
+  // acceptance test's p, q and u recorded.
+  void runsASampledEvaluation() {
+    QTemporaryDir dir;
+    dfi::ui::RunDialog dialog;
+    const QString session = dir.filePath(QStringLiteral("sampled.dfi"));
+    dialog.setPaths(kLive + "/target", {kLive + "/drafter"}, writePrompts(dir), session);
+    dialog.setEngine({}, QStringLiteral(DFLASH_EVAL));
+    dialog.findChild<QDoubleSpinBox*>(QStringLiteral("temperatureField"))->setValue(1.0);
+    dialog.findChild<QSpinBox*>(QStringLiteral("samplesField"))->setValue(2);
+    QSignalSpy finished(dialog.client(), &dfi::ui::EngineClient::finished);
+    QSignalSpy failed(dialog.client(), &dfi::ui::EngineClient::failed);
+    dialog.startRun();
+    QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 240000);
+    QCOMPARE(failed.count(), 0);
+    dfi::session::Reader reader(session.toStdString());
+    int liveRuns = 0, sampledSteps = 0;
+    for (const auto& run : reader.runs()) {
+      QCOMPARE(run.temperature, 1.0);
+      if (run.mode != dfi::session::EvaluationMode::Live) continue;
+      QCOMPARE(run.sample, liveRuns++);
+      reader.forEachStep(run.runId, [&](const dfi::session::StepRecord& step) {
+        sampledSteps += step.acceptUniforms.size() == step.draftTokens.size() && !step.draftTokens.empty() ? 1 : 0;
+      });
+    }
+    QCOMPARE(liveRuns, 2);
+    QVERIFY(sampledSteps > 0);
   }
 
   // File > Run Evaluation: the window opens the local session as soon as the engine starts

@@ -76,10 +76,43 @@ QColor TokenTableModel::stateColour(SlotState state) {
   return {};
 }
 
+// DFlash2: the selector's choice at slot i among its candidates (index 0: the drafter's argmax).
+void TokenTableModel::describeSelection(const session::StepRecord& step, std::size_t i, const TokenText& text,
+                                        Row& row) {
+  const std::size_t k = step.candidateIds.size() / step.draftTokens.size();
+  const auto chosen = static_cast<std::size_t>(step.chosenCandidates[i]);
+  row.overruled = chosen != 0;
+  row.selector = chosen == 0 ? tr("argmax") : tr("#%1 over '%2'").arg(chosen + 1).arg(text(step.candidateIds[i * k]));
+  row.selectorTip = tr("candidate selector at slot %1 (by logit, with its path score):").arg(row.slot);
+  for (std::size_t c = 0; c < k; ++c)
+    row.selectorTip += QStringLiteral("\n%1. %2  %3%4")
+                           .arg(c + 1)
+                           .arg(text(step.candidateIds[i * k + c]))
+                           .arg(static_cast<double>(step.candidateScores[i * k + c]), 0, 'f', 3)
+                           .arg(c == chosen ? tr("  <- chosen") : QString());
+}
+
+// Sampled: slot i passes while u * q < p (float32, as recorded and as the package tests it).
+void TokenTableModel::describeAcceptTest(const session::StepRecord& step, std::size_t i, Row& row) {
+  const float p = step.targetProbs[i], q = step.draftProbs[i], u = step.acceptUniforms[i];
+  const bool passes = u * q < p;
+  row.acceptTest = QStringLiteral("%1 %2 %3")
+                       .arg(static_cast<double>(u * q), 0, 'g', 3)
+                       .arg(passes ? QStringLiteral("<") : QStringLiteral(">="))
+                       .arg(static_cast<double>(p), 0, 'g', 3);
+  row.acceptTip = tr("p (target) %1, q (drafter) %2, u %3: u * q %4 p, %5")
+                      .arg(static_cast<double>(p), 0, 'g', 4)
+                      .arg(static_cast<double>(q), 0, 'g', 4)
+                      .arg(static_cast<double>(u), 0, 'g', 4)
+                      .arg(passes ? QStringLiteral("<") : QStringLiteral(">="))
+                      .arg(passes ? tr("the test passes (accepted if every earlier slot passed)")
+                                  : tr("rejected: the step's last token was drawn from max(0, p - q)"));
+}
+
 void TokenTableModel::clear() {
   beginResetModel();
   rows_.clear();
-  hasTreePath_ = false;
+  hasTreePath_ = hasSelector_ = hasAcceptTest_ = false;
   endResetModel();
 }
 
@@ -97,6 +130,10 @@ void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenT
   rows_.push_back(anchor);
   const std::size_t slotCount = step.draftTokens.size();
   const bool haveTopK = topK > 0 && step.topKIds.size() == slotCount * static_cast<std::size_t>(topK);
+  hasSelector_ = slotCount > 0 && step.chosenCandidates.size() == slotCount &&
+                 step.candidateIds.size() % slotCount == 0 && step.candidateScores.size() == step.candidateIds.size();
+  hasAcceptTest_ = slotCount > 0 && step.targetProbs.size() == slotCount && step.draftProbs.size() == slotCount &&
+                   step.acceptUniforms.size() == slotCount;
   for (std::size_t i = 0; i < slotCount; ++i) {
     Row row;
     row.slot = static_cast<int>(i) + 1;
@@ -109,6 +146,8 @@ void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenT
     row.state = i < accepted ? SlotState::Accepted : i == accepted ? SlotState::FirstMismatch : SlotState::Rejected;
     if (i < treePath.size()) row.treeToken = text(treePath[i]);
     if (i < step.garbleFlags.size()) row.garble = step.garbleFlags[i];
+    if (hasSelector_) describeSelection(step, i, text, row);
+    if (hasAcceptTest_) describeAcceptTest(step, i, row);
     if (haveTopK) {
       const session::TokenId* ids = step.topKIds.data() + i * static_cast<std::size_t>(topK);
       const float* probs = step.topKProbs.data() + i * static_cast<std::size_t>(topK);
@@ -148,6 +187,8 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
         case VerdictColumn: return stateName(row.state);
         case TreePathColumn: return row.treeToken;
         case GarbleColumn: return QString::fromStdString(analysis::garbleFlagNames(row.garble));
+        case SelectorColumn: return row.selector;
+        case AcceptTestColumn: return row.acceptTest;
         case DraftProbColumn: return row.draftProb ? QString::number(double(*row.draftProb), 'f', 3) : QString();
         case TargetRankColumn:
           if (row.state == SlotState::Anchor || row.topK.isEmpty()) return {};
@@ -162,6 +203,8 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
                                          .arg(row.draft)
                                          .arg(garbleExplanation(row.garble, row.state != SlotState::Rejected)))
                           : QVariant();
+      if (index.column() == SelectorColumn && !row.selectorTip.isEmpty()) return row.selectorTip;
+      if (index.column() == AcceptTestColumn && !row.acceptTip.isEmpty()) return row.acceptTip;
       if (index.column() == TreePathColumn && !row.treeToken.isEmpty())
         return tr("depth %1 of the tree's accepted path: '%2', accepted by the target%3")
             .arg(row.slot)
@@ -171,6 +214,7 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
         return row.topK.isEmpty() ? QVariant() : QVariant(tr("draft top-%1 at slot %2:\n%3").arg(topK_).arg(row.slot).arg(row.topK));
       return {};
     case Qt::BackgroundRole:
+      if (index.column() == SelectorColumn && row.overruled) return QColor(255, 236, 179);  // amber: overruled
       if (index.column() == TreePathColumn)
         return row.treeToken.isEmpty() ? stateColour(SlotState::Rejected) : stateColour(SlotState::Accepted);
       return stateColour(row.state);
@@ -193,8 +237,8 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
-  static const char* names[] = {"Slot", "Position", "Draft", "Target", "Verdict", "Tree path", "Garble", "p(draft)",
-                                "Target rank", "H top-k"};
+  static const char* names[] = {"Slot",   "Position", "Draft",    "Target",      "Verdict", "Tree path",
+                                "Garble", "Selector", "u·q < p", "p(draft)", "Target rank", "H top-k"};
   if (role == Qt::DisplayRole && section == VerdictColumn && hasTreePath_) return tr("Chain verdict");
   if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
   if (role == Qt::ToolTipRole && section == VerdictColumn)
@@ -204,6 +248,12 @@ QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, i
   if (role == Qt::ToolTipRole && section == TreePathColumn)
     return tr("The DDTree's accepted path, one token per depth: it may leave the chain through a lower-ranked candidate "
               "and accept more than the chain");
+  if (role == Qt::ToolTipRole && section == SelectorColumn)
+    return tr("DFlash2's candidate selector: which of the slot's top candidates (by logit) it chose; 'argmax' where "
+              "it kept the drafter's own choice, '#i over x' where it overruled it");
+  if (role == Qt::ToolTipRole && section == AcceptTestColumn)
+    return tr("Sampled steps: the acceptance test of each slot with its recorded uniform u, the drafter's q and the "
+              "target's p of the draft; the leading slots that pass are accepted");
   if (role == Qt::ToolTipRole && section == GarbleColumn)
     return tr("The garble detectors that fired on this slot (repeats, the anchor proposed again, the mask token, "
               "ids outside the vocabulary). Red: part of what the drafter proposes; grey: the rejected tail.");

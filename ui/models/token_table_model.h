@@ -25,7 +25,7 @@ class TokenTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column { SlotColumn, PositionColumn, DraftColumn, TargetColumn, VerdictColumn, TreePathColumn, GarbleColumn,
-                DraftProbColumn, TargetRankColumn, EntropyColumn, ColumnCount };
+                SelectorColumn, AcceptTestColumn, DraftProbColumn, TargetRankColumn, EntropyColumn, ColumnCount };
   enum class SlotState { Anchor, Accepted, FirstMismatch, Rejected };
   static constexpr int SlotStateRole = Qt::UserRole + 1;
   static constexpr int GarbleRole = Qt::UserRole + 2;  // uint: the slot's garble detector bits
@@ -44,6 +44,8 @@ class TokenTableModel : public QAbstractTableModel {
   void setBlock(const session::StepRecord& step, int topK, TokenText text,
                 const std::optional<session::TreeRecord>& tree = std::nullopt);
   bool hasTreePath() const { return hasTreePath_; }
+  bool hasSelector() const { return hasSelector_; }        // a DFlash2 step: candidates recorded
+  bool hasAcceptTest() const { return hasAcceptTest_; }    // a sampled step: p, q and u recorded
   void clear();
 
   static QColor stateColour(SlotState state);
@@ -69,10 +71,18 @@ class TokenTableModel : public QAbstractTableModel {
     bool special = false;
     QString treeToken;  // the tree's accepted path at this depth; empty past its end
     std::uint8_t garble = 0;  // dfi/analysis/garble.h bits
+    QString selector, selectorTip;  // DFlash2: the chosen candidate, and every candidate
+    bool overruled = false;         // the selector chose another than the drafter's argmax
+    QString acceptTest, acceptTip;  // sampled: u * q against p
   };
+  static void describeSelection(const session::StepRecord& step, std::size_t i, const TokenText& text, Row& row);
+  static void describeAcceptTest(const session::StepRecord& step, std::size_t i, Row& row);
+
   std::vector<Row> rows_;
   int topK_ = 0;
   bool hasTreePath_ = false;
+  bool hasSelector_ = false;
+  bool hasAcceptTest_ = false;
 };
 
 // The chain's verdict is session::chainAcceptedCount (records.h).

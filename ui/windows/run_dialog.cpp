@@ -14,6 +14,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QDoubleSpinBox>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -89,6 +90,11 @@ RunDialog::RunDialog(QWidget* parent) : QDialog(parent), client_(new EngineClien
   form->addRow(tr("Mask variants"), variantRow);
   form->addRow(tr("DDTree budget"), budget_);
   form->addRow(tr("Max new tokens"), maxNewTokens_);
+  form->addRow(tr("Sampling"), samplingRow());
+  stepCounting_ = new QComboBox;
+  stepCounting_->addItem(tr("dflash 0.1.0 (last block shortened, counted to the budget)"), QStringLiteral("dflash"));
+  stepCounting_->addItem(tr("full blocks (every block counted in full)"), QStringLiteral("full-blocks"));
+  form->addRow(tr("Step counting"), stepCounting_);
 
   progress_ = new QProgressBar;
   status_ = new QLabel(tr("Not started"));
@@ -177,6 +183,43 @@ QWidget* RunDialog::withBrowse(QLineEdit* field, Browse kind) {
   return row;
 }
 
+// The live loop's sampling, as run's --temperature, --top-p, --top-k, --seed and --samples.
+QHBoxLayout* RunDialog::samplingRow() {
+  temperature_ = new QDoubleSpinBox;
+  temperature_->setObjectName(QStringLiteral("temperatureField"));
+  temperature_->setRange(0, 10);
+  temperature_->setSingleStep(0.1);
+  temperature_->setSpecialValueText(tr("greedy"));
+  topP_ = new QDoubleSpinBox;
+  topP_->setRange(0.01, 1);
+  topP_->setSingleStep(0.05);
+  topP_->setValue(1);
+  topK_ = new QSpinBox;
+  topK_->setRange(0, 1'000'000);
+  topK_->setSpecialValueText(tr("all"));
+  seed_ = new QSpinBox;
+  seed_->setRange(0, 1'000'000'000);
+  samples_ = new QSpinBox;
+  samples_->setObjectName(QStringLiteral("samplesField"));
+  samples_->setRange(1, 1000);
+  auto* row = new QHBoxLayout;
+  for (auto [label, box] : {std::pair{tr("T"), static_cast<QWidget*>(temperature_)}, {tr("top-p"), topP_},
+                            {tr("top-k"), topK_}, {tr("seed"), seed_}, {tr("repeats"), samples_}}) {
+    row->addWidget(new QLabel(label));
+    row->addWidget(box);
+  }
+  row->addStretch();
+  // Filters, seed and repeats mean nothing to a greedy run.
+  auto update = [this] {
+    for (QWidget* w : {static_cast<QWidget*>(topP_), static_cast<QWidget*>(topK_), static_cast<QWidget*>(seed_),
+                       static_cast<QWidget*>(samples_)})
+      w->setEnabled(temperature_->value() > 0);
+  };
+  connect(temperature_, &QDoubleSpinBox::valueChanged, this, update);
+  update();
+  return row;
+}
+
 // The last values run with, so a second evaluation starts from the first's form. The engine
 // named by DFLASH_EVAL wins over a remembered one (the environment is the more recent choice).
 void RunDialog::restoreForm() {
@@ -190,6 +233,13 @@ void RunDialog::restoreForm() {
     dtype_->setCurrentIndex(dtype);
   budget_->setValue(settings.value(QStringLiteral("ddtree_budget"), budget_->value()).toInt());
   maxNewTokens_->setValue(settings.value(QStringLiteral("max_new_tokens"), maxNewTokens_->value()).toInt());
+  temperature_->setValue(settings.value(QStringLiteral("temperature"), temperature_->value()).toDouble());
+  topP_->setValue(settings.value(QStringLiteral("top_p"), topP_->value()).toDouble());
+  topK_->setValue(settings.value(QStringLiteral("top_k"), topK_->value()).toInt());
+  seed_->setValue(settings.value(QStringLiteral("seed"), seed_->value()).toInt());
+  samples_->setValue(settings.value(QStringLiteral("samples"), samples_->value()).toInt());
+  if (const int counting = stepCounting_->findData(settings.value(QStringLiteral("step_counting"))); counting >= 0)
+    stepCounting_->setCurrentIndex(counting);
   const QString variable = qEnvironmentVariable("DFLASH_EVAL");
   if (!variable.isEmpty()) {
     engine_->setText(variable);
@@ -207,6 +257,12 @@ void RunDialog::rememberForm() const {
   settings.setValue(QStringLiteral("dtype"), dtype_->currentText());
   settings.setValue(QStringLiteral("ddtree_budget"), budget_->value());
   settings.setValue(QStringLiteral("max_new_tokens"), maxNewTokens_->value());
+  settings.setValue(QStringLiteral("temperature"), temperature_->value());
+  settings.setValue(QStringLiteral("top_p"), topP_->value());
+  settings.setValue(QStringLiteral("top_k"), topK_->value());
+  settings.setValue(QStringLiteral("seed"), seed_->value());
+  settings.setValue(QStringLiteral("samples"), samples_->value());
+  settings.setValue(QStringLiteral("step_counting"), stepCounting_->currentData());
 }
 
 std::vector<std::pair<QString, QLineEdit*>> RunDialog::formFields() const {
@@ -274,6 +330,14 @@ void RunDialog::startRun() {
   options.dtype = dtype_->currentText().toStdString();
   options.ddtreeBudget = budget_->value();
   options.maxNewTokens = maxNewTokens_->value();
+  options.temperature = temperature_->value();
+  if (options.temperature > 0) {
+    options.topP = topP_->value();
+    options.topK = topK_->value();
+    options.seed = seed_->value();
+    options.samples = samples_->value();
+  }
+  options.stepCounting = stepCounting_->currentData().toString().toStdString();
   const EngineLaunch engine = launch();
   rememberForm();
   summary_->clear();

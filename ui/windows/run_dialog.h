@@ -14,6 +14,8 @@
 
 class QCheckBox;
 class QComboBox;
+class QDoubleSpinBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -45,6 +47,7 @@ class RunDialog : public QDialog {
 
  private:
   enum class Browse { Directory, AddDirectory, OpenFile, SaveFile, Executable };
+  QHBoxLayout* samplingRow();
   QLineEdit* pathField(const QString& name, const QString& placeholder);
   QWidget* withBrowse(QLineEdit* field, Browse kind);  // the field and its "Browse..." button
   void restoreForm();
@@ -54,10 +57,12 @@ class RunDialog : public QDialog {
   QString validationError() const;
 
   QLineEdit *target_, *drafters_, *prompts_, *session_, *prefix_, *engine_;
-  QComboBox *device_, *dtype_;
+  QComboBox *device_, *dtype_, *stepCounting_;
   QCheckBox *live_, *teacherForced_, *ddtree_;
   QList<QCheckBox*> variants_;
   QSpinBox *budget_, *maxNewTokens_;
+  QDoubleSpinBox *temperature_, *topP_;  // the live loop's sampling (0: greedy)
+  QSpinBox *topK_, *seed_, *samples_;
   QProgressBar* progress_;
   QLabel* status_;
   QPlainTextEdit* summary_;

@@ -51,7 +51,7 @@ TokenView::TokenView(SessionContext* context, QWidget* parent)
   headline_->setWordWrap(true);
   headline_->setTextFormat(Qt::PlainText);
   table_->setModel(model_);
-  table_->setColumnHidden(TokenTableModel::TreePathColumn, true);  // shown for DDTree steps
+  showOptionalColumns();  // none until a step asks for them
   table_->verticalHeader()->hide();
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -160,10 +160,18 @@ void TokenView::loadResponse(session::RunId run, session::PromptId promptId) {
   promptLabel_ = promptLabel(promptId, prompt ? QString::fromStdString(prompt->text) : QString());
 }
 
+// The tree path for DDTree steps, the selector for DFlash2 steps, the acceptance test for
+// sampled steps: hidden where the step has none.
+void TokenView::showOptionalColumns() {
+  table_->setColumnHidden(TokenTableModel::TreePathColumn, !model_->hasTreePath());
+  table_->setColumnHidden(TokenTableModel::SelectorColumn, !model_->hasSelector());
+  table_->setColumnHidden(TokenTableModel::AcceptTestColumn, !model_->hasAcceptTest());
+}
+
 void TokenView::showStep(const std::optional<session::StepRecord>& step) {
   if (!step) {
     model_->clear();
-    table_->setColumnHidden(TokenTableModel::TreePathColumn, true);
+    showOptionalColumns();
     strip_->setHighlightedStep(-1);
     headline_->setText(tr("Select a step to see its block slot by slot."));
     return;
@@ -172,7 +180,7 @@ void TokenView::showStep(const std::optional<session::StepRecord>& step) {
   const bool ddtree = step->mode == session::EvaluationMode::DDTree;
   model_->setBlock(*step, run ? run->topK : 0, [this](session::TokenId id) { return context_->tokenText(id); },
                    ddtree ? context_->tree(step->stepId) : std::nullopt);
-  table_->setColumnHidden(TokenTableModel::TreePathColumn, !model_->hasTreePath());
+  showOptionalColumns();
   strip_->setHighlightedStep(step->stepIndex);
   const QString where = tr("%1, \"%2\", step %3: anchor '%4' at position %5")
                             .arg(context_->runName(step->runId))

@@ -41,6 +41,7 @@ class TokenView : public QWidget, public SessionViewer, public ExportableView {
  private:
   void loadResponse(session::RunId run, session::PromptId prompt);
   void showStep(const std::optional<session::StepRecord>& step);
+  void showOptionalColumns();
 
   SessionContext* context_;
   QLabel* headline_;
