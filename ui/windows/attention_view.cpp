@@ -18,9 +18,8 @@
 #include "widgets/heatmap_plot.h"
 
 namespace dfi::ui {
-namespace {
 
-QCPColorGradient attentionGradient() {
+QCPColorGradient AttentionView::gradient() {
   QCPColorGradient g;
   g.clearColorStops();
   for (int i = 0; i <= 8; ++i) g.setColorStopAt(i / 8.0, AttentionGrid::colour(i / 8.0));
@@ -31,8 +30,6 @@ QCPColorGradient attentionGradient() {
   return g;
 }
 
-}  // namespace
-
 AttentionView::AttentionView(SessionContext* context, InspectClient* engine, QWidget* parent)
     : BlockProbePanel(context, engine, tr("Select a block to see the drafter's attention."),
                       tr("Re-draft this block in dflash-eval serve with every probe on; the attention and "
@@ -42,7 +39,7 @@ AttentionView::AttentionView(SessionContext* context, InspectClient* engine, QWi
       headBox_(new QComboBox),
       plot_(new HeatmapPlot),
       grid_(new AttentionGrid) {
-  plot_->setGradient(attentionGradient(), QCPRange(0, 1));
+  plot_->setGradient(gradient(), QCPRange(0, 1));
   plot_->xAxis->setLabel(tr("key: context positions | block slots"));
   plot_->yAxis->setLabel(tr("query slot"));
   plot_->setMinimumSize(320, 200);
@@ -208,7 +205,7 @@ void AttentionView::showMap() {
     return;
   }
   const float top = std::max(1e-6f, *std::max_element(map.begin(), map.end()));
-  plot_->setGradient(attentionGradient(), QCPRange(0, top));
+  plot_->setGradient(gradient(), QCPRange(0, top));
   const std::int64_t keys = l->keys;
   auto data = std::make_shared<const std::vector<float>>(map);
   plot_->setCells(l->queries, l->keys,

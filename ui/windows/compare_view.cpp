@@ -5,6 +5,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -15,6 +16,7 @@
 #include "models/block_regression_model.h"
 #include "models/tau_table_model.h"
 #include "widgets/comparison_plots.h"
+#include "windows/block_pair_view.h"
 
 namespace dfi::ui {
 namespace {
@@ -61,6 +63,8 @@ CompareView::CompareView(SessionContext* context, QWidget* parent)
       tauTable_(makeTable(tauModel_)),
       regressionTable_(makeTable(regressionModel_)),
       plots_(new ComparisonPlots),
+      blockPair_(new BlockPairView(context)),
+      lowerTabs_(new QTabWidget),
       reloadTimer_(new QTimer(this)) {
   pool_.setMaxThreadCount(1);
   reloadTimer_->setSingleShot(true);
@@ -101,7 +105,11 @@ CompareView::CompareView(SessionContext* context, QWidget* parent)
   tables->setStretchFactor(1, 2);
   auto* splitter = new QSplitter(Qt::Vertical);
   splitter->addWidget(tables);
-  splitter->addWidget(plots_);
+  // The plots, and the chosen regression's two blocks behind them.
+  lowerTabs_->addTab(plots_, tr("Plots"));
+  lowerTabs_->addTab(blockPair_, tr("Chosen block: A | B"));
+  lowerTabs_->setDocumentMode(true);
+  splitter->addWidget(lowerTabs_);
   splitter->setStretchFactor(0, 1);
   splitter->setStretchFactor(1, 2);
   splitter->setSizes({100, 200});
@@ -230,6 +238,10 @@ void CompareView::finish(quint64 generation, const std::shared_ptr<Result>& resu
     tauModel_->setShownRows(a_ == b_ ? std::vector<int>{a_} : std::vector<int>{a_, b_});
   }
   regressionModel_->setRegressions(pair_.regressions);
+  if (newPair) {
+    blockPair_->clear();
+    lowerTabs_->setCurrentWidget(plots_);
+  }
   if (series_->size() < 2) {
     status_->setText(series_->empty() ? tr("Open a session with two or more runs to compare them.")
                                       : tr("The session has one run: nothing to compare it with."));
@@ -259,6 +271,8 @@ void CompareView::selectRegression(const QModelIndex& index) {
   if (!context_ || !index.isValid() || !series_ || b_ < 0) return;
   const analysis::BlockRegression& r = regressionModel_->regression(index.row());
   context_->select({(*series_)[static_cast<std::size_t>(b_)].run, r.prompt, r.stepB});
+  blockPair_->showPair(r.stepA, r.stepB);
+  lowerTabs_->setCurrentWidget(blockPair_);
 }
 
 void CompareView::onSessionOpened() { reloadWhenShown(); }

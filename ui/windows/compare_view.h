@@ -3,7 +3,7 @@
 // the same prompts. A tau table with bootstrap intervals (its ticks choose what the plots
 // draw), acceptance-length histograms, per-slot acceptance curves, the per-prompt scatter of
 // run A against run B, and the blocks where B accepted less than A; choosing one selects
-// that block in every other panel. Reading and statistics run on a worker thread, and only
+// that block in every other panel and shows A's block beside B's. Reading and statistics run on a worker thread, and only
 // while the panel is on screen: behind its tab it would slow the opening of a big session.
 
 #include <memory>
@@ -18,11 +18,13 @@
 
 class QComboBox;
 class QLabel;
+class QTabWidget;
 class QTableView;
 class QTimer;
 
 namespace dfi::ui {
 
+class BlockPairView;
 class BlockRegressionModel;
 class ComparisonPlots;
 class TauTableModel;
@@ -47,6 +49,9 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   BlockRegressionModel* regressionModel() const { return regressionModel_; }
   QTableView* regressionTable() const { return regressionTable_; }
   ComparisonPlots* plots() const { return plots_; }
+  // A's and B's block of the chosen regression, side by side (a tab beside the plots).
+  BlockPairView* blockPair() const { return blockPair_; }
+  QTabWidget* lowerTabs() const { return lowerTabs_; }
   const analysis::PairComparison& pair() const { return pair_; }
 
   void onSessionOpened() override;
@@ -81,6 +86,8 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   QTableView* tauTable_;
   QTableView* regressionTable_;
   ComparisonPlots* plots_;
+  BlockPairView* blockPair_;
+  QTabWidget* lowerTabs_;
   QTimer* reloadTimer_;  // coalesces the steps of a followed file into one reload
 
   QThreadPool pool_;
