@@ -6,12 +6,13 @@
 #include <qcustomplot.h>
 
 #include "models/tau_table_model.h"
+#include "widgets/fitted_plot.h"
 
 namespace dfi::ui {
 namespace {
 
 QCustomPlot* makePlot(const QString& title, const QString& x, const QString& y) {
-  auto* plot = new QCustomPlot;
+  auto* plot = new FittedPlot;
   plot->setMinimumSize(200, 130);
   plot->plotLayout()->insertRow(0);
   plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(plot->font().family(), 9, QFont::Bold)));

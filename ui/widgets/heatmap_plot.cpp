@@ -47,7 +47,7 @@ class CellTicker : public QCPAxisTicker {
 
 }  // namespace
 
-HeatmapPlot::HeatmapPlot(QWidget* parent) : QCustomPlot(parent), map_(new QCPColorMap(xAxis, yAxis)) {
+HeatmapPlot::HeatmapPlot(QWidget* parent) : FittedPlot(parent), map_(new QCPColorMap(xAxis, yAxis)) {
   pool_.setMaxThreadCount(1);  // one picture at a time; a stale one stops at its next row
   map_->setInterpolate(false);
   map_->setTightBoundary(false);  // the range names cell centres; outer cells are drawn whole

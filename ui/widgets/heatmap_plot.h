@@ -13,9 +13,11 @@
 #include <QThreadPool>
 #include <qcustomplot.h>
 
+#include "widgets/fitted_plot.h"
+
 namespace dfi::ui {
 
-class HeatmapPlot : public QCustomPlot {
+class HeatmapPlot : public FittedPlot {
   Q_OBJECT
  public:
   // Called from worker threads: must be pure (capture an immutable copy of its data).

@@ -15,6 +15,7 @@
 #include "context/inspect_client.h"
 #include "context/session_context.h"
 #include "widgets/attention_grid.h"
+#include "widgets/empty_hint.h"
 #include "widgets/heatmap_plot.h"
 
 namespace dfi::ui {
@@ -198,12 +199,18 @@ void AttentionView::showMap() {
   const AttentionLayer* l = currentLayer();
   const std::vector<float> map = currentMap();
   if (!l || map.empty()) {
+    setEmptyHint(plot_, !step_ ? tr("Select a step in the navigator to see the drafter's attention over its block.")
+                        : engine_ ? tr("The session holds no attention for this block: Fetch from engine computes "
+                                       "and stores it.")
+                                  : tr("The session holds no attention for this block (record it with "
+                                       "dflash-eval, or fetch it from an engine)."));
     boundary_->setVisible(false);
     plot_->setCells(0, 0, {}, true);
     plot_->xAxis->setLabel(tr("key: context positions | block slots"));
     plot_->replot();
     return;
   }
+  setEmptyHint(plot_, {});
   const float top = std::max(1e-6f, *std::max_element(map.begin(), map.end()));
   plot_->setGradient(gradient(), QCPRange(0, top));
   const std::int64_t keys = l->keys;

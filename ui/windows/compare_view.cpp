@@ -16,6 +16,7 @@
 #include "models/block_regression_model.h"
 #include "models/tau_table_model.h"
 #include "widgets/comparison_plots.h"
+#include "widgets/empty_hint.h"
 #include "windows/block_pair_view.h"
 
 namespace dfi::ui {
@@ -91,8 +92,9 @@ CompareView::CompareView(SessionContext* context, QWidget* parent)
   auto* regressions = new QWidget;
   auto* regressionLayout = new QVBoxLayout(regressions);
   regressionLayout->setContentsMargins(0, 0, 0, 0);
-  auto* regressionTitle = new QLabel(tr("Blocks where B accepted less than A (largest drop first)"));
-  regressionTitle->setToolTip(tr("Blocks at the same prompt and anchor where B accepted fewer drafts than A; "
+  auto* regressionTitle = new QLabel(tr("Blocks where B fell behind A"));
+  regressionTitle->setToolTip(tr("Blocks at the same prompt and anchor where B accepted fewer drafts than A, the "
+                                 "largest drop first; "
                                  "choose one to inspect it in every panel"));
   regressionTitle->setWordWrap(true);
   regressionLayout->addWidget(regressionTitle);
@@ -126,6 +128,7 @@ CompareView::CompareView(SessionContext* context, QWidget* parent)
   addExportMenu(tauTable_, QStringLiteral("tau-table"), [this] { return exportData(); });
   addExportMenu(regressionTable_, QStringLiteral("block-regressions"), [this] { return csvOf(*regressionModel_); });
   if (context_) context_->addViewer(this);
+  redraw();
 }
 
 CompareView::~CompareView() {
@@ -184,6 +187,14 @@ void CompareView::setSeries(std::vector<analysis::ComparedSeries> series) {
 void CompareView::setPair(int a, int b) {
   if (!series_ || !stats_ || (a == a_ && b == b_)) return;
   start(series_, stats_, a, b);
+}
+
+void CompareView::requestPair(int a, int b) {
+  requested_ = std::pair{a, b};
+  if (series_ && stats_ && !computing_ && !stale_) {
+    requested_.reset();
+    setPair(a, b);
+  }
 }
 
 void CompareView::start(std::shared_ptr<const std::vector<analysis::ComparedSeries>> series,
@@ -257,9 +268,18 @@ void CompareView::finish(quint64 generation, const std::shared_ptr<Result>& resu
   }
   redraw();
   emit computed();
+  // A pair asked for while the runs were being read.
+  if (requested_) {
+    const auto [a, b] = *requested_;
+    requested_.reset();
+    if (a >= 0 && b >= 0 && a < static_cast<int>(series_->size()) && b < static_cast<int>(series_->size())) setPair(a, b);
+  }
 }
 
 void CompareView::redraw() {
+  const bool empty = !series_ || !stats_ || series_->size() < 2 || a_ == b_;
+  for (QCustomPlot* plot : {plots_->histogram(), plots_->slotCurves(), plots_->scatter()})
+    setEmptyHint(plot, empty ? status_->text() : QString());
   if (!series_ || !stats_) {
     plots_->clear();
     return;

@@ -7,6 +7,8 @@
 // while the panel is on screen: behind its tab it would slow the opening of a big session.
 
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include <QThreadPool>
@@ -44,6 +46,8 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   bool isComputing() const { return computing_; }
   // Chooses runs A and B by row of the tau table; the pair is recomputed on the worker.
   void setPair(int a, int b);
+  // The same, also before the runs are read (the overview's links): applied once they are.
+  void requestPair(int a, int b);
 
   TauTableModel* tauModel() const { return tauModel_; }
   BlockRegressionModel* regressionModel() const { return regressionModel_; }
@@ -98,6 +102,7 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   std::shared_ptr<const std::vector<analysis::SeriesStatistics>> stats_;
   analysis::PairComparison pair_;
   int a_ = -1, b_ = -1;
+  std::optional<std::pair<int, int>> requested_;
 };
 
 }  // namespace dfi::ui

@@ -17,6 +17,7 @@ class StatsView;
 class SessionContext;
 class LogDock;
 class MaskView;
+class OverviewView;
 class Navigator;
 class TokenView;
 class TreeView;
@@ -35,6 +36,7 @@ class MainWindow : public QMainWindow {
   TokenView* tokenView() const { return tokenView_; }
   TreeView* treeView() const { return treeView_; }
   CompareView* compareView() const { return compareView_; }
+  OverviewView* overviewView() const { return overviewView_; }
   AttentionView* attentionView() const { return attentionView_; }
   StatsView* statsView() const { return statsView_; }
   InspectClient* inspectClient() const { return inspectClient_; }
@@ -67,6 +69,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* dock(const char* objectName) const;
   bool logBelowNavigator() const;      // in the default arrangement, where it keeps its height
   bool navigatorBesidePanels() const;  // likewise, where the navigator keeps its width
+  QDockWidget* panelBesideNavigator() const;
   void showError(const QString& title, const QString& message);
   void chooseAndOpen();
   void chooseAndExport();
@@ -80,6 +83,7 @@ class MainWindow : public QMainWindow {
   TokenView* tokenView_;
   TreeView* treeView_;
   CompareView* compareView_;
+  OverviewView* overviewView_;
   InspectClient* inspectClient_;
   AttentionView* attentionView_;
   StatsView* statsView_;
