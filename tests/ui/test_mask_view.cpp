@@ -3,12 +3,14 @@
 // <build>/screenshots/mask_*.png.
 
 #include <QElapsedTimer>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QtTest>
 
 #include "dfi/base/error.h"
 #include "models/mask_layout.h"
 #include "gui_test_support.h"
+#include "widgets/fitted_plot.h"
 #include "widgets/heatmap_plot.h"
 #include "widgets/view_export.h"
 #include "windows/mask_controls.h"
@@ -139,6 +141,89 @@ class TestMaskView : public QObject {
     QVERIFY(test::similarColour(pixelAtCell(plot, 0, 8191), MaskView::colour(false, kAllowed)));
     QVERIFY(test::similarColour(pixelAtCell(plot, 0, 8192), MaskView::colour(false, kMasked)));
     test::saveScreenshot(&view, QStringLiteral("mask_8k_zoomed"));
+  }
+
+  // The training-layout diff of a real response, 59 anchors: the differing cells (the anchor's
+  // own column, seen by the anchor-visible variant only) are outlined with markers of several
+  // pixels, not a one-pixel edge, and "zoom to the differences" shows the first block's at a
+  // size one can read.
+  void trainingDiffOf59AnchorsIsLegible() {
+    MaskView view(nullptr);
+    view.resize(1000, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.controls()->setMaskLayout(MaskLayoutKind::Training);
+    view.controls()->setTrainingGeometry(1024, 59);
+    view.controls()->setVariant(MaskVariant::Reference);
+    view.controls()->setDiffAgainst(MaskVariant::AnchorVisible);
+    QVERIFY(waitForPicture(view.plot()));
+    const auto& differing = view.differingCells();
+    QVERIFY(!differing.empty());
+    for (const auto& [r, c] : differing) QCOMPARE(view.maskLayout()->value(r, c), int{kDiffer});
+    QVERIFY(view.zoomButton()->isVisible() && view.zoomButton()->isEnabled());
+    // The outlines: about a 7-pixel square per differing cell, in a darker red than the cells.
+    const QColor outline = MaskView::colour(true, kDiffer).darker(160);
+    const auto outlinePixels = [&] {
+      view.plot()->replot();
+      const QImage image = view.plot()->grab().toImage();
+      int n = 0;
+      for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) n += test::similarColour(image.pixelColor(x, y), outline, 40);
+      return n;
+    };
+    const int full = outlinePixels();
+    QVERIFY2(full > 20 * 59, qPrintable(QString::number(full)));
+    test::saveScreenshot(&view, QStringLiteral("mask_training_diff_59"));
+
+    QVERIFY(view.zoomToDifferences());
+    QVERIFY(waitForPicture(view.plot()));
+    const auto [r0, c0] = differing.front();
+    HeatmapPlot* plot = view.plot();
+    QCOMPARE(plot->yAxis->range().size(), 16.0);  // one block's rows, both axes zoomed
+    const double cellWidth = std::abs(plot->xAxis->coordToPixel(1) - plot->xAxis->coordToPixel(0));
+    const double cellHeight = std::abs(plot->yAxis->coordToPixel(1) - plot->yAxis->coordToPixel(0));
+    QVERIFY2(cellWidth >= 8 && cellHeight >= 8, qPrintable(QStringLiteral("%1 x %2").arg(cellWidth).arg(cellHeight)));
+    QVERIFY(plot->xAxis->range().contains(double(c0)) && plot->yAxis->range().contains(double(r0)));
+    QVERIFY(test::similarColour(pixelAtCell(plot, r0, c0), MaskView::colour(true, kDiffer), 40) ||
+            test::similarColour(pixelAtCell(plot, r0, c0), outline, 40));
+    test::saveScreenshot(&view, QStringLiteral("mask_training_diff_59_zoomed"));
+  }
+
+  // Titles and axis labels in a narrow, short panel: wrapped inside the plot, never cut at
+  // both ends ("raining layout ... B = 1"); the full text stays the owner's.
+  void titleAndLabelsFitANarrowPanel() {
+    MaskView view(nullptr);
+    view.resize(560, 330);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.controls()->setMaskLayout(MaskLayoutKind::Training);
+    view.controls()->setTrainingGeometry(1024, 59);
+    view.controls()->setDiffAgainst(MaskVariant::AnchorVisible);
+    QVERIFY(waitForPicture(view.plot()));
+    HeatmapPlot* plot = view.plot();
+    plot->replot();
+    auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0));
+    QVERIFY(title);
+    const QString full = FittedPlot::fullText(title);
+    QVERIFY2(full.startsWith(QLatin1String("training layout")) && full.endsWith(QStringLiteral("B\u00a0=\u00a016")), qPrintable(full));
+    QString shown = title->text();
+    QCOMPARE(shown.replace(QLatin1Char('\n'), QLatin1Char(' ')), full);  // every word, on more lines
+    const QRect inside = QFontMetrics(title->font()).boundingRect(title->rect(), Qt::AlignCenter, title->text());
+    QVERIFY2(plot->rect().contains(inside), qPrintable(QStringLiteral("%1,%2 %3x%4 in %5").arg(inside.x()).arg(inside.y())
+                                                         .arg(inside.width()).arg(inside.height()).arg(plot->width())));
+    for (QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
+      const int length = axis->orientation() == Qt::Horizontal ? plot->axisRect()->width() : plot->axisRect()->height();
+      for (const QString& line : axis->label().split(QLatin1Char('\n')))
+        QVERIFY2(QFontMetrics(axis->labelFont()).horizontalAdvance(line) <= length,
+                 qPrintable(QStringLiteral("'%1' in %2 px").arg(line).arg(length)));
+    }
+    QCOMPARE(FittedPlot::fullText(plot->yAxis), QStringLiteral("query row (block x B + slot)"));
+    test::saveScreenshot(&view, QStringLiteral("mask_narrow_title"));
+    // Wide again: one line.
+    view.resize(1600, 600);
+    QTRY_VERIFY(plot->width() > 1200);
+    plot->replot();
+    QCOMPARE(title->text(), full);
   }
 
   void exportsPngSvgAndPdf() {

@@ -48,7 +48,10 @@ QString wrapText(const QString& text, const QFontMetrics& metrics, int width, in
     kept.back() = lines.mid(maxLines - 1).join(QLatin1Char(' '));
     lines = kept;
   }
-  for (QString& line : lines) line = metrics.elidedText(line, Qt::ElideRight, width);
+  // Only lines still too wide (a single long word, or what maxLines left over); elidedText
+  // also shortens some lines that horizontalAdvance says fit.
+  for (QString& line : lines)
+    if (metrics.horizontalAdvance(line) > width) line = metrics.elidedText(line, Qt::ElideRight, width);
   return lines.join(QLatin1Char('\n'));
 }
 
