@@ -4,6 +4,7 @@
 
 #include <QElapsedTimer>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -224,6 +225,56 @@ class TestMaskView : public QObject {
     QTRY_VERIFY(plot->width() > 1200);
     plot->replot();
     QCOMPARE(title->text(), full);
+  }
+
+  // A heatmap in an SVG: as rectangles when the view holds few cells, else as one image of one
+  // pixel per cell (not the screen's sampling of a few hundred pixels); PNG at a chosen size
+  // and dpi.
+  void svgHoldsTheCellsAtFullResolution() {
+    MaskView view(nullptr);
+    view.resize(900, 400);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.controls()->setMaskLayout(MaskLayoutKind::Training);
+    view.controls()->setTrainingGeometry(2048, 64);  // 1024 x 3072 cells
+    QVERIFY(waitForPicture(view.plot()));
+    QVERIFY(view.plot()->sampledSize().width() < 3072);  // on screen: sampled
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("big.svg"));
+    exportWidget(view.exportTarget(), path);
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray svg = file.readAll();
+    const QRegularExpression embedded(QStringLiteral("data:image/png;base64,([A-Za-z0-9+/=\\s]+)"));
+    QRegularExpressionMatchIterator images = embedded.globalMatch(QString::fromLatin1(svg));
+    QSize largest;
+    while (images.hasNext()) {
+      QByteArray base64 = images.next().captured(1).toLatin1();
+      base64.replace('\n', "").replace(' ', "");
+      const QImage image = QImage::fromData(QByteArray::fromBase64(base64), "PNG");
+      if (image.width() * image.height() > largest.width() * largest.height()) largest = image.size();
+    }
+    QCOMPARE(largest, QSize(3072, 1024));
+    QVERIFY(!view.plot()->isVectorExport());  // back to the screen's picture
+
+    // A few cells: rectangles.
+    view.controls()->setMaskLayout(MaskLayoutKind::Inference);
+    view.controls()->setInferenceGeometry(12, 8);
+    QVERIFY(waitForPicture(view.plot()));
+    const QString small = dir.filePath(QStringLiteral("small.svg"));
+    exportWidget(view.exportTarget(), small, {QSize(1200, 600), 144});
+    QFile smallFile(small);
+    QVERIFY(smallFile.open(QIODevice::ReadOnly));
+    const QByteArray vectors = smallFile.readAll();
+    QVERIFY(!vectors.contains("<image"));
+    QVERIFY(vectors.contains(MaskView::colour(false, kAllowed).name().toLatin1()));
+
+    const QString png = dir.filePath(QStringLiteral("print.png"));
+    exportWidget(view.exportTarget(), png, {QSize(2400, 1200), 300});
+    const QImage print(png);
+    QCOMPARE(print.size(), QSize(2400, 1200));
+    QVERIFY(std::abs(print.dotsPerMeterX() * 0.0254 - 300) < 1);
+    QVERIFY_THROWS_EXCEPTION(dfi::UsageError, exportWidget(view.exportTarget(), png, {QSize(2400, 1200), 0}));
   }
 
   void exportsPngSvgAndPdf() {
