@@ -5,12 +5,15 @@
 #include <QElapsedTimer>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QSettings>
+#include <QSpinBox>
 #include <QSignalSpy>
 #include <QtTest>
 
 #include "dfi/base/error.h"
 #include "models/mask_layout.h"
 #include "gui_test_support.h"
+#include "widgets/export_options_dialog.h"
 #include "widgets/fitted_plot.h"
 #include "widgets/heatmap_plot.h"
 #include "widgets/view_export.h"
@@ -275,6 +278,32 @@ class TestMaskView : public QObject {
     QCOMPARE(print.size(), QSize(2400, 1200));
     QVERIFY(std::abs(print.dotsPerMeterX() * 0.0254 - 300) < 1);
     QVERIFY_THROWS_EXCEPTION(dfi::UsageError, exportWidget(view.exportTarget(), png, {QSize(2400, 1200), 0}));
+  }
+
+  // Save Picture / File > Export ask for the size and resolution: the panel's size at the last
+  // resolution used; a new resolution scales the pixels (same layout, sharper).
+  void exportDialogStartsAtTheViewsSize() {
+    QSettings().remove(QStringLiteral("export/dpi"));
+    MaskView view(nullptr);
+    view.resize(900, 400);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const QSize onScreen = view.exportTarget()->size();
+    ExportOptionsDialog dialog(view.exportTarget());
+    QCOMPARE(dialog.options().size, onScreen);
+    QCOMPARE(dialog.options().dpi, 96.0);
+    dialog.dpiBox()->setValue(192);
+    QCOMPARE(dialog.options().size, onScreen * 2);
+    dialog.accept();
+    ExportOptionsDialog again(view.exportTarget());
+    QCOMPARE(again.options().dpi, 192.0);
+    QCOMPARE(again.options().size, onScreen * 2);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("sharp.png"));
+    exportWidget(view.exportTarget(), path, again.options());
+    QCOMPARE(QImage(path).size(), onScreen * 2);
+    QCOMPARE(askExportOptions(view.exportTarget(), dir.filePath(QStringLiteral("cells.csv")), nullptr)->size, QSize());
+    QSettings().remove(QStringLiteral("export/dpi"));
   }
 
   void exportsPngSvgAndPdf() {

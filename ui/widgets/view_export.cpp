@@ -16,6 +16,7 @@
 
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
+#include "widgets/export_options_dialog.h"
 #include "widgets/heatmap_plot.h"
 
 namespace dfi::ui {
@@ -206,7 +207,8 @@ void addExportMenu(QWidget* widget, const QString& baseName, std::function<CsvTa
     menu.addAction(QObject::tr("Save Picture..."), widget, [widget, baseName, guarded] {
       const QString path = QFileDialog::getSaveFileName(widget, QObject::tr("Save Picture"), baseName + ".png",
                                                         exportFileFilter());
-      if (!path.isEmpty()) guarded([&] { exportWidget(widget, path); });
+      if (path.isEmpty()) return;
+      if (const auto options = askExportOptions(widget, path, widget)) guarded([&] { exportWidget(widget, path, *options); });
     });
     if (data) {
       menu.addAction(QObject::tr("Save Data as CSV..."), widget, [widget, baseName, data, guarded] {

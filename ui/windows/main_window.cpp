@@ -22,6 +22,7 @@
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
 #include "dfi/base/version.h"
+#include "widgets/export_options_dialog.h"
 #include "widgets/panel_scroll_area.h"
 #include "widgets/recent_files_menu.h"
 #include "widgets/view_export.h"
@@ -243,7 +244,7 @@ void MainWindow::fitToScreen() {
        std::clamp(y(), area.top(), std::max(area.top(), area.bottom() + 1 - height() - frame.height())));
 }
 
-void MainWindow::exportCurrentView(const QString& path) {
+void MainWindow::exportCurrentView(const QString& path, const ExportOptions& options) {
   QWidget* panel = lastFocusedPanel_ ? lastFocusedPanel_.data() : static_cast<QWidget*>(maskView_);
   auto* view = dynamic_cast<ExportableView*>(panel);
   if (QFileInfo(path).suffix().compare(QLatin1String("csv"), Qt::CaseInsensitive) == 0) {
@@ -252,7 +253,7 @@ void MainWindow::exportCurrentView(const QString& path) {
       throw UsageError("the " + view->exportBaseName().toStdString() + " view has no table of numbers to save as CSV");
     writeCsv(data, path);
   } else {
-    exportWidget(view->exportTarget(), path);
+    exportWidget(view->exportTarget(), path, options);
   }
   dfi::logger("ui")->info("exported {}", path.toStdString());
 }
@@ -269,8 +270,10 @@ void MainWindow::chooseAndExport() {
   const QString path =
       QFileDialog::getSaveFileName(this, tr("Export View"), name, exportFileFilter() + tr(";;CSV table (*.csv)"));
   if (path.isEmpty()) return;
+  const auto options = askExportOptions(dynamic_cast<ExportableView*>(panel)->exportTarget(), path, this);
+  if (!options) return;
   try {
-    exportCurrentView(path);
+    exportCurrentView(path, *options);
   } catch (const dfi::Error& e) {
     dfi::logger("ui")->error("export failed: {}", e.what());
     showError(tr("Export failed"), QString::fromStdString(e.what()));

@@ -6,6 +6,8 @@
 #include <QMainWindow>
 #include <QPointer>
 
+#include "widgets/view_export.h"
+
 class QDockWidget;
 
 namespace dfi::ui {
@@ -52,7 +54,7 @@ class MainWindow : public QMainWindow {
   void fitToScreen();
   // Saves the panel that had the focus last (the mask view when none had) to `path`: its
   // picture, or its numbers for a .csv path.
-  void exportCurrentView(const QString& path);
+  void exportCurrentView(const QString& path, const ExportOptions& options = {});
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
