@@ -24,6 +24,8 @@
 #include "models/tau_table_model.h"
 #include "models/token_table_model.h"
 #include "session_fixture.h"
+#include "widgets/comparison_plots.h"
+#include "widgets/empty_hint.h"
 #include "widgets/heatmap_plot.h"
 #include "widgets/token_strip.h"
 #include "windows/compare_view.h"
@@ -31,8 +33,10 @@
 #include "windows/main_window.h"
 #include "windows/mask_controls.h"
 #include "windows/mask_view.h"
+#include "windows/attention_view.h"
 #include "windows/navigator.h"
 #include "windows/overview_view.h"
+#include "windows/stats_view.h"
 #include "windows/token_view.h"
 
 using namespace dfi::ui;
@@ -72,6 +76,10 @@ class TestSessionPanels : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     OverviewView* overview = window.overviewView();
     QVERIFY(overview->text().contains(QStringLiteral("No session open")));
+    // Empty pictures say what to select, not bare 0..5 axes.
+    QVERIFY(emptyHint(window.attentionView()->plot()).startsWith(QStringLiteral("Select a step in the navigator")));
+    QVERIFY(emptyHint(window.statsView()->curves()).startsWith(QStringLiteral("Select a step in the navigator")));
+    QVERIFY(emptyHint(window.compareView()->plots()->histogram()).contains(QStringLiteral("two or more runs")));
     QSignalSpy computed(overview, &OverviewView::computed);
     QVERIFY(window.openFile(path_));
     QVERIFY(computed.wait(20000));
@@ -133,6 +141,10 @@ class TestSessionPanels : public QObject {
     selectStep(window, 0, 1);
     QTRY_VERIFY(!window.tokenView()->visibleRegion().isEmpty());
     QVERIFY(overview->visibleRegion().isEmpty());
+    // A block without attention says so (and how to get it) where the map would be.
+    window.findChild<QDockWidget*>(QStringLiteral("AttentionDock"))->raise();
+    QTRY_VERIFY(emptyHint(window.attentionView()->plot()).contains(QStringLiteral("no attention for this block")));
+    QVERIFY(emptyHint(window.compareView()->plots()->histogram()).isEmpty());  // two runs: drawn
   }
 
   void selectingAStepDrivesEveryPanel() {

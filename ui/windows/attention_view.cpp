@@ -91,6 +91,7 @@ AttentionView::AttentionView(SessionContext* context, InspectClient* engine, QWi
   });
   addExportMenu(plot_, QStringLiteral("attention"), [this] { return exportData(); });
   attach();
+  if (!step_) showMap();  // says what to select
 }
 
 void AttentionView::loadSelection() {

@@ -55,11 +55,11 @@ BlockPairView::BlockPairView(SessionContext* context, QWidget* parent)
     side.pictureCaption = new QLabel;
     side.pictureCaption->setWordWrap(true);
     side.picture = new HeatmapPlot;
-    side.picture->setMinimumSize(220, 140);
+    side.picture->setMinimumSize(220, 110);
     side.picture->yAxis->setLabel(tr("query slot"));
     auto* column = new QVBoxLayout;
     column->addWidget(side.headline);
-    column->addWidget(side.table, 1);
+    column->addWidget(side.table, 2);  // the tokens first: the picture is the context
     column->addWidget(side.pictureCaption);
     column->addWidget(side.picture, 1);
     columns->addLayout(column, 1);

@@ -168,6 +168,7 @@ StatsView::StatsView(SessionContext* context, InspectClient* engine, QWidget* pa
   for (QCustomPlot* plot : {curves_, histogram_, difference_})
     addExportMenu(plot, QStringLiteral("statistics"), [this] { return exportData(); });
   attach();
+  if (!step_) redraw();  // says what to select
 }
 
 StatsView::~StatsView() = default;  // ImportedDump is complete here
