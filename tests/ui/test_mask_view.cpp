@@ -306,6 +306,25 @@ class TestMaskView : public QObject {
     QSettings().remove(QStringLiteral("export/dpi"));
   }
 
+  // Named ticks (the statistics overview's tensor names) turn upright when they would run into
+  // each other, and lie flat again when there is room.
+  void crowdedNamedTicksTurnUpright() {
+    FittedPlot plot;
+    auto names = QSharedPointer<QCPAxisTickerText>::create();
+    for (int i = 0; i < 12; ++i) names->addTick(i, QStringLiteral("drafter layer %1\n(hidden_norm)").arg(i));
+    plot.xAxis->setTicker(names);
+    plot.xAxis->setRange(-0.5, 11.5);
+    plot.resize(500, 300);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    plot.replot();
+    QCOMPARE(plot.xAxis->tickLabelRotation(), -90.0);
+    plot.resize(2400, 300);
+    QTRY_COMPARE(plot.width(), 2400);
+    plot.replot();
+    QCOMPARE(plot.xAxis->tickLabelRotation(), 0.0);
+  }
+
   void exportsPngSvgAndPdf() {
     MaskView view(nullptr);
     view.resize(900, 400);
