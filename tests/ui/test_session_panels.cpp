@@ -106,10 +106,17 @@ class TestSessionPanels : public QObject {
     QVERIFY2(text.contains(QStringLiteral("drafter-a vs drafter-b")) && text.contains(delta), qPrintable(text));
     QVERIFY(text.contains(QStringLiteral("paired")));
 
-    // The vLLM convention: its taus, and no interval it does not have.
+    // The vLLM convention: its pooled taus and their intervals.
     window.context()->setTauConvention(TauConvention::Vllm);
     QVERIFY(overview->text().contains(QStringLiteral("\u03c4 (vLLM)")));
-    QVERIFY(overview->text().contains(QString::number(stats[1].tauVllm, 'f', 2)));
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      const dfi::analysis::Interval vllm = dfi::analysis::tauVllmInterval(series[i]);
+      QVERIFY2(overview->text().contains(QStringLiteral("%1\n[%2, %3]")
+                                             .arg(stats[i].tauVllm, 0, 'f', 2)
+                                             .arg(vllm.low, 0, 'f', 2)
+                                             .arg(vllm.high, 0, 'f', 2)),
+               qPrintable(overview->text()));
+    }
     window.context()->setTauConvention(TauConvention::Reference);
 
     // Clicking a run name selects the run in the navigator.

@@ -43,6 +43,7 @@ struct OverviewView::Result {
   std::vector<session::RunRecord> runs;
   std::vector<analysis::ComparedSeries> series;
   std::vector<analysis::SeriesStatistics> stats;
+  std::vector<analysis::Interval> vllmIntervals;  // by series
   std::map<std::string, std::set<session::PromptId>> promptSets;  // dataset -> prompts (over every run)
   std::vector<PairDelta> pairs;
   QString error;
@@ -55,6 +56,7 @@ struct OverviewView::Result {
     series = analysis::loadComparedSeries(
         runs, [&](session::RunId run, const auto& visit) { source.forEachStepSummary(run, visit); });
     stats = analysis::summarizeSeries(series);
+    for (const analysis::ComparedSeries& s : series) vllmIntervals.push_back(analysis::tauVllmInterval(s));
     // Live, teacher-forced and DDTree steps measure different things: only like with like.
     for (int a = 0; a < static_cast<int>(series.size()); ++a)
       for (int b = a + 1; b < static_cast<int>(series.size()); ++b)
@@ -190,8 +192,8 @@ void OverviewView::render() {
   for (std::size_t i = 0; i < r.series.size(); ++i) {
     const analysis::ComparedSeries& s = r.series[i];
     const analysis::SeriesStatistics& st = r.stats[i];
-    const QString interval = zlab ? QStringLiteral("[%1, %2]").arg(fixed(st.tau.low), fixed(st.tau.high))
-                                  : tr("(z-lab only)");
+    const analysis::Interval& ci = zlab ? st.tau : r.vllmIntervals[i];
+    const QString interval = QStringLiteral("[%1, %2]").arg(fixed(ci.low), fixed(ci.high));
     html += QStringLiteral("<tr><td><a href=\"%1\">%2</a></td><td>%3</td><td align=right><b>%4</b></td>"
                            "<td align=right>%5</td><td>%6</td><td align=right>%7</td></tr>")
                 .arg(runLink(s.run), escaped(s.label), QString::fromUtf8(enumName(s.mode).data()),
@@ -199,9 +201,6 @@ void OverviewView::render() {
                 .arg(st.prompts.size());
   }
   html += QStringLiteral("</table>");
-  if (!zlab)
-    html += tr("<p><small>The bootstrap intervals are over prompts of z-lab's per-response tau; vLLM's pooled "
-               "tau has none here (View &gt; Tau Convention &gt; z-lab shows them).</small></p>");
 
   // Prompt sets.
   html += tr("<h4>Prompt sets</h4><ul>");
@@ -253,14 +252,16 @@ void OverviewView::follow(const QUrl& link) {
 CsvTable OverviewView::exportData() {
   if (!result_) return {};
   CsvTable table{{tr("run"), tr("mode"), tr("prompts"), tr("tau_zlab"), tr("tau_zlab_low"), tr("tau_zlab_high"),
-                  tr("tau_vllm")},
+                  tr("tau_vllm"), tr("tau_vllm_low"), tr("tau_vllm_high")},
                  {}};
   for (std::size_t i = 0; i < result_->series.size(); ++i) {
     const analysis::SeriesStatistics& st = result_->stats[i];
     table.rows.push_back({QString::fromStdString(result_->series[i].label),
                           QString::fromUtf8(enumName(result_->series[i].mode).data()), QString::number(st.prompts.size()),
                           QString::number(st.tau.estimate, 'g', 6), QString::number(st.tau.low, 'g', 6),
-                          QString::number(st.tau.high, 'g', 6), QString::number(st.tauVllm, 'g', 6)});
+                          QString::number(st.tau.high, 'g', 6), QString::number(st.tauVllm, 'g', 6),
+                          QString::number(result_->vllmIntervals[i].low, 'g', 6),
+                          QString::number(result_->vllmIntervals[i].high, 'g', 6)});
   }
   return table;
 }
