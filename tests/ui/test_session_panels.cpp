@@ -310,6 +310,19 @@ class TestSessionPanels : public QObject {
     QCOMPARE(window.navigator()->model()->data(window.navigator()->model()->index(0, NavigatorModel::StepsColumn)).toInt(), 3);
     QCOMPARE(window.maskView()->maskLayout()->scene().anchors.size(), std::size_t(3));
     QVERIFY(strip->chipRect(int(anchor + next.acceptedCount + 1)).isValid());  // through the new bonus
+    // The overview, behind the tokens, reads the grown file once it is shown again.
+    OverviewView* overview = window.overviewView();
+    QVERIFY(overview->visibleRegion().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(!overview->isComputing(), 10000);  // the reading at opening
+    QSignalSpy recomputed(overview, &OverviewView::computed);
+    QTest::qWait(2300);  // the quiet time after the last step
+    QCOMPARE(recomputed.count(), 0);
+    window.findChild<QDockWidget*>(QStringLiteral("OverviewDock"))->raise();
+    QVERIFY(recomputed.wait(10000));
+    const CsvTable runsTable = overview->exportData();
+    QCOMPARE(runsTable.rows.size(), std::size_t{2});
+    QCOMPARE(runsTable.rows[0][2], QStringLiteral("1"));  // one prompt, now of 3 steps
+    QVERIFY(overview->text().contains(QStringLiteral("drafter-a")));
     writer.close();
   }
 

@@ -6,6 +6,7 @@
 
 #include <QFileInfo>
 #include <QTextBrowser>
+#include <QTimer>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -75,8 +76,17 @@ struct OverviewView::Result {
 };
 
 OverviewView::OverviewView(SessionContext* context, QWidget* parent)
-    : QWidget(parent), context_(context), browser_(new QTextBrowser) {
+    : QWidget(parent), context_(context), browser_(new QTextBrowser), reloadTimer_(new QTimer(this)) {
   pool_.setMaxThreadCount(1);
+  reloadTimer_->setSingleShot(true);
+  reloadTimer_->setInterval(2000);
+  connect(reloadTimer_, &QTimer::timeout, this, [this] {
+    if (onScreen()) {
+      reload();
+    } else {
+      stale_ = true;
+    }
+  });
   browser_->setOpenLinks(false);
   browser_->setFrameShape(QFrame::NoFrame);
   connect(browser_, &QTextBrowser::anchorClicked, this, &OverviewView::follow);
@@ -107,18 +117,36 @@ QWidget* OverviewView::exportTarget() { return browser_; }
 void OverviewView::onSessionOpened() { reload(); }
 
 void OverviewView::onSessionClosed() {
+  reloadTimer_->stop();
+  stale_ = false;
   ++generation_;
   computing_ = false;
   result_.reset();
   render();
 }
 
-// A followed file: the figures are re-read once it has settled (the compare view does the same).
-void OverviewView::onStepsAppended(const std::vector<session::StepRecord>&) {
-  if (!computing_) reload();
+// A followed file: the figures are re-read once it has been quiet for a while, and only when
+// the panel is on screen (the compare view does the same).
+void OverviewView::onStepsAppended(const std::vector<session::StepRecord>&) { reloadTimer_->start(); }
+
+// Behind another tab the panel is still "visible" (Qt moves the docks behind out of the
+// window); what is on screen has a visible region.
+bool OverviewView::onScreen() const { return isVisible() && !visibleRegion().isEmpty(); }
+
+void OverviewView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (stale_) reload();
+}
+
+// A tab brought forward is painted, not shown again: the moment to read a grown file.
+void OverviewView::paintEvent(QPaintEvent* event) {
+  QWidget::paintEvent(event);
+  if (stale_) QMetaObject::invokeMethod(this, [this] { if (stale_) reload(); }, Qt::QueuedConnection);
 }
 
 void OverviewView::reload() {
+  reloadTimer_->stop();
+  stale_ = false;
   std::unique_ptr<SessionSource> source = context_ && context_->isOpen() ? context_->openSecondSource() : nullptr;
   if (!source) return;
   const quint64 generation = ++generation_;

@@ -21,6 +21,7 @@
 #include "widgets/view_export.h"
 
 class QTextBrowser;
+class QTimer;
 class QUrl;
 
 namespace dfi::ui {
@@ -56,6 +57,10 @@ class OverviewView : public QWidget, public SessionViewer, public ExportableView
   void pairChosen(int a, int b);
   void computed();
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+  void paintEvent(QPaintEvent* event) override;
+
  private:
   struct Result;
   void reload();
@@ -65,9 +70,12 @@ class OverviewView : public QWidget, public SessionViewer, public ExportableView
 
   SessionContext* context_;
   QTextBrowser* browser_;
+  QTimer* reloadTimer_;  // coalesces the steps of a followed file into one reload
   QThreadPool pool_;
   quint64 generation_ = 0;
   bool computing_ = false;
+  bool stale_ = false;  // steps arrived while hidden: read again when shown
+  bool onScreen() const;
   std::shared_ptr<const Result> result_;
 };
 
