@@ -84,6 +84,9 @@ class TestSessionPanels : public QObject {
     QVERIFY(window.openFile(path_));
     QVERIFY(computed.wait(20000));
     QTRY_VERIFY(!overview->visibleRegion().isEmpty());  // raised on opening
+    // The comparison behind it waits (Qt keeps a dock behind a tab 'visible', off-screen).
+    QVERIFY(window.compareView()->isStale());
+    QVERIFY(!window.compareView()->isComputing());
 
     FileSessionSource source(path_.toStdString());
     const auto series = dfi::analysis::loadComparedSeries(

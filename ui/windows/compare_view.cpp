@@ -140,7 +140,9 @@ CompareView::~CompareView() {
 CsvTable CompareView::exportData() { return csvOf(*tauModel_); }
 
 void CompareView::reloadWhenShown() {
-  if (isVisible()) {
+  // Behind another tab the panel is still "visible", moved out of the window: what is on
+  // screen has a visible region.
+  if (isVisible() && !visibleRegion().isEmpty()) {
     reload();
   } else {
     stale_ = true;
@@ -150,6 +152,12 @@ void CompareView::reloadWhenShown() {
 void CompareView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
   if (stale_) reload();
+}
+
+// A tab brought forward is painted, not shown again: the moment to read what changed.
+void CompareView::paintEvent(QPaintEvent* event) {
+  QWidget::paintEvent(event);
+  if (stale_) QMetaObject::invokeMethod(this, [this] { if (stale_) reload(); }, Qt::QueuedConnection);
 }
 
 void CompareView::reload() {

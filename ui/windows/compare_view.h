@@ -71,6 +71,7 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
 
  protected:
   void showEvent(QShowEvent* event) override;
+  void paintEvent(QPaintEvent* event) override;
 
  private:
   void reloadWhenShown();
