@@ -50,6 +50,8 @@ void registerRenderCommand(CLI::App& app) {
   struct Options {
     std::string session, views = "window", output;
     long long step = -1;
+    std::string size;
+    double dpi = 96;
   };
   auto o = std::make_shared<Options>();
   sub->add_option("--session", o->session, "Session file (.dfi)")->required()->check(CLI::ExistingFile);
@@ -58,6 +60,10 @@ void registerRenderCommand(CLI::App& app) {
                   "(comma list)")
       ->capture_default_str();
   sub->add_option("--block,--step", o->step, "Step id (default: the first step of the first run)");
+  sub->add_option("--size", o->size, "Picture size WIDTHxHEIGHT in pixels (default: each view's own)");
+  sub->add_option("--dpi", o->dpi, "Picture resolution; the view is laid out at size x 96 / dpi")
+      ->check(CLI::Range(10.0, 2400.0))
+      ->capture_default_str();
   sub->add_option("-o,--out", o->output, "An image file (.png/.svg/.pdf) for one view, or a directory")->required();
   setAction(*sub, [o] {
     const fs::path out(o->output);
@@ -69,6 +75,8 @@ void registerRenderCommand(CLI::App& app) {
     std::vector<std::string> args{findInspector().string(), "--render", o->views, "--out", dir.string(),
                                   "--format", singleFile ? suffix.substr(1) : "png"};
     if (o->step >= 0) args.insert(args.end(), {"--step", std::to_string(o->step)});
+    if (!o->size.empty()) args.insert(args.end(), {"--size", o->size});
+    args.insert(args.end(), {"--dpi", std::to_string(o->dpi)});
     args.push_back(o->session);
     const int code = runInspector(args);
     if (code == 0 && singleFile) fs::rename(dir / (o->views + suffix), out);

@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 
+#include "dfi/base/error.h"
 #include "dfi/base/version.h"
 #include "windows/render.h"
 #include "windows/main_window.h"
@@ -17,10 +18,11 @@ constexpr const char* kUsage =
     "Usage: dflash-inspector [session.dfi]\n"
     "Inspect DFlash drafter sessions (.dfi files).\n\n"
     "  session.dfi   a session to open (followed live while the engine still writes it)\n"
-    "  --render VIEWS --out DIR [--step ID] [--format png|svg|pdf]\n"
+    "  --render VIEWS --out DIR [--step ID] [--format png|svg|pdf] [--size WxH] [--dpi N]\n"
     "                write views of one block (window, navigator, tokens, mask, mask-diff,\n"
     "                mask-training-diff, tree, compare, attention, statistics; comma list) to DIR\n"
-    "                without a display, and exit\n"
+    "                without a display, and exit; --size: each picture's pixels, --dpi: its\n"
+    "                resolution (the view is laid out at size x 96 / dpi)\n"
     "  --version     print the versions and exit\n"
     "  -h, --help    print this and exit\n";
 
@@ -58,7 +60,10 @@ int main(int argc, char** argv) {
   const QCommandLineOption stepOption(QStringLiteral("step"), QStringLiteral("Step id to render."), QStringLiteral("id"));
   const QCommandLineOption formatOption(QStringLiteral("format"), QStringLiteral("png, svg or pdf."), QStringLiteral("format"),
                                         QStringLiteral("png"));
-  parser.addOptions({renderOption, outOption, stepOption, formatOption});
+  const QCommandLineOption sizeOption(QStringLiteral("size"), QStringLiteral("Picture size WxH in pixels."), QStringLiteral("WxH"));
+  const QCommandLineOption dpiOption(QStringLiteral("dpi"), QStringLiteral("Picture resolution."), QStringLiteral("dpi"),
+                                     QStringLiteral("96"));
+  parser.addOptions({renderOption, outOption, stepOption, formatOption, sizeOption, dpiOption});
   parser.process(app);
 
   if (parser.isSet(renderOption)) {
@@ -70,6 +75,15 @@ int main(int argc, char** argv) {
                                    parser.value(renderOption).split(',', Qt::SkipEmptyParts), std::nullopt,
                                    parser.value(outOption), parser.value(formatOption)};
     if (parser.isSet(stepOption)) request.step = parser.value(stepOption).toLongLong();
+    try {
+      if (parser.isSet(sizeOption)) request.picture.size = dfi::ui::parseExportSize(parser.value(sizeOption));
+      bool ok = false;
+      request.picture.dpi = parser.value(dpiOption).toDouble(&ok);
+      if (!ok) throw dfi::UsageError("--dpi '" + parser.value(dpiOption).toStdString() + "': expected a number");
+    } catch (const dfi::Error& e) {
+      std::fprintf(stderr, "dflash-inspector: %s\n", e.what());
+      return 2;
+    }
     return dfi::ui::renderViews(request);
   }
 

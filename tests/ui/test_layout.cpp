@@ -28,6 +28,7 @@
 #include "windows/mask_controls.h"
 #include "windows/mask_view.h"
 #include "windows/navigator.h"
+#include "windows/overview_view.h"
 #include "windows/stats_view.h"
 #include "windows/token_view.h"
 #include "windows/tree_view.h"
@@ -124,6 +125,7 @@ class TestLayout : public QObject {
         {"StatsDock", window.statsView()->curves(), 250, 140},
         {"CompareDock", window.compareView()->regressionTable(), 250, 80},
         {"CompareDock", window.compareView()->plots()->histogram(), 200, 120},
+        {"OverviewDock", window.overviewView()->browser(), 300, 150},
         {"LogDock", window.logDock()->findChild<QPlainTextEdit*>(), 300, 60},
     };
     QStringList failures;

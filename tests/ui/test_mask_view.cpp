@@ -3,12 +3,18 @@
 // <build>/screenshots/mask_*.png.
 
 #include <QElapsedTimer>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSettings>
+#include <QSpinBox>
 #include <QSignalSpy>
 #include <QtTest>
 
 #include "dfi/base/error.h"
 #include "models/mask_layout.h"
 #include "gui_test_support.h"
+#include "widgets/export_options_dialog.h"
+#include "widgets/fitted_plot.h"
 #include "widgets/heatmap_plot.h"
 #include "widgets/view_export.h"
 #include "windows/mask_controls.h"
@@ -139,6 +145,184 @@ class TestMaskView : public QObject {
     QVERIFY(test::similarColour(pixelAtCell(plot, 0, 8191), MaskView::colour(false, kAllowed)));
     QVERIFY(test::similarColour(pixelAtCell(plot, 0, 8192), MaskView::colour(false, kMasked)));
     test::saveScreenshot(&view, QStringLiteral("mask_8k_zoomed"));
+  }
+
+  // The training-layout diff of a real response, 59 anchors: the differing cells (the anchor's
+  // own column, seen by the anchor-visible variant only) are outlined with markers of several
+  // pixels, not a one-pixel edge, and "zoom to the differences" shows the first block's at a
+  // size one can read.
+  void trainingDiffOf59AnchorsIsLegible() {
+    MaskView view(nullptr);
+    view.resize(1000, 600);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.controls()->setMaskLayout(MaskLayoutKind::Training);
+    view.controls()->setTrainingGeometry(1024, 59);
+    view.controls()->setVariant(MaskVariant::Reference);
+    view.controls()->setDiffAgainst(MaskVariant::AnchorVisible);
+    QVERIFY(waitForPicture(view.plot()));
+    const auto& differing = view.differingCells();
+    QVERIFY(!differing.empty());
+    for (const auto& [r, c] : differing) QCOMPARE(view.maskLayout()->value(r, c), int{kDiffer});
+    QVERIFY(view.zoomButton()->isVisible() && view.zoomButton()->isEnabled());
+    // The outlines: about a 7-pixel square per differing cell, in a darker red than the cells.
+    const QColor outline = MaskView::colour(true, kDiffer).darker(160);
+    const auto outlinePixels = [&] {
+      view.plot()->replot();
+      const QImage image = view.plot()->grab().toImage();
+      int n = 0;
+      for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) n += test::similarColour(image.pixelColor(x, y), outline, 40);
+      return n;
+    };
+    const int full = outlinePixels();
+    QVERIFY2(full > 20 * 59, qPrintable(QString::number(full)));
+    test::saveScreenshot(&view, QStringLiteral("mask_training_diff_59"));
+
+    QVERIFY(view.zoomToDifferences());
+    QVERIFY(waitForPicture(view.plot()));
+    const auto [r0, c0] = differing.front();
+    HeatmapPlot* plot = view.plot();
+    QCOMPARE(plot->yAxis->range().size(), 16.0);  // one block's rows, both axes zoomed
+    const double cellWidth = std::abs(plot->xAxis->coordToPixel(1) - plot->xAxis->coordToPixel(0));
+    const double cellHeight = std::abs(plot->yAxis->coordToPixel(1) - plot->yAxis->coordToPixel(0));
+    QVERIFY2(cellWidth >= 8 && cellHeight >= 8, qPrintable(QStringLiteral("%1 x %2").arg(cellWidth).arg(cellHeight)));
+    QVERIFY(plot->xAxis->range().contains(double(c0)) && plot->yAxis->range().contains(double(r0)));
+    QVERIFY(test::similarColour(pixelAtCell(plot, r0, c0), MaskView::colour(true, kDiffer), 40) ||
+            test::similarColour(pixelAtCell(plot, r0, c0), outline, 40));
+    test::saveScreenshot(&view, QStringLiteral("mask_training_diff_59_zoomed"));
+  }
+
+  // Titles and axis labels in a narrow, short panel: wrapped inside the plot, never cut at
+  // both ends ("raining layout ... B = 1"); the full text stays the owner's.
+  void titleAndLabelsFitANarrowPanel() {
+    MaskView view(nullptr);
+    view.resize(560, 330);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.controls()->setMaskLayout(MaskLayoutKind::Training);
+    view.controls()->setTrainingGeometry(1024, 59);
+    view.controls()->setDiffAgainst(MaskVariant::AnchorVisible);
+    QVERIFY(waitForPicture(view.plot()));
+    HeatmapPlot* plot = view.plot();
+    plot->replot();
+    auto* title = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(0, 0));
+    QVERIFY(title);
+    const QString full = FittedPlot::fullText(title);
+    QVERIFY2(full.startsWith(QLatin1String("training layout")) && full.endsWith(QStringLiteral("B\u00a0=\u00a016")), qPrintable(full));
+    QString shown = title->text();
+    QCOMPARE(shown.replace(QLatin1Char('\n'), QLatin1Char(' ')), full);  // every word, on more lines
+    const QRect inside = QFontMetrics(title->font()).boundingRect(title->rect(), Qt::AlignCenter, title->text());
+    QVERIFY2(plot->rect().contains(inside), qPrintable(QStringLiteral("%1,%2 %3x%4 in %5").arg(inside.x()).arg(inside.y())
+                                                         .arg(inside.width()).arg(inside.height()).arg(plot->width())));
+    for (QCPAxis* axis : {plot->xAxis, plot->yAxis}) {
+      const int length = axis->orientation() == Qt::Horizontal ? plot->axisRect()->width() : plot->axisRect()->height();
+      for (const QString& line : axis->label().split(QLatin1Char('\n')))
+        QVERIFY2(QFontMetrics(axis->labelFont()).horizontalAdvance(line) <= length,
+                 qPrintable(QStringLiteral("'%1' in %2 px").arg(line).arg(length)));
+    }
+    QCOMPARE(FittedPlot::fullText(plot->yAxis), QStringLiteral("query row (block x B + slot)"));
+    test::saveScreenshot(&view, QStringLiteral("mask_narrow_title"));
+    // Wide again: one line.
+    view.resize(1600, 600);
+    QTRY_VERIFY(plot->width() > 1200);
+    plot->replot();
+    QCOMPARE(title->text(), full);
+  }
+
+  // A heatmap in an SVG: as rectangles when the view holds few cells, else as one image of one
+  // pixel per cell (not the screen's sampling of a few hundred pixels); PNG at a chosen size
+  // and dpi.
+  void svgHoldsTheCellsAtFullResolution() {
+    MaskView view(nullptr);
+    view.resize(900, 400);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    view.controls()->setMaskLayout(MaskLayoutKind::Training);
+    view.controls()->setTrainingGeometry(2048, 64);  // 1024 x 3072 cells
+    QVERIFY(waitForPicture(view.plot()));
+    QVERIFY(view.plot()->sampledSize().width() < 3072);  // on screen: sampled
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("big.svg"));
+    exportWidget(view.exportTarget(), path);
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QByteArray svg = file.readAll();
+    const QRegularExpression embedded(QStringLiteral("data:image/png;base64,([A-Za-z0-9+/=\\s]+)"));
+    QRegularExpressionMatchIterator images = embedded.globalMatch(QString::fromLatin1(svg));
+    QSize largest;
+    while (images.hasNext()) {
+      QByteArray base64 = images.next().captured(1).toLatin1();
+      base64.replace('\n', "").replace(' ', "");
+      const QImage image = QImage::fromData(QByteArray::fromBase64(base64), "PNG");
+      if (image.width() * image.height() > largest.width() * largest.height()) largest = image.size();
+    }
+    QCOMPARE(largest, QSize(3072, 1024));
+    QVERIFY(!view.plot()->isVectorExport());  // back to the screen's picture
+
+    // A few cells: rectangles.
+    view.controls()->setMaskLayout(MaskLayoutKind::Inference);
+    view.controls()->setInferenceGeometry(12, 8);
+    QVERIFY(waitForPicture(view.plot()));
+    const QString small = dir.filePath(QStringLiteral("small.svg"));
+    exportWidget(view.exportTarget(), small, {QSize(1200, 600), 144});
+    QFile smallFile(small);
+    QVERIFY(smallFile.open(QIODevice::ReadOnly));
+    const QByteArray vectors = smallFile.readAll();
+    QVERIFY(!vectors.contains("<image"));
+    QVERIFY(vectors.contains(MaskView::colour(false, kAllowed).name().toLatin1()));
+
+    const QString png = dir.filePath(QStringLiteral("print.png"));
+    exportWidget(view.exportTarget(), png, {QSize(2400, 1200), 300});
+    const QImage print(png);
+    QCOMPARE(print.size(), QSize(2400, 1200));
+    QVERIFY(std::abs(print.dotsPerMeterX() * 0.0254 - 300) < 1);
+    QVERIFY_THROWS_EXCEPTION(dfi::UsageError, exportWidget(view.exportTarget(), png, {QSize(2400, 1200), 0}));
+  }
+
+  // Save Picture / File > Export ask for the size and resolution: the panel's size at the last
+  // resolution used; a new resolution scales the pixels (same layout, sharper).
+  void exportDialogStartsAtTheViewsSize() {
+    QSettings().remove(QStringLiteral("export/dpi"));
+    MaskView view(nullptr);
+    view.resize(900, 400);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    const QSize onScreen = view.exportTarget()->size();
+    ExportOptionsDialog dialog(view.exportTarget());
+    QCOMPARE(dialog.options().size, onScreen);
+    QCOMPARE(dialog.options().dpi, 96.0);
+    dialog.dpiBox()->setValue(192);
+    QCOMPARE(dialog.options().size, onScreen * 2);
+    dialog.accept();
+    ExportOptionsDialog again(view.exportTarget());
+    QCOMPARE(again.options().dpi, 192.0);
+    QCOMPARE(again.options().size, onScreen * 2);
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("sharp.png"));
+    exportWidget(view.exportTarget(), path, again.options());
+    QCOMPARE(QImage(path).size(), onScreen * 2);
+    QCOMPARE(askExportOptions(view.exportTarget(), dir.filePath(QStringLiteral("cells.csv")), nullptr)->size, QSize());
+    QSettings().remove(QStringLiteral("export/dpi"));
+  }
+
+  // Named ticks (the statistics overview's tensor names) turn upright when they would run into
+  // each other, and lie flat again when there is room.
+  void crowdedNamedTicksTurnUpright() {
+    FittedPlot plot;
+    auto names = QSharedPointer<QCPAxisTickerText>::create();
+    for (int i = 0; i < 12; ++i) names->addTick(i, QStringLiteral("drafter layer %1\n(hidden_norm)").arg(i));
+    plot.xAxis->setTicker(names);
+    plot.xAxis->setRange(-0.5, 11.5);
+    plot.resize(500, 300);
+    plot.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&plot));
+    plot.replot();
+    QCOMPARE(plot.xAxis->tickLabelRotation(), -90.0);
+    plot.resize(2400, 300);
+    QTRY_COMPARE(plot.width(), 2400);
+    plot.replot();
+    QCOMPARE(plot.xAxis->tickLabelRotation(), 0.0);
   }
 
   void exportsPngSvgAndPdf() {

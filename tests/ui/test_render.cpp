@@ -2,10 +2,12 @@
 // becomes a file, the mask diff shows the anchor column that anchor-visible adds, and bad
 // requests end with an exit code, not a crash.
 
+#include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "dfi/base/error.h"
 #include "gui_test_support.h"
 #include "models/mask_layout.h"
 #include "session_fixture.h"
@@ -34,6 +36,46 @@ class TestRender : public QObject {
       for (int x = 0; x < diff.width(); ++x)
         differ += test::similarColour(diff.pixelColor(x, y), MaskView::colour(true, kDiffer));
     QVERIFY2(differ > 100, qPrintable(QString::number(differ)));
+  }
+
+  // --size and --dpi: plots and windows are exactly the pixels asked for, other panels that
+  // wide, every PNG tagged with the resolution; the view is laid out at size x 96 / dpi.
+  void rendersAtAChosenSizeAndDpi() {
+    QTemporaryDir dir;
+    const QString session = dir.filePath(QStringLiteral("s.dfi"));
+    dfi::fixture::writeFixtureFile(session.toStdString());
+    const QString out = dir.filePath(QStringLiteral("renders"));
+    RenderRequest request{session, renderableViews(), std::nullopt, out, QStringLiteral("png")};
+    request.picture = {QSize(1600, 1000), 192};
+    QCOMPARE(renderViews(request), 0);
+    for (const QString& view : renderableViews()) {
+      const QImage image(out + "/" + view + ".png");
+      QVERIFY2(!image.isNull(), qPrintable(view));
+      QVERIFY2(image.width() == 1600, qPrintable(QStringLiteral("%1: %2 wide").arg(view).arg(image.width())));
+      QVERIFY2(std::abs(image.dotsPerMeterX() * 0.0254 - 192) < 1, qPrintable(view));
+    }
+    for (const char* view : {"mask", "mask-diff", "mask-training-diff", "window", "compare", "attention"})
+      QVERIFY2(QImage(out + "/" + view + ".png").size() == QSize(1600, 1000), view);
+    // The statistics panel is resized as a window; the platform leaves it a few pixels short.
+    QVERIFY(std::abs(QImage(out + "/statistics.png").height() - 1000) <= 30);
+
+    // SVG: the mask's cells as vector rectangles in their colours, no picture of them.
+    request.views = {QStringLiteral("mask-diff")};
+    request.format = QStringLiteral("svg");
+    QCOMPARE(renderViews(request), 0);
+    QFile svg(out + "/mask-diff.svg");
+    QVERIFY(svg.open(QIODevice::ReadOnly));
+    const QByteArray text = svg.readAll();
+    // 1600 px at 192 dpi: 8.33 inches wide, laid out at 800 x 500.
+    QVERIFY2(text.contains("width=\"211.667mm\"") && text.contains("viewBox=\"0 0 800 500\""), text.left(300).constData());
+    for (int value : {kBothMasked, kBothAllowed, kDiffer})
+      QVERIFY2(text.contains(MaskView::colour(true, value).name().toLatin1()), qPrintable(MaskView::colour(true, value).name()));
+    QVERIFY(!text.contains("<image"));
+
+    QVERIFY_THROWS_EXCEPTION(dfi::UsageError, parseExportSize(QStringLiteral("1600by1000")));
+    QCOMPARE(parseExportSize(QStringLiteral("800x600")), QSize(800, 600));
+    request.picture.dpi = 5;  // nonsense: an error, not a 1-pixel picture
+    QCOMPARE(renderViews(request), 2);
   }
 
   void badRequestsEndWithAnExitCode() {

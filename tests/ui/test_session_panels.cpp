@@ -11,22 +11,32 @@
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTreeView>
+#include <QTextBrowser>
 #include <QtTest>
 
+#include "context/file_session_source.h"
 #include "context/session_context.h"
+#include "dfi/analysis/run_comparison.h"
 #include "dfi/base/log.h"
 #include "gui_test_support.h"
 #include "models/mask_layout.h"
 #include "models/navigator_model.h"
+#include "models/tau_table_model.h"
 #include "models/token_table_model.h"
 #include "session_fixture.h"
+#include "widgets/comparison_plots.h"
+#include "widgets/empty_hint.h"
 #include "widgets/heatmap_plot.h"
 #include "widgets/token_strip.h"
+#include "windows/compare_view.h"
 #include "windows/log_dock.h"
 #include "windows/main_window.h"
 #include "windows/mask_controls.h"
 #include "windows/mask_view.h"
+#include "windows/attention_view.h"
 #include "windows/navigator.h"
+#include "windows/overview_view.h"
+#include "windows/stats_view.h"
 #include "windows/token_view.h"
 
 using namespace dfi::ui;
@@ -53,6 +63,98 @@ class TestSessionPanels : public QObject {
     test::isolateSettings();
     path_ = dir_.filePath(QStringLiteral("session.dfi"));
     dfi::fixture::writeFixtureFile(path_.toStdString());
+  }
+
+  // The first screen: on opening, the overview is in front and lists the runs with their tau
+  // and interval (the analysis library's numbers, in the convention on screen), the prompt
+  // sets and the largest difference; clicking a run selects it in the navigator, clicking the
+  // difference opens the compare view on that pair.
+  void overviewIsTheFirstScreenAndLinksIntoThePanels() {
+    MainWindow window;
+    window.resize(1280, 700);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    OverviewView* overview = window.overviewView();
+    QVERIFY(overview->text().contains(QStringLiteral("No session open")));
+    // Empty pictures say what to select, not bare 0..5 axes.
+    QVERIFY(emptyHint(window.attentionView()->plot()).startsWith(QStringLiteral("Select a step in the navigator")));
+    QVERIFY(emptyHint(window.statsView()->curves()).startsWith(QStringLiteral("Select a step in the navigator")));
+    QVERIFY(emptyHint(window.compareView()->plots()->histogram()).contains(QStringLiteral("two or more runs")));
+    QSignalSpy computed(overview, &OverviewView::computed);
+    QVERIFY(window.openFile(path_));
+    QVERIFY(computed.wait(20000));
+    QTRY_VERIFY(!overview->visibleRegion().isEmpty());  // raised on opening
+    // The comparison behind it waits (Qt keeps a dock behind a tab 'visible', off-screen).
+    QVERIFY(window.compareView()->isStale());
+    QVERIFY(!window.compareView()->isComputing());
+
+    FileSessionSource source(path_.toStdString());
+    const auto series = dfi::analysis::loadComparedSeries(
+        source.runs(), [&](dfi::session::RunId run, const auto& visit) { source.forEachStepSummary(run, visit); });
+    const auto stats = dfi::analysis::summarizeSeries(series);
+    const QString text = overview->text();
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      QVERIFY2(text.contains(QString::fromStdString(series[i].label)), qPrintable(text));
+      QVERIFY2(text.contains(QStringLiteral("%1\n[%2, %3]")
+                                 .arg(stats[i].tau.estimate, 0, 'f', 2)
+                                 .arg(stats[i].tau.low, 0, 'f', 2)
+                                 .arg(stats[i].tau.high, 0, 'f', 2)),
+               qPrintable(text));
+    }
+    QVERIFY(text.contains(QStringLiteral("\u03c4 (z-lab)")));
+    QVERIFY(text.contains(QStringLiteral("gsm8k: 2 prompts")));
+    QVERIFY(text.contains(QStringLiteral("humaneval: 1 prompt")));
+    // drafter-a is the better one: the difference reads a -> b, with its paired interval.
+    const QString delta = QString::number(stats[1].tau.estimate - stats[0].tau.estimate, 'f', 2);
+    QVERIFY2(text.contains(QStringLiteral("drafter-a vs drafter-b")) && text.contains(delta), qPrintable(text));
+    QVERIFY(text.contains(QStringLiteral("paired")));
+
+    // The vLLM convention: its pooled taus and their intervals.
+    window.context()->setTauConvention(TauConvention::Vllm);
+    QVERIFY(overview->text().contains(QStringLiteral("\u03c4 (vLLM)")));
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      const dfi::analysis::Interval vllm = dfi::analysis::tauVllmInterval(series[i]);
+      QVERIFY2(overview->text().contains(QStringLiteral("%1\n[%2, %3]")
+                                             .arg(stats[i].tauVllm, 0, 'f', 2)
+                                             .arg(vllm.low, 0, 'f', 2)
+                                             .arg(vllm.high, 0, 'f', 2)),
+               qPrintable(overview->text()));
+    }
+    window.context()->setTauConvention(TauConvention::Reference);
+
+    // Clicking a run name selects the run in the navigator.
+    QTRY_VERIFY(!window.navigator()->model()->isLoading());
+    const auto click = [&](const QString& words) {
+      QTextBrowser* browser = overview->browser();
+      QTextCursor found = browser->document()->find(words);
+      QVERIFY2(!found.isNull(), qPrintable(words));
+      found.setPosition(found.selectionStart() + 2);
+      browser->ensureCursorVisible();
+      const QPoint at = browser->cursorRect(found).center();
+      QTest::mouseClick(browser->viewport(), Qt::LeftButton, {}, at);
+    };
+    click(QStringLiteral("drafter-b"));
+    QTRY_COMPARE(window.context()->selection().run, dfi::session::RunId{2});
+    QCOMPARE(window.navigator()->tree()->currentIndex().data().toString(), QStringLiteral("drafter-b"));
+
+    // Clicking the difference opens the compare view on it.
+    QSignalSpy compared(window.compareView(), &CompareView::computed);
+    click(QStringLiteral("drafter-a vs drafter-b"));
+    QTRY_VERIFY(!window.compareView()->visibleRegion().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(!window.compareView()->isComputing() && window.compareView()->tauModel()->rowCount() == 2, 20000);
+    QCOMPARE(window.compareView()->pair().prompts.size(), std::size_t{3});
+    test::saveScreenshot(&window, QStringLiteral("window_overview_compare"));
+    // Choosing a step brings its tokens forward, in place of the overview.
+    window.findChild<QDockWidget*>(QStringLiteral("OverviewDock"))->raise();
+    QTRY_VERIFY(!overview->visibleRegion().isEmpty());
+    test::saveScreenshot(&window, QStringLiteral("window_overview"));
+    selectStep(window, 0, 1);
+    QTRY_VERIFY(!window.tokenView()->visibleRegion().isEmpty());
+    QVERIFY(overview->visibleRegion().isEmpty());
+    // A block without attention says so (and how to get it) where the map would be.
+    window.findChild<QDockWidget*>(QStringLiteral("AttentionDock"))->raise();
+    QTRY_VERIFY(emptyHint(window.attentionView()->plot()).contains(QStringLiteral("no attention for this block")));
+    QVERIFY(emptyHint(window.compareView()->plots()->histogram()).isEmpty());  // two runs: drawn
   }
 
   void selectingAStepDrivesEveryPanel() {
@@ -211,6 +313,19 @@ class TestSessionPanels : public QObject {
     QCOMPARE(window.navigator()->model()->data(window.navigator()->model()->index(0, NavigatorModel::StepsColumn)).toInt(), 3);
     QCOMPARE(window.maskView()->maskLayout()->scene().anchors.size(), std::size_t(3));
     QVERIFY(strip->chipRect(int(anchor + next.acceptedCount + 1)).isValid());  // through the new bonus
+    // The overview, behind the tokens, reads the grown file once it is shown again.
+    OverviewView* overview = window.overviewView();
+    QVERIFY(overview->visibleRegion().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(!overview->isComputing(), 10000);  // the reading at opening
+    QSignalSpy recomputed(overview, &OverviewView::computed);
+    QTest::qWait(2300);  // the quiet time after the last step
+    QCOMPARE(recomputed.count(), 0);
+    window.findChild<QDockWidget*>(QStringLiteral("OverviewDock"))->raise();
+    QVERIFY(recomputed.wait(10000));
+    const CsvTable runsTable = overview->exportData();
+    QCOMPARE(runsTable.rows.size(), std::size_t{2});
+    QCOMPARE(runsTable.rows[0][2], QStringLiteral("1"));  // one prompt, now of 3 steps
+    QVERIFY(overview->text().contains(QStringLiteral("drafter-a")));
     writer.close();
   }
 

@@ -6,12 +6,13 @@
 #include <qcustomplot.h>
 
 #include "models/tau_table_model.h"
+#include "widgets/fitted_plot.h"
 
 namespace dfi::ui {
 namespace {
 
 QCustomPlot* makePlot(const QString& title, const QString& x, const QString& y) {
-  auto* plot = new QCustomPlot;
+  auto* plot = new FittedPlot;
   plot->setMinimumSize(200, 130);
   plot->plotLayout()->insertRow(0);
   plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(plot->font().family(), 9, QFont::Bold)));
@@ -155,11 +156,12 @@ void ComparisonPlots::drawScatter(const analysis::ComparedSeries* a, const analy
   scatter_->xAxis->setLabel(tr("A: %1").arg(QString::fromStdString(a->label)));
   scatter_->yAxis->setLabel(tr("B: %1").arg(QString::fromStdString(b->label)));
   const analysis::Interval& d = pair.difference;
-  title->setText(tr("Per-prompt \u03c4, %1 prompts\nB \u2212 A = %2 [%3, %4] (95% paired bootstrap)")
+  // One line that FittedPlot wraps where the plot is narrow (a fixed break left three lines).
+  title->setText(tr("Per-prompt \u03c4 (%1 prompts): B \u2212 A = %2 [%3, %4], 95% paired")
                      .arg(pair.prompts.size())
-                     .arg(d.estimate, 0, 'f', 3)
-                     .arg(d.low, 0, 'f', 3)
-                     .arg(d.high, 0, 'f', 3));
+                     .arg(d.estimate, 0, 'f', 2)
+                     .arg(d.low, 0, 'f', 2)
+                     .arg(d.high, 0, 'f', 2));
   scatter_->legend->setVisible(true);
   scatter_->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -47,11 +47,27 @@ class CellTicker : public QCPAxisTicker {
 
 }  // namespace
 
-HeatmapPlot::HeatmapPlot(QWidget* parent) : QCustomPlot(parent), map_(new QCPColorMap(xAxis, yAxis)) {
+// Draws the cells for vector exports, on the colour map's layer just above it.
+class HeatmapPlot::CellLayer : public QCPLayerable {
+ public:
+  explicit CellLayer(HeatmapPlot* plot) : QCPLayerable(plot), plot_(plot) {}
+
+ protected:
+  void applyDefaultAntialiasingHint(QCPPainter* painter) const override { painter->setAntialiasing(false); }
+  void draw(QCPPainter* painter) override { plot_->drawCells(painter); }
+  QRect clipRect() const override { return plot_->axisRect()->rect(); }
+
+ private:
+  HeatmapPlot* plot_;
+};
+
+HeatmapPlot::HeatmapPlot(QWidget* parent) : FittedPlot(parent), map_(new QCPColorMap(xAxis, yAxis)) {
   pool_.setMaxThreadCount(1);  // one picture at a time; a stale one stops at its next row
   map_->setInterpolate(false);
   map_->setTightBoundary(false);  // the range names cell centres; outer cells are drawn whole
   map_->removeFromLegend();  // users of the plot put their own value legend there
+  cellLayer_ = new CellLayer(this);
+  cellLayer_->setVisible(false);
   yAxis->setRangeReversed(true);  // row 0 at the top, as matrices are read
   xAxis->setTicker(QSharedPointer<CellTicker>::create());
   yAxis->setTicker(QSharedPointer<CellTicker>::create());
@@ -88,6 +104,59 @@ void HeatmapPlot::setCells(std::int64_t rows, std::int64_t columns, CellFunction
     clampRanges();
   }
   requestResample();
+}
+
+void HeatmapPlot::setVectorExport(bool on) {
+  vectorExport_ = on;
+  map_->setVisible(!on);
+  cellLayer_->setVisible(on);
+}
+
+void HeatmapPlot::drawCells(QCPPainter* painter) const {
+  if (!cells_ || rows_ == 0 || columns_ == 0) return;
+  const auto [c0, c1] = visibleCells(xAxis->range(), columns_);
+  const auto [r0, r1] = visibleCells(yAxis->range(), rows_);
+  if (c0 > c1 || r0 > r1) return;
+  const std::int64_t cols = c1 - c0 + 1, rows = r1 - r0 + 1;
+  QCPColorGradient gradient = map_->gradient();
+  const QCPRange range = map_->dataRange();
+  // The pixel rectangle of cells [first, last] along an axis (rows run downwards).
+  const auto span = [](const QCPAxis* axis, double first, double last) {
+    const double a = axis->coordToPixel(first - 0.5), b = axis->coordToPixel(last + 0.5);
+    return std::pair{std::min(a, b), std::max(a, b)};
+  };
+  if (cols * rows > kMaxVectorCells) {
+    // One pixel per cell (sampled when the view holds more than kMaxExportImage a side).
+    const int width = static_cast<int>(std::min<std::int64_t>(cols, kMaxExportImage));
+    const int height = static_cast<int>(std::min<std::int64_t>(rows, kMaxExportImage));
+    QImage image(width, height, QImage::Format_ARGB32_Premultiplied);
+    std::vector<double> values(static_cast<std::size_t>(width));
+    for (int y = 0; y < height; ++y) {
+      const std::int64_t row = sampledCell(r0, rows, y, height);
+      for (int x = 0; x < width; ++x) values[static_cast<std::size_t>(x)] = cells_(row, sampledCell(c0, cols, x, width));
+      gradient.colorize(values.data(), range, reinterpret_cast<QRgb*>(image.scanLine(y)), width);
+    }
+    const auto [x0, x1] = span(xAxis, static_cast<double>(c0), static_cast<double>(c1));
+    const auto [y0, y1] = span(yAxis, static_cast<double>(r0), static_cast<double>(r1));
+    painter->drawImage(QRectF(x0, y0, x1 - x0, y1 - y0), image);
+    return;
+  }
+  std::vector<double> values(static_cast<std::size_t>(cols));
+  std::vector<QRgb> colours(static_cast<std::size_t>(cols));
+  painter->setPen(Qt::NoPen);
+  for (std::int64_t r = r0; r <= r1; ++r) {
+    for (std::int64_t c = c0; c <= c1; ++c) values[static_cast<std::size_t>(c - c0)] = cells_(r, c);
+    gradient.colorize(values.data(), range, colours.data(), static_cast<int>(cols));
+    const auto [y0, y1] = span(yAxis, static_cast<double>(r), static_cast<double>(r));
+    for (std::int64_t start = c0; start <= c1;) {
+      std::int64_t end = start;
+      const QRgb colour = colours[static_cast<std::size_t>(start - c0)];
+      while (end + 1 <= c1 && colours[static_cast<std::size_t>(end + 1 - c0)] == colour) ++end;
+      const auto [x0, x1] = span(xAxis, static_cast<double>(start), static_cast<double>(end));
+      painter->fillRect(QRectF(x0, y0, x1 - x0, y1 - y0), QColor::fromRgba(colour));
+      start = end + 1;
+    }
+  }
 }
 
 void HeatmapPlot::setGradient(const QCPColorGradient& gradient, const QCPRange& dataRange) {

@@ -13,9 +13,11 @@
 #include <QThreadPool>
 #include <qcustomplot.h>
 
+#include "widgets/fitted_plot.h"
+
 namespace dfi::ui {
 
-class HeatmapPlot : public QCustomPlot {
+class HeatmapPlot : public FittedPlot {
   Q_OBJECT
  public:
   // Called from worker threads: must be pure (capture an immutable copy of its data).
@@ -42,6 +44,15 @@ class HeatmapPlot : public QCustomPlot {
   QSize sampledSize() const { return sampledSize_; }
   bool isResampling() const { return pending_; }
 
+  // Vector exports (SVG, PDF) while on: the cells in view are drawn from the cell function at
+  // full resolution, as rectangles (runs of one colour merged) up to kMaxVectorCells cells in
+  // view, beyond that as one image of one pixel per cell (at most kMaxExportImage a side),
+  // instead of the on-screen sampling, which a vector painter would store at screen size.
+  void setVectorExport(bool on);
+  bool isVectorExport() const { return vectorExport_; }
+  static constexpr std::int64_t kMaxVectorCells = 250000;
+  static constexpr int kMaxExportImage = 4096;
+
  signals:
   void resampled();  // a new grid is on screen
   void cellHovered(qint64 row, qint64 column);
@@ -56,6 +67,8 @@ class HeatmapPlot : public QCustomPlot {
   void clampRanges();
   void requestResample();
   void showGrid(const Grid& grid);
+  class CellLayer;
+  void drawCells(QCPPainter* painter) const;
 
   QCPColorMap* map_;
   QThreadPool pool_;
@@ -67,6 +80,8 @@ class HeatmapPlot : public QCustomPlot {
   QSize requestedPixels_;
   bool pending_ = false;
   bool clamping_ = false;
+  bool vectorExport_ = false;
+  CellLayer* cellLayer_ = nullptr;
 };
 
 }  // namespace dfi::ui

@@ -1,7 +1,11 @@
 #pragma once
-// Saving what a panel shows as PNG, SVG or PDF (by the file's suffix). QCustomPlot views are
-// re-rendered as vectors (savePdf, QSvgGenerator through QCPPainter); other widgets are
-// rendered through QWidget::render, which also gives vectors for SVG and PDF.
+// Saving what a panel shows as PNG, SVG or PDF (by the file's suffix), at a chosen size and
+// resolution. QCustomPlot views are laid out again at that size and re-rendered, as vectors
+// for SVG and PDF (savePdf, QSvgGenerator through QCPPainter), heatmaps with their cells at
+// full resolution (HeatmapPlot::setVectorExport); other widgets are rendered through
+// QWidget::render, which also gives vectors for SVG and PDF.
+
+#include <QSize>
 
 #include <functional>
 #include <vector>
@@ -31,8 +35,19 @@ class ExportableView {
   virtual CsvTable exportData() { return {}; }
 };
 
-// Throws dfi::UsageError for an unknown suffix and dfi::IoError when writing fails.
-void exportWidget(QWidget* widget, const QString& path);
+// The picture's size and resolution. A PNG is `size` pixels with a `dpi` tag; an SVG is `size`
+// pixels at `dpi`; a PDF page is size x 96 / dpi points (its vectors need no more). The view is laid out as on a screen of 96
+// dpi at size x 96 / dpi, so at 300 dpi a 3000-pixel-wide picture has the proportions of a
+// 960-pixel panel and its text is sharp in print. An empty size: the widget's on-screen size
+// (times dpi / 96). Plots take any size; another widget is resized only when it is a window
+// of its own, and otherwise keeps its own proportions, scaled to the width asked for.
+struct ExportOptions {
+  QSize size;
+  double dpi = 96;
+};
+
+// Throws dfi::UsageError for an unknown suffix or bad options and dfi::IoError when writing fails.
+void exportWidget(QWidget* widget, const QString& path, const ExportOptions& options = {});
 
 // "PNG image (*.png);;SVG ...": the file dialog filter of the supported formats.
 QString exportFileFilter();

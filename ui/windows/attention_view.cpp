@@ -15,12 +15,12 @@
 #include "context/inspect_client.h"
 #include "context/session_context.h"
 #include "widgets/attention_grid.h"
+#include "widgets/empty_hint.h"
 #include "widgets/heatmap_plot.h"
 
 namespace dfi::ui {
-namespace {
 
-QCPColorGradient attentionGradient() {
+QCPColorGradient AttentionView::gradient() {
   QCPColorGradient g;
   g.clearColorStops();
   for (int i = 0; i <= 8; ++i) g.setColorStopAt(i / 8.0, AttentionGrid::colour(i / 8.0));
@@ -31,8 +31,6 @@ QCPColorGradient attentionGradient() {
   return g;
 }
 
-}  // namespace
-
 AttentionView::AttentionView(SessionContext* context, InspectClient* engine, QWidget* parent)
     : BlockProbePanel(context, engine, tr("Select a block to see the drafter's attention."),
                       tr("Re-draft this block in dflash-eval serve with every probe on; the attention and "
@@ -42,7 +40,7 @@ AttentionView::AttentionView(SessionContext* context, InspectClient* engine, QWi
       headBox_(new QComboBox),
       plot_(new HeatmapPlot),
       grid_(new AttentionGrid) {
-  plot_->setGradient(attentionGradient(), QCPRange(0, 1));
+  plot_->setGradient(gradient(), QCPRange(0, 1));
   plot_->xAxis->setLabel(tr("key: context positions | block slots"));
   plot_->yAxis->setLabel(tr("query slot"));
   plot_->setMinimumSize(320, 200);
@@ -93,6 +91,7 @@ AttentionView::AttentionView(SessionContext* context, InspectClient* engine, QWi
   });
   addExportMenu(plot_, QStringLiteral("attention"), [this] { return exportData(); });
   attach();
+  if (!step_) showMap();  // says what to select
 }
 
 void AttentionView::loadSelection() {
@@ -201,14 +200,20 @@ void AttentionView::showMap() {
   const AttentionLayer* l = currentLayer();
   const std::vector<float> map = currentMap();
   if (!l || map.empty()) {
+    setEmptyHint(plot_, !step_ ? tr("Select a step in the navigator to see the drafter's attention over its block.")
+                        : engine_ ? tr("The session holds no attention for this block: Fetch from engine computes "
+                                       "and stores it.")
+                                  : tr("The session holds no attention for this block (record it with "
+                                       "dflash-eval, or fetch it from an engine)."));
     boundary_->setVisible(false);
     plot_->setCells(0, 0, {}, true);
     plot_->xAxis->setLabel(tr("key: context positions | block slots"));
     plot_->replot();
     return;
   }
+  setEmptyHint(plot_, {});
   const float top = std::max(1e-6f, *std::max_element(map.begin(), map.end()));
-  plot_->setGradient(attentionGradient(), QCPRange(0, top));
+  plot_->setGradient(gradient(), QCPRange(0, top));
   const std::int64_t keys = l->keys;
   auto data = std::make_shared<const std::vector<float>>(map);
   plot_->setCells(l->queries, l->keys,

@@ -14,6 +14,7 @@
 #include "windows/block_probe_panel.h"
 
 class QComboBox;
+class QCPColorGradient;
 class QCPItemStraightLine;
 class QScrollArea;
 
@@ -33,6 +34,8 @@ class AttentionView : public BlockProbePanel {
   int head() const { return head_; }  // AttentionGrid::kMean / kMax for the summaries
   void choose(int layer, int head);
   static QColor maskedColour();  // keys with probability exactly 0 (masked)
+  // Probability colours; cells holding NaN (a probability of exactly 0) are drawn masked.
+  static QCPColorGradient gradient();
 
   QString exportBaseName() const override { return QStringLiteral("attention"); }
   CsvTable exportData() override;  // the shown map: one row per query slot, one column per key

@@ -5,6 +5,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -15,6 +16,8 @@
 #include "models/block_regression_model.h"
 #include "models/tau_table_model.h"
 #include "widgets/comparison_plots.h"
+#include "widgets/empty_hint.h"
+#include "windows/block_pair_view.h"
 
 namespace dfi::ui {
 namespace {
@@ -61,6 +64,8 @@ CompareView::CompareView(SessionContext* context, QWidget* parent)
       tauTable_(makeTable(tauModel_)),
       regressionTable_(makeTable(regressionModel_)),
       plots_(new ComparisonPlots),
+      blockPair_(new BlockPairView(context)),
+      lowerTabs_(new QTabWidget),
       reloadTimer_(new QTimer(this)) {
   pool_.setMaxThreadCount(1);
   reloadTimer_->setSingleShot(true);
@@ -87,8 +92,9 @@ CompareView::CompareView(SessionContext* context, QWidget* parent)
   auto* regressions = new QWidget;
   auto* regressionLayout = new QVBoxLayout(regressions);
   regressionLayout->setContentsMargins(0, 0, 0, 0);
-  auto* regressionTitle = new QLabel(tr("Blocks where B accepted less than A (largest drop first)"));
-  regressionTitle->setToolTip(tr("Blocks at the same prompt and anchor where B accepted fewer drafts than A; "
+  auto* regressionTitle = new QLabel(tr("Blocks where B fell behind A"));
+  regressionTitle->setToolTip(tr("Blocks at the same prompt and anchor where B accepted fewer drafts than A, the "
+                                 "largest drop first; "
                                  "choose one to inspect it in every panel"));
   regressionTitle->setWordWrap(true);
   regressionLayout->addWidget(regressionTitle);
@@ -101,7 +107,11 @@ CompareView::CompareView(SessionContext* context, QWidget* parent)
   tables->setStretchFactor(1, 2);
   auto* splitter = new QSplitter(Qt::Vertical);
   splitter->addWidget(tables);
-  splitter->addWidget(plots_);
+  // The plots, and the chosen regression's two blocks behind them.
+  lowerTabs_->addTab(plots_, tr("Plots"));
+  lowerTabs_->addTab(blockPair_, tr("Chosen block: A | B"));
+  lowerTabs_->setDocumentMode(true);
+  splitter->addWidget(lowerTabs_);
   splitter->setStretchFactor(0, 1);
   splitter->setStretchFactor(1, 2);
   splitter->setSizes({100, 200});
@@ -118,6 +128,7 @@ CompareView::CompareView(SessionContext* context, QWidget* parent)
   addExportMenu(tauTable_, QStringLiteral("tau-table"), [this] { return exportData(); });
   addExportMenu(regressionTable_, QStringLiteral("block-regressions"), [this] { return csvOf(*regressionModel_); });
   if (context_) context_->addViewer(this);
+  redraw();
 }
 
 CompareView::~CompareView() {
@@ -129,7 +140,9 @@ CompareView::~CompareView() {
 CsvTable CompareView::exportData() { return csvOf(*tauModel_); }
 
 void CompareView::reloadWhenShown() {
-  if (isVisible()) {
+  // Behind another tab the panel is still "visible", moved out of the window: what is on
+  // screen has a visible region.
+  if (isVisible() && !visibleRegion().isEmpty()) {
     reload();
   } else {
     stale_ = true;
@@ -139,6 +152,12 @@ void CompareView::reloadWhenShown() {
 void CompareView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
   if (stale_) reload();
+}
+
+// A tab brought forward is painted, not shown again: the moment to read what changed.
+void CompareView::paintEvent(QPaintEvent* event) {
+  QWidget::paintEvent(event);
+  if (stale_) QMetaObject::invokeMethod(this, [this] { if (stale_) reload(); }, Qt::QueuedConnection);
 }
 
 void CompareView::reload() {
@@ -176,6 +195,14 @@ void CompareView::setSeries(std::vector<analysis::ComparedSeries> series) {
 void CompareView::setPair(int a, int b) {
   if (!series_ || !stats_ || (a == a_ && b == b_)) return;
   start(series_, stats_, a, b);
+}
+
+void CompareView::requestPair(int a, int b) {
+  requested_ = std::pair{a, b};
+  if (series_ && stats_ && !computing_ && !stale_) {
+    requested_.reset();
+    setPair(a, b);
+  }
 }
 
 void CompareView::start(std::shared_ptr<const std::vector<analysis::ComparedSeries>> series,
@@ -230,6 +257,10 @@ void CompareView::finish(quint64 generation, const std::shared_ptr<Result>& resu
     tauModel_->setShownRows(a_ == b_ ? std::vector<int>{a_} : std::vector<int>{a_, b_});
   }
   regressionModel_->setRegressions(pair_.regressions);
+  if (newPair) {
+    blockPair_->clear();
+    lowerTabs_->setCurrentWidget(plots_);
+  }
   if (series_->size() < 2) {
     status_->setText(series_->empty() ? tr("Open a session with two or more runs to compare them.")
                                       : tr("The session has one run: nothing to compare it with."));
@@ -245,9 +276,18 @@ void CompareView::finish(quint64 generation, const std::shared_ptr<Result>& resu
   }
   redraw();
   emit computed();
+  // A pair asked for while the runs were being read.
+  if (requested_) {
+    const auto [a, b] = *requested_;
+    requested_.reset();
+    if (a >= 0 && b >= 0 && a < static_cast<int>(series_->size()) && b < static_cast<int>(series_->size())) setPair(a, b);
+  }
 }
 
 void CompareView::redraw() {
+  const bool empty = !series_ || !stats_ || series_->size() < 2 || a_ == b_;
+  for (QCustomPlot* plot : {plots_->histogram(), plots_->slotCurves(), plots_->scatter()})
+    setEmptyHint(plot, empty ? status_->text() : QString());
   if (!series_ || !stats_) {
     plots_->clear();
     return;
@@ -259,6 +299,8 @@ void CompareView::selectRegression(const QModelIndex& index) {
   if (!context_ || !index.isValid() || !series_ || b_ < 0) return;
   const analysis::BlockRegression& r = regressionModel_->regression(index.row());
   context_->select({(*series_)[static_cast<std::size_t>(b_)].run, r.prompt, r.stepB});
+  blockPair_->showPair(r.stepA, r.stepB);
+  lowerTabs_->setCurrentWidget(blockPair_);
 }
 
 void CompareView::onSessionOpened() { reloadWhenShown(); }

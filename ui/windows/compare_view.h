@@ -3,10 +3,12 @@
 // the same prompts. A tau table with bootstrap intervals (its ticks choose what the plots
 // draw), acceptance-length histograms, per-slot acceptance curves, the per-prompt scatter of
 // run A against run B, and the blocks where B accepted less than A; choosing one selects
-// that block in every other panel. Reading and statistics run on a worker thread, and only
+// that block in every other panel and shows A's block beside B's. Reading and statistics run on a worker thread, and only
 // while the panel is on screen: behind its tab it would slow the opening of a big session.
 
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include <QThreadPool>
@@ -18,11 +20,13 @@
 
 class QComboBox;
 class QLabel;
+class QTabWidget;
 class QTableView;
 class QTimer;
 
 namespace dfi::ui {
 
+class BlockPairView;
 class BlockRegressionModel;
 class ComparisonPlots;
 class TauTableModel;
@@ -42,11 +46,16 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   bool isComputing() const { return computing_; }
   // Chooses runs A and B by row of the tau table; the pair is recomputed on the worker.
   void setPair(int a, int b);
+  // The same, also before the runs are read (the overview's links): applied once they are.
+  void requestPair(int a, int b);
 
   TauTableModel* tauModel() const { return tauModel_; }
   BlockRegressionModel* regressionModel() const { return regressionModel_; }
   QTableView* regressionTable() const { return regressionTable_; }
   ComparisonPlots* plots() const { return plots_; }
+  // A's and B's block of the chosen regression, side by side (a tab beside the plots).
+  BlockPairView* blockPair() const { return blockPair_; }
+  QTabWidget* lowerTabs() const { return lowerTabs_; }
   const analysis::PairComparison& pair() const { return pair_; }
 
   void onSessionOpened() override;
@@ -62,6 +71,7 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
 
  protected:
   void showEvent(QShowEvent* event) override;
+  void paintEvent(QPaintEvent* event) override;
 
  private:
   void reloadWhenShown();
@@ -81,6 +91,8 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   QTableView* tauTable_;
   QTableView* regressionTable_;
   ComparisonPlots* plots_;
+  BlockPairView* blockPair_;
+  QTabWidget* lowerTabs_;
   QTimer* reloadTimer_;  // coalesces the steps of a followed file into one reload
 
   QThreadPool pool_;
@@ -91,6 +103,7 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   std::shared_ptr<const std::vector<analysis::SeriesStatistics>> stats_;
   analysis::PairComparison pair_;
   int a_ = -1, b_ = -1;
+  std::optional<std::pair<int, int>> requested_;
 };
 
 }  // namespace dfi::ui

@@ -22,6 +22,7 @@
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
 #include "dfi/base/version.h"
+#include "widgets/export_options_dialog.h"
 #include "widgets/panel_scroll_area.h"
 #include "widgets/recent_files_menu.h"
 #include "widgets/view_export.h"
@@ -30,6 +31,7 @@
 #include "windows/log_dock.h"
 #include "windows/mask_view.h"
 #include "windows/navigator.h"
+#include "windows/overview_view.h"
 #include "windows/run_dialog.h"
 #include "windows/stats_view.h"
 #include "windows/token_view.h"
@@ -39,7 +41,7 @@ namespace dfi::ui {
 namespace {
 
 // Bump when panels are added or renamed, so an old saved layout is not applied to new docks.
-constexpr int kLayoutVersion = 6;
+constexpr int kLayoutVersion = 7;
 
 QStringList droppedSessions(const QMimeData* mime) {
   QStringList paths;
@@ -48,6 +50,10 @@ QStringList droppedSessions(const QMimeData* mime) {
       paths << url.toLocalFile();
   return paths;
 }
+
+// Whether a panel is the one in front of its tab group: Qt keeps the docks behind it "visible",
+// moved out of the window.
+bool inFront(const QWidget* panel) { return panel->isVisible() && !panel->visibleRegion().isEmpty(); }
 
 // The screen area a window of ours may take: the one it is on, less task bars and docks.
 QRect availableArea(const QWidget* window) {
@@ -67,6 +73,7 @@ MainWindow::MainWindow(QWidget* parent)
       tokenView_(new TokenView(context_)),
       treeView_(new TreeView(context_)),
       compareView_(new CompareView(context_)),
+      overviewView_(new OverviewView(context_)),
       inspectClient_(new InspectClient(this)),
       attentionView_(new AttentionView(context_, inspectClient_)),
       statsView_(new StatsView(context_, inspectClient_)) {
@@ -91,7 +98,10 @@ MainWindow::MainWindow(QWidget* parent)
   mask->raise();
   QDockWidget* compare = addPanel(compareView_, tr("Compare runs"), QStringLiteral("CompareDock"), Qt::RightDockWidgetArea);
   tabifyDockWidget(tokens, compare);
-  tokens->raise();
+  // The session's overview, the first thing shown when one opens, in a tab before the tokens.
+  QDockWidget* overview = addPanel(overviewView_, tr("Overview"), QStringLiteral("OverviewDock"), Qt::RightDockWidgetArea);
+  tabifyDockWidget(tokens, overview);
+  overview->raise();
   addDockWidget(Qt::LeftDockWidgetArea, logDock_);
   splitDockWidget(navigator, logDock_, Qt::Vertical);
   logDock_->installEventFilter(this);
@@ -103,6 +113,17 @@ MainWindow::MainWindow(QWidget* parent)
   fitToScreen();
 
   connect(context_, &SessionContext::errorOccurred, this, &MainWindow::showError);
+  connect(context_, &SessionContext::sessionOpened, this, [this] { dock("OverviewDock")->raise(); });
+  // A step chosen while the overview is in front: its tokens are what the user asked to see.
+  connect(context_, &SessionContext::selectionChanged, this, [this](const Selection& selection) {
+    if (selection.step && inFront(overviewView_)) dock("TokenDock")->raise();
+  });
+  connect(overviewView_, &OverviewView::pairChosen, this, [this](int a, int b) {
+    QDockWidget* compare = dock("CompareDock");
+    compare->show();
+    compare->raise();
+    compareView_->requestPair(a, b);
+  });
   connect(context_, &SessionContext::sessionOpened, this, &MainWindow::updateTitle);
   connect(context_, &SessionContext::sessionClosed, this, &MainWindow::updateTitle);
   connect(context_, &SessionContext::stepsAppended, this,
@@ -223,7 +244,7 @@ void MainWindow::fitToScreen() {
        std::clamp(y(), area.top(), std::max(area.top(), area.bottom() + 1 - height() - frame.height())));
 }
 
-void MainWindow::exportCurrentView(const QString& path) {
+void MainWindow::exportCurrentView(const QString& path, const ExportOptions& options) {
   QWidget* panel = lastFocusedPanel_ ? lastFocusedPanel_.data() : static_cast<QWidget*>(maskView_);
   auto* view = dynamic_cast<ExportableView*>(panel);
   if (QFileInfo(path).suffix().compare(QLatin1String("csv"), Qt::CaseInsensitive) == 0) {
@@ -232,7 +253,7 @@ void MainWindow::exportCurrentView(const QString& path) {
       throw UsageError("the " + view->exportBaseName().toStdString() + " view has no table of numbers to save as CSV");
     writeCsv(data, path);
   } else {
-    exportWidget(view->exportTarget(), path);
+    exportWidget(view->exportTarget(), path, options);
   }
   dfi::logger("ui")->info("exported {}", path.toStdString());
 }
@@ -249,8 +270,10 @@ void MainWindow::chooseAndExport() {
   const QString path =
       QFileDialog::getSaveFileName(this, tr("Export View"), name, exportFileFilter() + tr(";;CSV table (*.csv)"));
   if (path.isEmpty()) return;
+  const auto options = askExportOptions(dynamic_cast<ExportableView*>(panel)->exportTarget(), path, this);
+  if (!options) return;
   try {
-    exportCurrentView(path);
+    exportCurrentView(path, *options);
   } catch (const dfi::Error& e) {
     dfi::logger("ui")->error("export failed: {}", e.what());
     showError(tr("Export failed"), QString::fromStdString(e.what()));
@@ -292,9 +315,10 @@ void MainWindow::applyDefaultLayout() {
   // tokens and the mask halving the height.
   QDockWidget* navigator = dock("NavigatorDock");
   navigatorWidth_ = width() / 3;
-  resizeDocks({navigator, dock("TokenDock")}, {navigatorWidth_, width() - navigatorWidth_}, Qt::Horizontal);
+  QDockWidget* panel = panelBesideNavigator() ? panelBesideNavigator() : dock("TokenDock");
+  resizeDocks({navigator, panel}, {navigatorWidth_, width() - navigatorWidth_}, Qt::Horizontal);
   resizeDocks({navigator, logDock_}, {height() - logHeight_, logHeight_}, Qt::Vertical);
-  resizeDocks({dock("TokenDock"), dock("MaskDock")}, {height() / 2, height() / 2}, Qt::Vertical);
+  resizeDocks({panel, dock("MaskDock")}, {height() / 2, height() / 2}, Qt::Vertical);
   defaultLayout_ = saveState(kLayoutVersion);
   if (const QByteArray saved = QSettings().value(QStringLiteral("window/layout")).toByteArray(); !saved.isEmpty())
     restoreState(saved, kLayoutVersion);
@@ -314,11 +338,18 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
   return QMainWindow::eventFilter(watched, event);
 }
 
+// The tokens' dock, or the one in front of it in their tab group (the overview, the comparison).
+QDockWidget* MainWindow::panelBesideNavigator() const {
+  for (const char* name : {"TokenDock", "OverviewDock", "CompareDock"})
+    if (QDockWidget* d = dock(name); inFront(d) && !d->isFloating() && dockWidgetArea(d) == Qt::RightDockWidgetArea)
+      return d;
+  return nullptr;
+}
+
 bool MainWindow::navigatorBesidePanels() const {
   QDockWidget* navigator = dock("NavigatorDock");
-  QDockWidget* tokens = dock("TokenDock");
   return navigator->isVisible() && !navigator->isFloating() && dockWidgetArea(navigator) == Qt::LeftDockWidgetArea &&
-         tokens->isVisible() && !tokens->isFloating() && dockWidgetArea(tokens) == Qt::RightDockWidgetArea;
+         panelBesideNavigator();
 }
 
 bool MainWindow::logBelowNavigator() const {
@@ -340,10 +371,10 @@ void MainWindow::resizeEvent(QResizeEvent* event) {
   // Two dock areas without a central widget share extra width evenly: the navigator would
   // take half of a wide screen.
   if (navigatorBesidePanels()) {
-    QDockWidget* tokens = dock("TokenDock");
-    const int row = navigator->width() + tokens->width();
+    QDockWidget* panel = panelBesideNavigator();
+    const int row = navigator->width() + panel->width();
     const int width = std::min(navigatorWidth_, row / 2);
-    if (width > 0) resizeDocks({navigator, tokens}, {width, row - width}, Qt::Horizontal);
+    if (width > 0) resizeDocks({navigator, panel}, {width, row - width}, Qt::Horizontal);
   }
 }
 

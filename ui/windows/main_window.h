@@ -6,6 +6,8 @@
 #include <QMainWindow>
 #include <QPointer>
 
+#include "widgets/view_export.h"
+
 class QDockWidget;
 
 namespace dfi::ui {
@@ -17,6 +19,7 @@ class StatsView;
 class SessionContext;
 class LogDock;
 class MaskView;
+class OverviewView;
 class Navigator;
 class TokenView;
 class TreeView;
@@ -35,6 +38,7 @@ class MainWindow : public QMainWindow {
   TokenView* tokenView() const { return tokenView_; }
   TreeView* treeView() const { return treeView_; }
   CompareView* compareView() const { return compareView_; }
+  OverviewView* overviewView() const { return overviewView_; }
   AttentionView* attentionView() const { return attentionView_; }
   StatsView* statsView() const { return statsView_; }
   InspectClient* inspectClient() const { return inspectClient_; }
@@ -50,7 +54,7 @@ class MainWindow : public QMainWindow {
   void fitToScreen();
   // Saves the panel that had the focus last (the mask view when none had) to `path`: its
   // picture, or its numbers for a .csv path.
-  void exportCurrentView(const QString& path);
+  void exportCurrentView(const QString& path, const ExportOptions& options = {});
 
  protected:
   bool eventFilter(QObject* watched, QEvent* event) override;
@@ -67,6 +71,7 @@ class MainWindow : public QMainWindow {
   QDockWidget* dock(const char* objectName) const;
   bool logBelowNavigator() const;      // in the default arrangement, where it keeps its height
   bool navigatorBesidePanels() const;  // likewise, where the navigator keeps its width
+  QDockWidget* panelBesideNavigator() const;
   void showError(const QString& title, const QString& message);
   void chooseAndOpen();
   void chooseAndExport();
@@ -80,6 +85,7 @@ class MainWindow : public QMainWindow {
   TokenView* tokenView_;
   TreeView* treeView_;
   CompareView* compareView_;
+  OverviewView* overviewView_;
   InspectClient* inspectClient_;
   AttentionView* attentionView_;
   StatsView* statsView_;

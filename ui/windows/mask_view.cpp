@@ -3,6 +3,7 @@
 #include <QCursor>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -37,15 +38,28 @@ QString cellText(const analysis::MaskCell& cell) {
 }  // namespace
 
 MaskView::MaskView(SessionContext* context, QWidget* parent)
-    : QWidget(parent), context_(context), controls_(new MaskControls), plot_(new HeatmapPlot), hover_(new QLabel) {
+    : QWidget(parent),
+      context_(context),
+      controls_(new MaskControls),
+      plot_(new HeatmapPlot),
+      hover_(new QLabel),
+      zoomToDifferences_(new QPushButton(tr("Zoom to the differences"))),
+      showAll_(new QPushButton(tr("Show all"))) {
   hover_->setTextFormat(Qt::PlainText);
   hover_->setWordWrap(true);
   hover_->setMinimumHeight(3 * fontMetrics().height());
   hover_->setText(tr("Hover over a cell to see why it is or is not allowed."));
   controls_->setSizePolicy(QSizePolicy::Fixed, QSizePolicy::Preferred);
+  zoomToDifferences_->setToolTip(tr("Zoom both axes onto the cells that differ in the first block that has any"));
+  connect(zoomToDifferences_, &QPushButton::clicked, this, [this] { zoomToDifferences(); });
+  connect(showAll_, &QPushButton::clicked, this, [this] { plot_->showAll(); });
+  auto* zoomRow = new QHBoxLayout;
+  zoomRow->addWidget(hover_, 1);
+  zoomRow->addWidget(zoomToDifferences_, 0, Qt::AlignTop);
+  zoomRow->addWidget(showAll_, 0, Qt::AlignTop);
   auto* right = new QVBoxLayout;
   right->addWidget(plot_, 1);
-  right->addWidget(hover_);
+  right->addLayout(zoomRow);
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addWidget(controls_, 0, Qt::AlignTop);
@@ -85,6 +99,12 @@ void MaskView::buildPlotDecorations() {
     entry = plot_->addGraph();
     entry->setLineStyle(QCPGraph::lsNone);
   }
+  // Differing cells keep a marker of a few pixels however far out the view is zoomed: drawn
+  // at one cell per pixel, 59 anchors' worth of them were a one-pixel edge.
+  outlines_ = plot_->addGraph();
+  outlines_->setLineStyle(QCPGraph::lsNone);
+  outlines_->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, QPen(colour(true, kDiffer).darker(160), 1.5), Qt::NoBrush, 7));
+  outlines_->removeFromLegend();
 }
 
 QColor MaskView::colour(bool diff, int value) {
@@ -147,6 +167,8 @@ void MaskView::rebuild() {
     hover_->setText(tr("Cannot draw this mask: %1").arg(QString::fromStdString(e.what())));
     layout_.reset();
     plot_->setCells(0, 0, {}, true);
+    differing_.clear();
+    outlines_->data()->clear();
     return;
   }
   const bool resetView = !layout_ || layout_->rows() != layout->rows() || layout_->columns() != layout->columns();
@@ -156,14 +178,19 @@ void MaskView::rebuild() {
   plot_->setCells(layout->rows(), layout->columns(),
                   [layout](std::int64_t r, std::int64_t c) { return static_cast<double>(layout->value(r, c)); },
                   resetView);
+  outlineDifferences();
 
   QString title = QStringLiteral("%1 layout, %2").arg(training ? tr("training") : tr("inference"),
                                                       variantName(scene.spec.variant));
   if (scene.diffAgainst) title += tr(" vs %1").arg(variantName(*scene.diffAgainst));
   title += scene.spec.layer == analysis::LayerAttention::Sliding ? tr(", sliding window %1").arg(scene.spec.slidingWindow)
                                                                  : tr(", full attention");
-  title += training ? tr(", T = %1, %2 anchors, B = %3").arg(scene.sequenceLength).arg(scene.anchors.size()).arg(scene.spec.blockSize)
-                    : tr(", anchor %1, B = %2").arg(scene.anchor).arg(scene.spec.blockSize);
+  // No-break spaces: a title wrapped to fit keeps "T = 1024" on one line.
+  title += training ? tr(", T\u00a0=\u00a0%1, %2\u00a0anchors, B\u00a0=\u00a0%3")
+                          .arg(scene.sequenceLength)
+                          .arg(scene.anchors.size())
+                          .arg(scene.spec.blockSize)
+                    : tr(", anchor\u00a0%1, B\u00a0=\u00a0%2").arg(scene.anchor).arg(scene.spec.blockSize);
   title_->setText(title);
   plot_->xAxis->setLabel(training ? tr("key: context positions 0..T-1 | blocks")
                                   : tr("key: context positions 0..anchor | block slots"));
@@ -177,6 +204,52 @@ void MaskView::rebuild() {
   boundary_->point1->setCoords(x, 0);
   boundary_->point2->setCoords(x, 1);
   plot_->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void MaskView::outlineDifferences() {
+  differing_.clear();
+  outlines_->data()->clear();
+  const bool diff = layout_->isDiff();
+  // One pass over the cells on the GUI thread: only for pictures a person can take in at once.
+  if (diff && layout_->rows() * layout_->columns() <= kMaxDiffScan) {
+    QVector<double> x, y;
+    for (std::int64_t r = 0; r < layout_->rows() && static_cast<std::int64_t>(differing_.size()) <= kMaxOutlined; ++r)
+      for (std::int64_t c = 0; c < layout_->columns(); ++c)
+        if (layout_->value(r, c) == kDiffer) {
+          differing_.emplace_back(r, c);
+          x << static_cast<double>(c);
+          y << static_cast<double>(r);
+        }
+    if (static_cast<std::int64_t>(differing_.size()) > kMaxOutlined) {
+      differing_.clear();
+    } else {
+      outlines_->setData(x, y);
+    }
+  }
+  zoomToDifferences_->setVisible(diff);
+  zoomToDifferences_->setEnabled(!differing_.empty());
+  showAll_->setVisible(diff);
+}
+
+bool MaskView::zoomToDifferences() {
+  if (differing_.empty() || !layout_) return false;
+  const MaskScene& scene = layout_->scene();
+  const std::int64_t b = std::max(1, scene.spec.blockSize);
+  // The first block with a difference (the inference layout has one block).
+  const std::int64_t firstBlock = differing_.front().first / b;
+  std::int64_t r0 = firstBlock * b, r1 = r0 + b - 1, c0 = layout_->columns(), c1 = 0;
+  for (const auto& [r, c] : differing_)
+    if (r >= r0 && r <= r1) {
+      c0 = std::min(c0, c);
+      c1 = std::max(c1, c);
+    }
+  // A block's width of context around them, so one sees what the differing keys sit beside.
+  c0 = std::max<std::int64_t>(0, c0 - b);
+  c1 = std::min(layout_->columns() - 1, c1 + b);
+  plot_->xAxis->setRange(static_cast<double>(c0) - 0.5, static_cast<double>(c1) + 0.5);
+  plot_->yAxis->setRange(static_cast<double>(r0) - 0.5, static_cast<double>(std::min(r1, layout_->rows() - 1)) + 0.5);
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+  return true;
 }
 
 QString MaskView::tokenAt(std::int64_t position) const {

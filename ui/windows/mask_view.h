@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 #include <string>
 
 #include <QWidget>
@@ -17,6 +19,7 @@
 #include "widgets/view_export.h"
 
 class QLabel;
+class QPushButton;
 class QCPItemStraightLine;
 class QCPTextElement;
 class QCPGraph;
@@ -37,6 +40,14 @@ class MaskView : public QWidget, public SessionViewer, public ExportableView {
   HeatmapPlot* plot() const { return plot_; }
   const MaskLayout* maskLayout() const { return layout_.get(); }
   QString hoverText() const;
+  // The cells that differ in a diff (row, column), outlined on the picture so a few of them
+  // stay visible among 59 blocks x 16 slots; empty when not a diff or past kMaxOutlined.
+  const std::vector<std::pair<std::int64_t, std::int64_t>>& differingCells() const { return differing_; }
+  static constexpr std::int64_t kMaxOutlined = 50000;
+  // Zooms both axes onto the differing cells of the first block that has any (the whole
+  // difference in the inference layout); false when nothing differs.
+  bool zoomToDifferences();
+  QPushButton* zoomButton() const { return zoomToDifferences_; }
   QString describeCell(std::int64_t row, std::int64_t column) const;
 
   // Colours of the cell values, for the legend and for tests of the picture.
@@ -58,6 +69,8 @@ class MaskView : public QWidget, public SessionViewer, public ExportableView {
   MaskScene currentScene() const;
   std::int64_t responseLength() const;
   void updateLegend(bool diff);
+  void outlineDifferences();
+  static constexpr std::int64_t kMaxDiffScan = std::int64_t{4} << 20;
   QString tokenAt(std::int64_t position) const;
   QString blockKeyText(const MaskCellInfo& info) const;
 
@@ -68,6 +81,10 @@ class MaskView : public QWidget, public SessionViewer, public ExportableView {
   QCPTextElement* title_ = nullptr;
   QCPItemStraightLine* boundary_ = nullptr;
   QCPGraph* legendEntries_[3] = {};
+  QCPGraph* outlines_ = nullptr;
+  QPushButton* zoomToDifferences_;
+  QPushButton* showAll_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> differing_;
   std::shared_ptr<const MaskLayout> layout_;
 
   // The selected block and its response, when a session is open.

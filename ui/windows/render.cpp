@@ -82,6 +82,16 @@ QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, CompareView* sta
 
 }  // namespace
 
+QSize parseExportSize(const QString& text) {
+  const QStringList parts = text.split(QLatin1Char('x'));
+  bool okW = false, okH = false;
+  const int width = parts.size() == 2 ? parts[0].toInt(&okW) : 0;
+  const int height = parts.size() == 2 ? parts[1].toInt(&okH) : 0;
+  if (!okW || !okH || width <= 0 || height <= 0)
+    throw UsageError("--size '" + text.toStdString() + "': expected WIDTHxHEIGHT in pixels, e.g. 1600x1000");
+  return {width, height};
+}
+
 QStringList renderableViews() {
   return {QStringLiteral("window"), QStringLiteral("navigator"), QStringLiteral("tokens"), QStringLiteral("mask"),
           QStringLiteral("mask-diff"), QStringLiteral("mask-training-diff"), QStringLiteral("tree"),
@@ -139,7 +149,7 @@ int renderViews(const RenderRequest& request) {
     settle();
     const QString path = QDir(request.outputDir).filePath(view + "." + request.format);
     try {
-      exportWidget(target, path);
+      exportWidget(target, path, request.picture);
     } catch (const Error& e) {
       std::fprintf(stderr, "dflash-inspector: %s\n", e.what());
       return e.exitCode();

@@ -8,6 +8,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "widgets/view_export.h"
+
 namespace dfi::ui {
 
 struct RenderRequest {
@@ -16,7 +18,11 @@ struct RenderRequest {
   std::optional<qint64> step;     // default: the first step of the first run
   QString outputDir;
   QString format = QStringLiteral("png");
+  ExportOptions picture;  // size and dpi of every picture; default: each view's own size at 96 dpi
 };
+
+// "1600x1000" -> QSize; throws dfi::UsageError naming the option for anything else.
+QSize parseExportSize(const QString& text);
 
 // "window", "navigator", "tokens", "mask", "mask-diff", "mask-training-diff", "tree", "compare",
 // "attention", "statistics".

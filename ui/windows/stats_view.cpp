@@ -20,6 +20,8 @@
 #include "dfi/session/hidden_statistics.h"
 #include "models/dump_statistics.h"
 #include "dfi/session/record_fields.h"
+#include "widgets/empty_hint.h"
+#include "widgets/fitted_plot.h"
 
 namespace dfi::ui {
 namespace {
@@ -37,7 +39,7 @@ const Curve kCurves[] = {{"mean", "mean", QColor(31, 119, 180)},
                          {"absmax", "abs-max", QColor(214, 39, 40)}};
 
 QCustomPlot* newPlot(const QString& x, const QString& y) {
-  auto* plot = new QCustomPlot;
+  auto* plot = new FittedPlot;
   plot->xAxis->setLabel(x);
   plot->yAxis->setLabel(y);
   plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
@@ -166,6 +168,7 @@ StatsView::StatsView(SessionContext* context, InspectClient* engine, QWidget* pa
   for (QCustomPlot* plot : {curves_, histogram_, difference_})
     addExportMenu(plot, QStringLiteral("statistics"), [this] { return exportData(); });
   attach();
+  if (!step_) redraw();  // says what to select
 }
 
 StatsView::~StatsView() = default;  // ImportedDump is complete here
@@ -283,6 +286,7 @@ void StatsView::redraw() {
     plot->clearPlottables();
     plot->legend->setVisible(!empty);  // an empty legend is a stray box
   }
+  setEmptyHint(curves_, {});
   if (isOverview()) return drawOverview();
   curves_->xAxis->setTicker(integerTicker());
   difference_->xAxis->setTicker(integerTicker());
@@ -302,6 +306,10 @@ void StatsView::redraw() {
     else if (step_)
       notes << tr("The session holds no hidden-state statistics for this block (record with --hidden-stats%1).")
                    .arg(engine_ ? tr(", or Fetch from engine") : QString());
+    // Words instead of empty axes: what to select, or why this block has nothing to show.
+    setEmptyHint(curves_, step_ ? notes.join(' ') : tr("Select a step in the navigator to see the hidden-state "
+                                                        "statistics of its block."));
+    histogram_->setVisible(false);
     for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot();
     status_->setText(notes.join(' '));
     return;

@@ -38,6 +38,20 @@ SeriesStatistics summarizeOne(const ComparedSeries& series, int resamples) {
 
 }  // namespace
 
+Interval tauVllmInterval(const ComparedSeries& series, int resamples) {
+  std::map<session::PromptId, std::pair<double, double>> byPrompt;  // accepted lengths, steps
+  for (const ComparedStep& s : series.steps) {
+    byPrompt[s.prompt].first += s.acceptLength;
+    byPrompt[s.prompt].second += 1;
+  }
+  std::vector<double> lengths, steps;
+  for (const auto& [prompt, sums] : byPrompt) {
+    lengths.push_back(sums.first);
+    steps.push_back(sums.second);
+  }
+  return bootstrapRatio(lengths, steps, 0.95, resamples);
+}
+
 std::vector<ComparedSeries> loadComparedSeries(const std::vector<session::RunRecord>& runs,
                                                const StepSummaryScan& forEachStepSummary) {
   std::vector<ComparedSeries> out;

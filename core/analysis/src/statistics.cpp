@@ -93,6 +93,34 @@ Interval studentMean95(std::span<const double> values) {
   return {m, m - halfWidth, m + halfWidth};
 }
 
+Interval bootstrapRatio(std::span<const double> numerators, std::span<const double> denominators, double confidence,
+                        int resamples, std::uint64_t seed) {
+  if (numerators.size() != denominators.size())
+    throw ValidationError("ratio bootstrap needs a denominator per numerator (" + std::to_string(numerators.size()) +
+                          " vs " + std::to_string(denominators.size()) + ")");
+  const auto ratio = [](double num, double den) { return den > 0 ? num / den : 0.0; };
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < numerators.size(); ++i) num += numerators[i], den += denominators[i];
+  Interval out{ratio(num, den), ratio(num, den), ratio(num, den)};
+  if (numerators.size() < 2) return out;
+  IndexDraws draws(seed);
+  std::vector<double> ratios(static_cast<std::size_t>(resamples));
+  for (double& r : ratios) {
+    double n = 0, d = 0;
+    for (std::size_t i = 0; i < numerators.size(); ++i) {
+      const std::size_t k = draws.below(numerators.size());
+      n += numerators[k];
+      d += denominators[k];
+    }
+    r = ratio(n, d);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double tail = (1.0 - confidence) / 2;
+  out.low = percentile(ratios, tail);
+  out.high = percentile(ratios, 1.0 - tail);
+  return out;
+}
+
 Interval bootstrapPairedDifference(std::span<const double> a, std::span<const double> b,
                                    double confidence, int resamples, std::uint64_t seed) {
   if (a.size() != b.size())

@@ -76,6 +76,13 @@ TEST_F(RunComparison, IntervalsAreTheCliIntervals) {
     EXPECT_EQ(s.tau.low, cli.low);
     EXPECT_EQ(s.tau.high, cli.high);
   }
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    const Interval vllm = tauVllmInterval(series[i]);
+    EXPECT_DOUBLE_EQ(vllm.estimate, stats[i].tauVllm);
+    EXPECT_LE(vllm.low, stats[i].tauVllm);
+    EXPECT_GE(vllm.high, stats[i].tauVllm);
+    EXPECT_LT(vllm.low, vllm.high);
+  }
   const PairComparison pair = comparePair(series[0], stats[0], series[1], stats[1]);
   const Interval cli = bootstrapPairedDifference(pair.tauA, pair.tauB);
   EXPECT_EQ(pair.difference.low, cli.low);

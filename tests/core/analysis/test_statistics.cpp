@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -39,6 +40,36 @@ TEST(Statistics, BootstrapMatchesTheNormalApproximation) {
   EXPECT_NEAR(ci.low, m - 1.96 * se, 0.15 * se * 1.96);
   EXPECT_NEAR(ci.high, m + 1.96 * se, 0.15 * se * 1.96);
   EXPECT_EQ(bootstrapMean(v, 0.95, 500, 5).low, bootstrapMean(v, 0.95, 500, 5).low);
+}
+
+// A pooled ratio over prompts of unequal sizes: the percentile interval approaches the delta
+// method's R +- 1.96 se, se^2 = sum((n_i - R d_i)^2) / (n (n - 1) dbar^2).
+TEST(Statistics, RatioBootstrapMatchesTheDeltaMethod) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> steps(3, 60);
+  std::normal_distribution<double> length(3.5, 1.0);
+  std::vector<double> num, den;
+  for (int i = 0; i < 1500; ++i) {
+    const int d = steps(rng);
+    double n = 0;
+    for (int k = 0; k < d; ++k) n += std::max(1.0, length(rng));
+    num.push_back(n);
+    den.push_back(d);
+  }
+  double sn = 0, sd = 0;
+  for (std::size_t i = 0; i < num.size(); ++i) sn += num[i], sd += den[i];
+  const double r = sn / sd, dbar = sd / num.size();
+  double ss = 0;
+  for (std::size_t i = 0; i < num.size(); ++i) ss += (num[i] - r * den[i]) * (num[i] - r * den[i]);
+  const double se = std::sqrt(ss / (num.size() * (num.size() - 1.0))) / dbar;
+  const Interval ci = bootstrapRatio(num, den, 0.95, 4000, 3);
+  EXPECT_DOUBLE_EQ(ci.estimate, r);
+  EXPECT_NEAR(ci.low, r - 1.96 * se, 0.15 * 1.96 * se);
+  EXPECT_NEAR(ci.high, r + 1.96 * se, 0.15 * 1.96 * se);
+  const Interval one = bootstrapRatio(std::vector<double>{12.0}, std::vector<double>{4.0});
+  EXPECT_DOUBLE_EQ(one.low, 3.0);
+  EXPECT_DOUBLE_EQ(one.high, 3.0);
+  EXPECT_THROW(bootstrapRatio(num, std::vector<double>{1.0}), dfi::ValidationError);
 }
 
 TEST(Statistics, PairedDifferenceSeesAConsistentGain) {

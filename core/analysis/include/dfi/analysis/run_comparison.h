@@ -75,6 +75,11 @@ std::vector<ComparedSeries> loadComparedSeries(const std::vector<session::RunRec
 std::vector<SeriesStatistics> summarizeSeries(const std::vector<ComparedSeries>& series,
                                               int resamples = kBootstrapResamples);
 
+// The 95% interval of vLLM's pooled tau (SeriesStatistics::tauVllm), resampling prompts
+// (bootstrapRatio of accepted lengths over steps). Apart from summarizeSeries, which the
+// compare view runs on every change, because only the overview shows it.
+Interval tauVllmInterval(const ComparedSeries& series, int resamples = kBootstrapResamples);
+
 PairComparison comparePair(const ComparedSeries& a, const SeriesStatistics& statsA, const ComparedSeries& b,
                            const SeriesStatistics& statsB, int resamples = kBootstrapResamples);
 

@@ -36,6 +36,11 @@ Interval bootstrapMean(std::span<const double> values, double confidence = 0.95,
 // few sampled repeats, where a percentile bootstrap has too few distinct resamples to be one.
 Interval studentMean95(std::span<const double> values);
 
+// Percentile bootstrap interval of a pooled ratio sum(numerators) / sum(denominators) over
+// units resampled whole (vLLM's tau: accepted lengths over steps, resampling prompts).
+Interval bootstrapRatio(std::span<const double> numerators, std::span<const double> denominators,
+                        double confidence = 0.95, int resamples = kBootstrapResamples, std::uint64_t seed = 0);
+
 // Paired bootstrap of mean(b - a) over the same prompts: does B beat A beyond noise?
 Interval bootstrapPairedDifference(std::span<const double> a, std::span<const double> b,
                                    double confidence = 0.95, int resamples = kBootstrapResamples,
