@@ -22,6 +22,7 @@ struct FixtureShape {
   int topK = 4;
   session::MaskVariant maskVariant = session::MaskVariant::Reference;  // every run's
   int slidingWindow = 0;                                                // every run's
+  std::string drafterConfigJson;                                        // every run's drafter config
 };
 
 inline constexpr session::TokenId kVocabulary = 40;
@@ -96,6 +97,7 @@ inline std::vector<session::RunId> writeFixture(session::Writer& writer, const F
     run.device = "cpu";
     run.dtype = "float32";
     run.drafter.path = "/models/" + run.name;
+    run.drafter.configJson = shape.drafterConfigJson;
     run.target.path = "/models/target";
     const session::RunId id = writer.addRun(run);
     runs.push_back(id);

@@ -32,6 +32,7 @@
 #include "windows/log_dock.h"
 #include "windows/main_window.h"
 #include "windows/mask_controls.h"
+#include "widgets/fitted_plot.h"
 #include "windows/mask_view.h"
 #include "windows/attention_view.h"
 #include "windows/navigator.h"
@@ -255,6 +256,26 @@ class TestSessionPanels : public QObject {
     QVERIFY(layer);
     layer->setCurrentIndex(layer->findText(QStringLiteral("sliding window")));
     QTRY_COMPARE(mask->maskLayout()->scene().spec.slidingWindow, 6);
+  }
+
+  // A drafter whose config says is_causal draws causal blocks in its full layers too (the
+  // per-type default would make them bidirectional), and the title says which.
+  void maskFollowsTheDraftersIsCausal() {
+    const QString path = dir_.filePath(QStringLiteral("causal.dfi"));
+    dfi::fixture::writeFixtureFile(path.toStdString(), {.drafterConfigJson = R"({"is_causal": true})"});
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openFile(path));
+    selectStep(window, 0, 1);
+    MaskView* mask = window.maskView();
+    QTRY_VERIFY(mask->maskLayout() && mask->maskLayout()->scene().spec.causal == std::optional<bool>(true));
+    const std::int64_t slot1Column = mask->maskLayout()->contextColumns() + 1;
+    QCOMPARE(int(mask->maskLayout()->value(0, slot1Column)), 0);  // slot 0 does not see slot 1
+    QCOMPARE(int(mask->maskLayout()->value(1, slot1Column)), 1);
+    auto* title = qobject_cast<QCPTextElement*>(mask->plot()->plotLayout()->element(0, 0));
+    QVERIFY(title && FittedPlot::fullText(title).contains(QStringLiteral(", causal block")));
   }
 
   void dropOpensAndRecentRemembersAndCloseClears() {

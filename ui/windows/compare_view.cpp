@@ -116,6 +116,9 @@ CompareView::CompareView(SessionContext* context, QWidget* parent)
   splitter->setStretchFactor(1, 2);
   splitter->setSizes({100, 200});
   for (QTableView* table : {tauTable_, regressionTable_}) table->setMinimumHeight(3 * fontMetrics().height());  // proportions: the plots take two thirds of any height
+  // Below this the plots' ticks and titles run into each other (a 1280x720 screen shares the
+  // dock column with the block panels): the panel scrolls instead.
+  lowerTabs_->setMinimumHeight(16 * fontMetrics().height());
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(pairRow);

@@ -2,6 +2,8 @@
 
 #include <QCursor>
 #include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLabel>
 #include <QPushButton>
 #include <QToolTip>
@@ -149,6 +151,7 @@ MaskScene MaskView::currentScene() const {
   if (!controls_->followSelection() || !step_) return scene;
   scene.anchor = step_->anchorPosition;
   scene.spec.blockSize = runBlockSize_;
+  scene.spec.causal = runCausal_;
   if (scene.layout == MaskLayoutKind::Training && !responseAnchors_.empty()) {
     // The response as one training sequence, with every step's anchor as a training anchor.
     scene.sequenceLength = responseLength();
@@ -185,6 +188,7 @@ void MaskView::rebuild() {
   if (scene.diffAgainst) title += tr(" vs %1").arg(variantName(*scene.diffAgainst));
   title += scene.spec.layer == analysis::LayerAttention::Sliding ? tr(", sliding window %1").arg(scene.spec.slidingWindow)
                                                                  : tr(", full attention");
+  title += analysis::isCausal(scene.spec) ? tr(", causal block") : tr(", bidirectional block");
   // No-break spaces: a title wrapped to fit keeps "T = 1024" on one line.
   title += training ? tr(", T\u00a0=\u00a0%1, %2\u00a0anchors, B\u00a0=\u00a0%3")
                           .arg(scene.sequenceLength)
@@ -322,6 +326,13 @@ void MaskView::onSelectionChanged(const Selection& selection) {
   if (!step_) return;
   const std::optional<session::RunRecord> run = context_->run(step_->runId);
   runBlockSize_ = run && run->blockSize > 0 ? run->blockSize : static_cast<int>(step_->draftTokens.size()) + 1;
+  runCausal_.reset();
+  if (run) {
+    const QJsonValue causal = QJsonDocument::fromJson(QByteArray::fromStdString(run->drafter.configJson))
+                                  .object()
+                                  .value(QStringLiteral("is_causal"));
+    if (causal.isBool()) runCausal_ = causal.toBool();
+  }
   if (loadedResponse_.run != step_->runId || loadedResponse_.prompt != step_->promptId)
     loadResponse({step_->runId, step_->promptId, 0});
   // The run's typed variant is the mask that ran; a step read without its run falls back on

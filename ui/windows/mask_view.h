@@ -90,6 +90,9 @@ class MaskView : public QWidget, public SessionViewer, public ExportableView {
   // The selected block and its response, when a session is open.
   std::optional<session::StepRecord> step_;
   int runBlockSize_ = 0;
+  // The run's drafter's top-level is_causal (dflash 0.1.0 reads it there): absent, a block is
+  // causal exactly in sliding layers; present, in every layer (true) or none (false).
+  std::optional<bool> runCausal_;
   Selection loadedResponse_;  // run and prompt of sequence_
   analysis::ResponseSequence sequence_;
   std::vector<std::int64_t> responseAnchors_;

@@ -101,7 +101,8 @@ TEST(Messages, ReadsTheKeysTheGuiSends) {
   EXPECT_EQ(run.limit, 2);
   EXPECT_TRUE(run.enableThinking);
   EXPECT_EQ(run.session, "s.dfi");
-  EXPECT_EQ(run.topK, 8) << "a missing option keeps its default";
+  EXPECT_EQ(run.recordTopK, 8) << "a missing option keeps its default";
+  EXPECT_EQ(run.temperature, 0.0) << "greedy unless asked";
   EXPECT_EQ(run.blockSize, std::nullopt);
 
   const auto inspect = std::get<InspectRequest>(decodeRequest(

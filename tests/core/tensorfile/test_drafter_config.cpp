@@ -197,7 +197,7 @@ TEST(DrafterConfig, YarnRopeIsRead) {
 TEST(DrafterConfig, NotADrafterOrAnUnsupportedOne) {
   EXPECT_THAT(problemAt(problemsOf([] { parseDrafterConfig(configFixture("qwen3_8b.json")); }), "architectures[0]")
                   .message,
-              HasSubstr("unsupported drafter architecture \"Qwen3ForCausalLM\" (supported: DFlashDraftModel)"));
+              HasSubstr("unsupported drafter architecture \"Qwen3ForCausalLM\" (supported: DFlashDraftModel, DFlash2DraftModel)"));
   nlohmann::json j = fixture("zlab_qwen3_8b_dflash_b16.json");
   j.erase("architectures");
   j.erase("dflash_config");
