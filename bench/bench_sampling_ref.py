@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Reference side of bench_sampling: z-lab's own dflash_generate (dflash 0.1.0) at a sampling
-temperature on tiny dense models it builds here (a Qwen3 target and a package drafter that taps
-it, written to OUT_DIR for the engine to load), timed over the same prompts and budget the
-bench gives the engine. Prints one JSON document: tokens generated, steps, seconds (best of
---repeat passes), and the mean acceptance length.
+temperature on dense models it builds here (a Qwen3 target and a package drafter that taps it,
+written to OUT_DIR for the engine to load), timed over the same prompts and budget the bench
+gives the engine. --models tiny: the live-loop oracle's models (tests/oracle/
+gen_dflash_package.py: width 32, vocabulary 16), where the loop's own overhead is the cost;
+small: width 256, vocabulary 2048, where the models' arithmetic takes a good part of it.
+Prints one JSON document: tokens generated, steps, seconds (best of --repeat passes), and the
+mean acceptance length.
 
-Usage: bench_sampling_ref.py OUT_DIR --threads N --max-new-tokens M --repeat R --temperature T
+Usage: bench_sampling_ref.py OUT_DIR --models tiny|small --threads N --max-new-tokens M --repeat R --temperature T
 """
 
 import argparse
@@ -31,7 +34,16 @@ DRAFTER = dict(hidden=256, layers=2, heads=8, kv_heads=4, head_dim=32, inter=512
 PROMPTS = [[(7 * i + 3 * k) % (VOCAB - 1) for k in range(24 + 4 * i)] for i in range(6)]
 
 
-def build(out):
+def build_tiny(out):
+    target = fixtures.live_target()
+    drafter = fixtures.new_drafter(fixtures.LIVE_DRAFTER, torch.Generator().manual_seed(fixtures.SEED + 1))
+    target.save_pretrained(out / "target", safe_serialization=True)
+    drafter.save_pretrained(out / "drafter", safe_serialization=True)
+    (out / "prompts.json").write_text(json.dumps(fixtures.LIVE_PROMPTS))
+    return target, drafter, fixtures.LIVE_PROMPTS
+
+
+def build_small(out):
     torch.manual_seed(fixtures.SEED)
     target = Qwen3ForCausalLM(Qwen3Config(
         vocab_size=VOCAB, hidden_size=256, intermediate_size=512, num_hidden_layers=4, num_attention_heads=8,
@@ -42,12 +54,13 @@ def build(out):
     target.save_pretrained(out / "target", safe_serialization=True)
     drafter.save_pretrained(out / "drafter", safe_serialization=True)
     (out / "prompts.json").write_text(json.dumps(PROMPTS))
-    return target, drafter
+    return target, drafter, PROMPTS
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
+    parser.add_argument("--models", choices=("tiny", "small"), default="tiny")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--max-new-tokens", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=2)
@@ -55,7 +68,7 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
-    target, drafter = build(args.out)
+    target, drafter, prompts = (build_tiny if args.models == "tiny" else build_small)(args.out)
     if not torch.cuda.is_available():  # acceptance_lengths come with return_stats' CUDA clock
         dflash.model._cuda_time = time.perf_counter
     best, tokens, lengths = None, 0, []
@@ -64,7 +77,7 @@ def main():
             torch.manual_seed(r)
             start = time.perf_counter()
             pass_tokens, pass_lengths = 0, []
-            for prompt in PROMPTS:
+            for prompt in prompts:
                 out = dflash.model.dflash_generate(drafter, target, torch.tensor([prompt]), args.max_new_tokens, None,
                                                    temperature=args.temperature, return_stats=True)
                 pass_tokens += out.num_output_tokens
