@@ -11,6 +11,7 @@
 
 #include "dfi/base/error.h"
 #include "dflash_test_support.h"
+#include "models/grouped_conv.h"
 #include "dfi/session/record_fields.h"
 
 namespace dfi::engine {
@@ -179,6 +180,27 @@ TEST(DrafterValidation, TargetHeadMustFitTheDrafter) {
   noMask.maskTokenId.reset();
   expectError([&] { build(noMask, testing::randomTargetHead(64, 32, 2)); }, "dflash_config.mask_token_id",
               "no mask token id");
+}
+
+// DFlash2's convolution is causal along the block: a block's first rows mix as they would at
+// the start of any longer block, also when the block is shorter than the kernel's reach. (dflash
+// 0.1.0's _grouped_dynamic_convolve raises there: F.pad past the block mis-shapes it, as
+// tests/oracle/gen_dflash_package.py shows; a shortened last block of 2 rows with a kernel of
+// 4 hits it.)
+TEST(GroupedDynamicConv, ShortBlocksMixAsTheStartOfLongerOnes) {
+  at::manual_seed(3);
+  const ConvWeights w{at::randn({2, 4, 8}), at::randn({2 * 4 * 2, 8}) * 0.3};
+  const GroupedDynamicConv conv(w, 4);
+  const at::Tensor rows = at::randn({1, 6, 8});
+  for (std::int64_t length : {1, 2, 3}) {
+    const auto [longMixed, longDynamic] = conv.prepare(rows);
+    const auto [shortMixed, shortDynamic] = conv.prepare(rows.narrow(1, 0, length));
+    EXPECT_TRUE(at::allclose(shortMixed, longMixed.narrow(1, 0, length), 1e-6, 1e-6)) << length;
+    const at::Tensor out = at::randn({1, 6, 8});
+    EXPECT_TRUE(at::allclose(conv.finish(out.narrow(1, 0, length), shortDynamic),
+                             conv.finish(out, longDynamic).narrow(1, 0, length), 1e-6, 1e-6))
+        << length;
+  }
 }
 
 }  // namespace
