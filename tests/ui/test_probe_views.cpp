@@ -111,7 +111,8 @@ class TestProbeViews : public QObject {
     view.show();
     context_->select({fixture_.gqaRun, 0, fixture_.gqaStep});
     QVERIFY(view.headline().contains(QStringLiteral("anchor position %1").arg(fixture_.anchor)));
-    QVERIFY2(view.headline().startsWith(QStringLiteral("drafter-gqa, prompt 0")), qPrintable(view.headline()));  // never "Run 2"
+    // Named as every panel names them: the run by its name (never "Run 2"), the prompt by its first words.
+    QVERIFY2(view.headline().startsWith(QStringLiteral("drafter-gqa, \"Question 0\"")), qPrintable(view.headline()));
     QCOMPARE(view.grid()->headsPerKvHead(), 2);
     QVERIFY2(view.status().contains(QStringLiteral("2 layers x 4 heads")), qPrintable(view.status()));
     QCOMPARE(view.head(), AttentionGrid::kMean);

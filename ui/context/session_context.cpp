@@ -8,6 +8,7 @@
 #include <QTimer>
 
 #include "dfi/base/error.h"
+#include "models/navigator_tree.h"
 #include "dfi/base/log.h"
 
 namespace dfi::ui {
@@ -210,6 +211,11 @@ std::optional<session::PromptRecord> SessionContext::prompt(session::RunId run, 
   for (session::PromptRecord& p : prompts(run))
     if (p.promptId == id) return std::move(p);
   return std::nullopt;
+}
+
+QString SessionContext::promptName(session::RunId run, session::PromptId id) {
+  const std::optional<session::PromptRecord> record = prompt(run, id);
+  return promptLabel(id, record ? QString::fromStdString(record->text) : QString());
 }
 
 std::vector<session::StepRecord> SessionContext::steps(session::RunId run, session::PromptId prompt) {

@@ -64,6 +64,8 @@ class SessionContext : public QObject {
   std::optional<session::RunRecord> run(session::RunId run);
   std::vector<session::PromptRecord> prompts(session::RunId run);
   std::optional<session::PromptRecord> prompt(session::RunId run, session::PromptId prompt);
+  // A prompt as the panels name it: its first words ("def fizzbuzz(n):"), else "prompt N".
+  QString promptName(session::RunId run, session::PromptId prompt);
   std::vector<session::StepRecord> steps(session::RunId run, session::PromptId prompt);
   std::optional<session::StepRecord> step(session::StepId step);
   std::optional<session::TreeRecord> tree(session::StepId step);

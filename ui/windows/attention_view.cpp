@@ -103,9 +103,9 @@ void AttentionView::loadSelection() {
       if (const auto ids = sequenceThroughAnchor(prompt->promptTokens, context_->steps(step_->runId, step_->promptId),
                                                  step_->anchorPosition))
         sequence_ = *ids;
-    headline_->setText(tr("%1, prompt %2, step %3: block at anchor position %4, mask variant %5")
+    headline_->setText(tr("%1, \"%2\", step %3: block at anchor position %4, mask variant %5")
                            .arg(context_->runName(step_->runId))
-                           .arg(step_->promptId)
+                           .arg(context_->promptName(step_->runId, step_->promptId))
                            .arg(step_->stepIndex)
                            .arg(step_->anchorPosition)
                            .arg(QString::fromStdString(step_->maskVariant)));

@@ -191,9 +191,9 @@ void StatsView::load() {
   updating_ = false;
   fillCompareBox();
   if (step_) {
-    headline_->setText(tr("%1, prompt %2, step %3: block at anchor position %4 (%5 tensors with statistics)")
+    headline_->setText(tr("%1, \"%2\", step %3: block at anchor position %4 (%5 tensors with statistics)")
                            .arg(context_->runName(step_->runId))
-                           .arg(step_->promptId)
+                           .arg(context_->promptName(step_->runId, step_->promptId))
                            .arg(step_->stepIndex)
                            .arg(step_->anchorPosition)
                            .arg(probes_.statistics.size()));
