@@ -41,6 +41,13 @@ double percentile(std::vector<double>& sorted, double q) {
   return sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+// The estimate with the central `confidence` range of its bootstrap replicates.
+Interval percentileInterval(double estimate, std::vector<double> replicates, double confidence) {
+  std::sort(replicates.begin(), replicates.end());
+  const double tail = (1.0 - confidence) / 2;
+  return {estimate, percentile(replicates, tail), percentile(replicates, 1.0 - tail)};
+}
+
 }  // namespace
 
 std::vector<std::int64_t> acceptanceHistogram(std::span<const int> acceptLengths, int blockSize) {
@@ -70,11 +77,7 @@ Interval bootstrapMean(std::span<const double> values, double confidence, int re
     for (std::size_t i = 0; i < values.size(); ++i) sum += values[draws.below(values.size())];
     m = sum / static_cast<double>(values.size());
   }
-  std::sort(means.begin(), means.end());
-  const double tail = (1.0 - confidence) / 2;
-  out.low = percentile(means, tail);
-  out.high = percentile(means, 1.0 - tail);
-  return out;
+  return percentileInterval(out.estimate, std::move(means), confidence);
 }
 
 Interval studentMean95(std::span<const double> values) {
@@ -114,11 +117,7 @@ Interval bootstrapRatio(std::span<const double> numerators, std::span<const doub
     }
     r = ratio(n, d);
   }
-  std::sort(ratios.begin(), ratios.end());
-  const double tail = (1.0 - confidence) / 2;
-  out.low = percentile(ratios, tail);
-  out.high = percentile(ratios, 1.0 - tail);
-  return out;
+  return percentileInterval(out.estimate, std::move(ratios), confidence);
 }
 
 Interval bootstrapPairedDifference(std::span<const double> a, std::span<const double> b,
