@@ -49,6 +49,17 @@ class TestSessionPanels : public QObject {
   QTemporaryDir dir_;
   QString path_;
 
+  // A fixture session of `shape` open in `window` at 1280x720, prompt 0's step 1 selected.
+  bool showFixtureStep(MainWindow& window, const QString& name, const dfi::fixture::FixtureShape& shape) {
+    const QString path = dir_.filePath(name);
+    dfi::fixture::writeFixtureFile(path.toStdString(), shape);
+    window.resize(1280, 720);
+    window.show();
+    if (!QTest::qWaitForWindowExposed(&window) || !window.openFile(path)) return false;
+    selectStep(window, 0, 1);
+    return true;
+  }
+
   // Selects step `stepIndex` of prompt `prompt` of the first run through the navigator's tree
   // (once its worker has loaded it).
   static void selectStep(MainWindow& window, int prompt, int stepIndex) {
@@ -240,14 +251,9 @@ class TestSessionPanels : public QObject {
   // The mask picture of a recorded block is the mask its run ran: the run's variant (even where
   // the step's own field says otherwise) and its drafter's sliding window, not a default.
   void maskDrawsTheRunsVariantAndWindow() {
-    const QString path = dir_.filePath(QStringLiteral("sliding.dfi"));
-    dfi::fixture::writeFixtureFile(path.toStdString(), {.maskVariant = dfi::session::MaskVariant::AnchorVisible, .slidingWindow = 6});
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    QVERIFY(window.openFile(path));
-    selectStep(window, 0, 1);
+    QVERIFY(showFixtureStep(window, QStringLiteral("sliding.dfi"),
+                            {.maskVariant = dfi::session::MaskVariant::AnchorVisible, .slidingWindow = 6}));
     MaskView* mask = window.maskView();
     QTRY_COMPARE(mask->maskLayout()->scene().spec.variant, dfi::analysis::MaskVariant::AnchorVisible);
     QComboBox* layer = nullptr;
@@ -261,14 +267,8 @@ class TestSessionPanels : public QObject {
   // A drafter whose config says is_causal draws causal blocks in its full layers too (the
   // per-type default would make them bidirectional), and the title says which.
   void maskFollowsTheDraftersIsCausal() {
-    const QString path = dir_.filePath(QStringLiteral("causal.dfi"));
-    dfi::fixture::writeFixtureFile(path.toStdString(), {.drafterConfigJson = R"({"is_causal": true})"});
     MainWindow window;
-    window.resize(1280, 720);
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    QVERIFY(window.openFile(path));
-    selectStep(window, 0, 1);
+    QVERIFY(showFixtureStep(window, QStringLiteral("causal.dfi"), {.drafterConfigJson = R"({"is_causal": true})"}));
     MaskView* mask = window.maskView();
     QTRY_VERIFY(mask->maskLayout() && mask->maskLayout()->scene().spec.causal == std::optional<bool>(true));
     const std::int64_t slot1Column = mask->maskLayout()->contextColumns() + 1;
