@@ -194,8 +194,10 @@ std::vector<session::RunRecord> SessionContext::runs() {
 }
 
 std::optional<session::RunRecord> SessionContext::run(session::RunId id) {
-  for (session::RunRecord& r : runs())
-    if (r.runId == id) return std::move(r);
+  if (!runs_) runs();  // fills the cache, or reports why it could not
+  if (runs_)
+    for (const session::RunRecord& r : *runs_)
+      if (r.runId == id) return r;
   return std::nullopt;
 }
 
@@ -208,9 +210,15 @@ std::vector<session::PromptRecord> SessionContext::prompts(session::RunId run) {
 }
 
 std::optional<session::PromptRecord> SessionContext::prompt(session::RunId run, session::PromptId id) {
-  for (session::PromptRecord& p : prompts(run))
-    if (p.promptId == id) return std::move(p);
-  return std::nullopt;
+  // From the cache in place: a copy of a run's every prompt (token arrays and all) per lookup
+  // cost milliseconds at each selection of a large session.
+  auto find = [id](const std::vector<session::PromptRecord>& list) -> std::optional<session::PromptRecord> {
+    for (const session::PromptRecord& p : list)
+      if (p.promptId == id) return p;
+    return std::nullopt;
+  };
+  if (const auto it = prompts_.find(run); it != prompts_.end()) return find(it->second);
+  return find(prompts(run));
 }
 
 QString SessionContext::promptName(session::RunId run, session::PromptId id) {
