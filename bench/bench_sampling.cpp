@@ -54,8 +54,7 @@ nlohmann::json measure(const std::string& models, double temperature, int thread
       const SpeculativeResult result = speculativeDecode(
           *target, *drafter, prompts[p],
           {.maxNewTokens = kMaxNewTokens,
-           .sampling = {.temperature = temperature},
-           .seed = responseSeed(7, r, static_cast<std::int64_t>(p))});
+           .sampling = {.temperature = temperature, .seed = responseSeed(7, r, static_cast<std::int64_t>(p))}});
       passTokens += static_cast<std::int64_t>(result.tokens.size() - prompts[p].size());
       for (const auto& step : result.steps) passAccepted += step.acceptLength();
       passSteps += static_cast<std::int64_t>(result.steps.size());

@@ -75,7 +75,7 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
   c10::InferenceMode inference;
   const bool dflash = options.counting == StepCounting::Dflash;
   const bool sampled = !options.sampling.greedy();
-  SamplingStream stream(options.seed);
+  SamplingStream stream(options.sampling.seed);
   const int b = drafter.blockSize();
   const std::vector<int>& taps = drafter.config().targetLayerIds;
   const std::optional<CandidateSelector> selector = drafter.selector();  // DFlash2
@@ -86,26 +86,23 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
   const std::int64_t maxLength = result.promptLength + options.maxNewTokens;
 
   ModelCache targetCache = target.newCache();
-  const ForwardOutput prefill = target.forward(
-      idsTensor(prompt), &targetCache, {.tapLayers = taps, .logits = true, .logitsToKeep = 1});
+  const ForwardOutput prefill =
+      target.forward(idsTensor(prompt), &targetCache, {.tapLayers = taps, .logits = true, .logitsToKeep = 1});
   const at::Tensor firstLogits = prefill.logits[0][-1];
-  result.tokens.push_back(sampled
-                              ? sampleToken(samplingProbs(firstLogits, options.sampling), stream)
-                              : argmaxLastDim(firstLogits).item<std::int64_t>());
+  result.tokens.push_back(sampled ? sampleToken(samplingProbs(firstLogits, options.sampling), stream)
+                                  : argmaxLastDim(firstLogits).item<std::int64_t>());
   at::Tensor newContext = concatenatedTaps(prefill.taps);  // features the drafter has not seen
 
   DrafterKvCache draftCache = drafter.newCache();
   std::int64_t start = result.promptLength;  // position of the anchor: committed, not yet verified
   auto isStop = [&](std::int64_t token) {
-    return std::find(options.stopTokens.begin(), options.stopTokens.end(), token) !=
-           options.stopTokens.end();
+    return std::find(options.stopTokens.begin(), options.stopTokens.end(), token) != options.stopTokens.end();
   };
   // dflash makes no step when the first generated token stops, and none that could only
   // verify the anchor (start + 1 == maxLength).
   bool done = dflash && isStop(result.tokens.back());
   while (!done && (dflash ? start + 1 < maxLength : start < maxLength)) {
-    const int verified =
-        dflash ? static_cast<int>(std::min<std::int64_t>(b, maxLength - start)) : b;
+    const int verified = dflash ? static_cast<int>(std::min<std::int64_t>(b, maxLength - start)) : b;
     const std::int64_t anchorToken = result.tokens[static_cast<std::size_t>(start)];
     at::Tensor slotStates;
     const at::Tensor draftLogits = drafter.draft(draftCache, newContext, anchorToken, start, analysis::MaskVariant::Reference,
@@ -153,8 +150,7 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
     // The anchor and the accepted drafts are in the target cache now; the last token is the
     // next anchor and has not been through the target.
     result.tokens.resize(static_cast<std::size_t>(start + 1));
-    result.tokens.insert(result.tokens.end(), choice.drafts.begin(),
-                         choice.drafts.begin() + accepted);
+    result.tokens.insert(result.tokens.end(), choice.drafts.begin(), choice.drafts.begin() + accepted);
     result.tokens.push_back(choice.last);
 
     // The tokens this step commits after its anchor: all of them, or (dflash) those within the
@@ -178,8 +174,7 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
     step.anchorPosition = start;
     step.anchorToken = static_cast<session::TokenId>(anchorToken);
     step.draftTokens = toTokenIds(choice.drafts);
-    step.targetTokens =
-        toTokenIds(std::span(posterior).first(static_cast<std::size_t>(verified - 1)));
+    step.targetTokens = toTokenIds(std::span(posterior).first(static_cast<std::size_t>(verified - 1)));
     step.acceptedCount = accepted;
     step.bonusToken = static_cast<session::TokenId>(choice.last);
     step.countedLength = produced < accepted + 1 ? produced : 0;

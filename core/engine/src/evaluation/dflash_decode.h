@@ -28,8 +28,9 @@ struct SpeculativeOptions {
   std::vector<std::int64_t> stopTokens;  // generation ends after a step that commits one
   int topK = 0;  // per-slot top-k of the draft distribution recorded with each step
   StepCounting counting = StepCounting::Dflash;
-  SamplingOptions sampling;  // its seed is ignored: `seed` seeds this response
-  std::uint64_t seed = 0;
+  // Its seed seeds this response's draws (an evaluation derives one per prompt and repeat with
+  // responseSeed, so that drafters are paired).
+  SamplingOptions sampling;
 };
 
 struct SpeculativeResult {

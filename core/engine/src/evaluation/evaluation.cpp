@@ -393,6 +393,8 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
       }
       const PromptSpec& prompt = prompts[p];
       const auto ids = promptIds(prompt, models.tokenizer, settings, settings.prompts);
+      SamplingOptions responseSampling = settings.sampling;
+      responseSampling.seed = responseSeed(settings.sampling.seed, repeat, prompt.id);
       auto t0 = Clock::now();
       const SpeculativeResult live = speculativeDecode(
           *models.target, *drafter.model, ids,
@@ -400,8 +402,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
            .stopTokens = stops,
            .topK = k,
            .counting = settings.stepCounting,
-           .sampling = settings.sampling,
-           .seed = responseSeed(settings.sampling.seed, repeat, prompt.id)});
+           .sampling = responseSampling});
       liveSeconds += seconds(Clock::now() - t0);
       const std::vector<session::TokenId> promptTokens(ids.begin(), ids.end());
       book.note(promptTokens);
