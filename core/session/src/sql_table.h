@@ -43,8 +43,9 @@ struct SqlTable<RunRecord> {
   static constexpr std::string_view integerKey = fieldName(&RunRecord::runId);
   // Schema v1 kept the mode and mask variant in settings_json only, and no sliding window: a
   // v1 run's window is the drafter config's sliding_window when it has sliding layers. Before
-  // schema 4 every run was greedy and had one repeat.
-  static constexpr std::array<AddedColumn, 5> added{{
+  // schema 4 every run was greedy and had one repeat. Before schema 5 there were no diagnoses
+  // and no imported runs.
+  static constexpr std::array<AddedColumn, 7> added{{
       {"mode", 2,
        "CASE WHEN json_valid(settings_json) THEN CASE json_extract(settings_json, '$.mode') "
        "WHEN 'teacher-forced' THEN 1 WHEN 'ddtree' THEN 2 ELSE 0 END ELSE 0 END"},
@@ -57,6 +58,8 @@ struct SqlTable<RunRecord> {
        "THEN coalesce(json_extract(drafter_config_json, '$.sliding_window'), 0) ELSE 0 END"},
       {"temperature", 4, "0"},
       {"sample", 4, "0"},
+      {"hypothesis", 5, "''"},
+      {"origin", 5, "''"},
   }};
 };
 

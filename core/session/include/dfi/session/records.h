@@ -58,6 +58,13 @@ struct RunRecord {
   std::int32_t topK = 0;           // k of the per-slot top-k tables of this run's steps
   double temperature = 0;          // the live loop's sampling temperature; 0: greedy
   std::int32_t sample = 0;         // repeat of a sampled evaluation (--samples N): 0..N-1
+  // `dflash-eval diagnose`: "baseline" for the diagnosis's reference run (its settings hold the
+  // lint findings and the battery), the hypothesis's name ("taps-shift:-1") for each variant
+  // run; empty for every other run.
+  std::string hypothesis;
+  // Where the steps come from: empty when this engine recorded them, else the importer's
+  // description of the other pipeline ("vllm 0.11 per-request metrics: FILE"; `dflash-eval import`).
+  std::string origin;
   std::string settingsJson;    // every setting of the run, as JSON
   std::string shard;           // "i/N" when recorded with --shard, else empty
   double startedAt = 0;        // Unix seconds
