@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "dfi/analysis/metrics_export.h"
+#include "diagnosis_report.h"
 #include "dfi/base/error.h"
 #include "dfi/session/export.h"
 #include "dfi/session/reader.h"
@@ -34,6 +35,9 @@ int runExport(const ExportOptions& o) {
   auto write = [&](std::ostream& out) {
     if (o.what == "metrics")
       analysis::exportRunMetrics(reader, format, out);
+    else if (o.what == "diagnosis")
+      out << (format == session::ExportFormat::Json ? diagnosesJson(readSessionDiagnoses(o.session))
+                                                    : diagnosesCsv(readSessionDiagnoses(o.session)));
     else
       session::exportSession(reader, session::parseExportWhat(o.what), format, out);
   };
@@ -66,8 +70,8 @@ void registerExportCommand(CLI::App& app) {
   sub->add_option("--session", options->session, "Session file (.dfi)")->required();
   sub->add_option("--format", options->format, "csv or json")->check(CLI::IsMember({"csv", "json"}))
       ->capture_default_str();
-  sub->add_option("--what", options->what, "runs, steps or metrics")
-      ->check(CLI::IsMember({"runs", "steps", "metrics"}))
+  sub->add_option("--what", options->what, "runs, steps, metrics or diagnosis (the hypotheses of each `diagnose`)")
+      ->check(CLI::IsMember({"runs", "steps", "metrics", "diagnosis"}))
       ->capture_default_str();
   sub->add_option("-o,--output", options->output, "Output file (default: standard output)");
   setAction(*sub, [options] { return runExport(*options); });

@@ -3,6 +3,7 @@
 // dfi/protocol/messages.h (their keys in message_fields.h); this file is their dispatch:
 //   run      (protocol::RunRequest: `run`'s options, and an optional engine-side session file)
 //   inspect  (protocol::InspectRequest, inspect_request.h): one block re-drafted with every probe on
+//   diagnose (protocol::DiagnoseRequest: `diagnose`'s options): its runs stream as a run's do
 //   cancel   the queued or active request of that id
 //   shutdown cancels the active request and drops the queue; at the end of input the queue
 //            is finished first
@@ -30,6 +31,7 @@
 #include "commands.h"
 #include "dfi/base/error.h"
 #include "dfi/base/version.h"
+#include "dfi/engine/diagnosis.h"
 #include "dfi/engine/evaluation.h"
 #include "dfi/engine/inspect.h"
 #include "dfi/engine/model_registry.h"
@@ -107,6 +109,7 @@ class Server {
     return std::visit(
         protocol::Overloaded{[this](protocol::RunRequest& r) { return enqueue(std::move(r)); },
                              [this](protocol::InspectRequest& r) { return enqueue(std::move(r)); },
+                             [this](protocol::DiagnoseRequest& r) { return enqueue(std::move(r)); },
                              [this](const protocol::CancelRequest& r) {
                                cancel(r.requestId);
                                return true;
@@ -120,7 +123,7 @@ class Server {
         request);
   }
 
-  using Job = std::variant<protocol::RunRequest, protocol::InspectRequest>;
+  using Job = std::variant<protocol::RunRequest, protocol::InspectRequest, protocol::DiagnoseRequest>;
   static protocol::RequestId idOf(const Job& job) {
     return std::visit([](const auto& r) { return r.requestId; }, job);
   }
@@ -160,7 +163,8 @@ class Server {
       }
       try {
         std::visit(protocol::Overloaded{[this](const protocol::RunRequest& r) { runOne(r); },
-                                        [this](const protocol::InspectRequest& r) { inspectOne(r); }},
+                                        [this](const protocol::InspectRequest& r) { inspectOne(r); },
+                                        [this](const protocol::DiagnoseRequest& r) { diagnoseOne(r); }},
                    *next);
       } catch (const std::exception& e) {  // ends this request, not the server
         sendError(idOf(*next), e);
@@ -183,28 +187,47 @@ class Server {
                                     .statistics = static_cast<std::int64_t>(result.statistics.size())}));
   }
 
+  // The request's progress, as Progress messages.
+  auto progressOf(protocol::RequestId requestId) {
+    return [this, requestId](const engine::EvaluationProgress& p) {
+      send(protocol::Progress{.requestId = requestId, .done = p.done, .total = p.total,
+                              .elapsedSeconds = p.elapsedSeconds, .etaSeconds = p.etaSeconds, .current = p.current});
+    };
+  }
+
+  std::shared_ptr<engine::CancellationToken> activeToken() {
+    std::lock_guard lock(jobsMutex_);
+    return active_;
+  }
+
   void runOne(const protocol::RunRequest& request) {
     const engine::EvaluationSettings settings = RunOptions{request}.toSettings();
     std::optional<session::Writer> writer;
     if (request.session)
       writer.emplace(*request.session, session::WriterOptions{.mode = session::OpenMode::Overwrite});
     StreamingSink sink(*out_, outMutex_, writer ? &*writer : nullptr);
-    auto progress = [&](const engine::EvaluationProgress& p) {
-      send(protocol::Progress{.requestId = request.requestId, .done = p.done, .total = p.total,
-                              .elapsedSeconds = p.elapsedSeconds, .etaSeconds = p.etaSeconds, .current = p.current});
-    };
-    std::shared_ptr<engine::CancellationToken> token;
-    {
-      std::lock_guard lock(jobsMutex_);
-      token = active_;
-    }
-    const auto runs = engine::runEvaluation(settings, sink, progress, *token, &models_);
+    const auto runs = engine::runEvaluation(settings, sink, progressOf(request.requestId), *activeToken(), &models_);
     if (writer) writer->close();
     protocol::Done done{.requestId = request.requestId};
     for (const auto& r : runs)
       done.runs.push_back({.runId = r.runId, .name = r.name, .steps = r.steps, .tauReference = r.tauReference,
                            .tauVllm = r.tauVllm, .tauSglang = r.tauSglang});
     send(done);
+  }
+
+  // The diagnosis's runs stream as a run's records; the GUI reads the diagnosis back from them.
+  void diagnoseOne(const protocol::DiagnoseRequest& request) {
+    engine::DiagnosisSettings settings;
+    settings.evaluation = RunOptions{request}.toSettings();
+    if (request.trainingDump) settings.trainingDump = *request.trainingDump;
+    settings.budgetMinutes = request.budgetMinutes;
+    std::optional<session::Writer> writer;
+    if (request.session)
+      writer.emplace(*request.session, session::WriterOptions{.mode = session::OpenMode::Overwrite});
+    StreamingSink sink(*out_, outMutex_, writer ? &*writer : nullptr);
+    engine::runDiagnosis(settings, sink, progressOf(request.requestId), *activeToken(), &models_);
+    if (writer) writer->close();
+    send(protocol::Done{.requestId = request.requestId, .request = protocol::RequestKind::Diagnose});
   }
 
   std::ostream* out_ = nullptr;

@@ -9,6 +9,10 @@ minimum live tau; its early checkpoint and the drafter trained with the anchor-v
 score lower live; the good drafter evaluated with the anchor-visible mask (the eval-side bug)
 scores lower than with the reference mask, teacher-forced and DDTree; and the bugged drafter
 scores higher under its own training mask than in the live loop it is served in.
+
+The demo also diagnoses its drafters into the same session (`dflash-eval diagnose`): each
+drafter with a planted bug must have that bug as its top hypothesis, with a paired interval
+above zero (DIAGNOSIS below), and the good drafter must show no candidate cause at all.
 """
 import json
 import subprocess
@@ -20,6 +24,34 @@ def export(engine, session, what):
     out = subprocess.run([engine, "export", "--session", str(session), "--format", "json", "--what", what],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)
+
+
+# The planted cause of each bugged demo drafter: its top hypothesis must be this one.
+DIAGNOSIS = {"drafter-anchor-visible": "mask:anchor-visible", "drafter-tap-shifted": "taps-shift:-1"}
+
+
+def diagnosis_failures(engine, session, demo_dir):
+    diagnoses = export(engine, session, "diagnosis")
+    diagnoses = {d["drafter"]: d for d in (diagnoses if isinstance(diagnoses, list) else [diagnoses])}
+    failures = []
+    expected = dict(DIAGNOSIS, **{"drafter-good": None})
+    for drafter, cause in expected.items():
+        if not (demo_dir / drafter).is_dir():
+            continue
+        d = diagnoses.get(drafter)
+        if d is None:
+            failures.append(f"diagnosis: {drafter} was not diagnosed")
+            continue
+        measured = [h for h in d["hypotheses"] if h["delta_tau"] is not None]
+        candidates = [h["name"] for h in measured if h["ci"][0] > 0]
+        top = measured[0]
+        print(f"diagnosis of {drafter}: top {top['name']} {top['delta_tau']:+.3f} "
+              f"[{top['ci'][0]:+.3f}, {top['ci'][1]:+.3f}]; candidate causes: {candidates or 'none'}")
+        if cause is None and candidates:
+            failures.append(f"diagnosis: {drafter} (no planted bug) shows candidate causes {candidates}")
+        if cause is not None and (top["name"] != cause or top["ci"][0] <= 0):
+            failures.append(f"diagnosis: {drafter}: top hypothesis {top['name']} {top['ci']}, planted cause {cause}")
+    return failures
 
 
 def main():
@@ -60,6 +92,7 @@ def main():
             > tau.get("drafter-anchor-visible/live/reference", 99),
     }
     failures += [f"story: {claim}" for claim, holds in story.items() if not holds]
+    failures += diagnosis_failures(engine, session, demo_dir)
     for name in sorted(tau):
         print(f"{name:50s} {tau[name]:.3f}")
     if failures:

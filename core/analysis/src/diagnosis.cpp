@@ -62,8 +62,9 @@ HypothesisResult measure(const PlannedHypothesis& planned, const session::RunRec
                          const std::vector<session::StepSummary>& baselineAnchors, int resamples) {
   HypothesisResult result;
   result.planned = planned;
-  result.run = run.runId;
   const ComparedSeries hypothesis = seriesKeyedByStep(run, scan, 0);
+  if (hypothesis.steps.empty()) return result;  // its run began, but no prompt of it finished
+  result.run = run.runId;
   const ComparedSeries baseline = seriesKeyedByStep(baselineRun, scan, hypothesisBlockSize(planned.name));
   const std::vector<SeriesStatistics> stats = summarizeSeries({baseline, hypothesis}, resamples);
   PairComparison pair = comparePair(baseline, stats[0], hypothesis, stats[1], resamples);
@@ -141,7 +142,9 @@ std::vector<Diagnosis> readDiagnoses(const std::vector<session::RunRecord>& runs
     if (plan) diagnosis.lint = plan->lint;
     std::vector<session::StepSummary> baselineSteps;
     scan(baselineRun.runId, [&](const session::StepSummary& s) { baselineSteps.push_back(s); });
-    diagnosis.baselineTau = summarizeSeries({seriesKeyedByStep(baselineRun, scan, 0)}, resamples)[0].tau;
+    const bool baselineMeasured = !baselineSteps.empty();
+    if (baselineMeasured)
+      diagnosis.baselineTau = summarizeSeries({seriesKeyedByStep(baselineRun, scan, 0)}, resamples)[0].tau;
 
     // This diagnosis's runs: after the baseline, same drafter, up to the next baseline of it.
     std::map<std::string, const session::RunRecord*> runOf;
@@ -152,7 +155,7 @@ std::vector<Diagnosis> readDiagnoses(const std::vector<session::RunRecord>& runs
     }
     for (const PlannedHypothesis& planned : plan ? plan->battery : std::vector<PlannedHypothesis>{}) {
       const auto it = runOf.find(planned.name);
-      if (planned.applicable && it != runOf.end())
+      if (baselineMeasured && planned.applicable && it != runOf.end())
         diagnosis.hypotheses.push_back(measure(planned, *it->second, baselineRun, scan, baselineSteps, resamples));
       else
         diagnosis.hypotheses.push_back({.planned = planned});

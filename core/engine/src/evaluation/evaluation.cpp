@@ -28,46 +28,14 @@
 #include "dfi/tokenizer/tokenizer.h"
 #include "evaluation/dflash_decode.h"
 #include "evaluation/dflash_teacher_forced.h"
+#include "evaluation/evaluation_common.h"
 #include "evaluation/evaluation_models.h"
 #include "evaluation/teacher_forced_pass.h"
 
 namespace dfi::engine {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
-
-double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-double unixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::vector<std::int64_t> promptIds(const PromptSpec& prompt, const std::optional<tokenizer::Tokenizer>& tokenizer,
-                                    const EvaluationSettings& settings, const fs::path& promptsFile) {
-  if (!prompt.ids.empty()) return {prompt.ids.begin(), prompt.ids.end()};
-  if (!tokenizer)
-    throw UsageError("a text prompt needs the target's tokenizer.json, which is missing; give \"ids\"",
-                     {.file = promptsFile.string(), .item = "line " + std::to_string(prompt.line)});
-  const tokenizer::Tokenizer& tok = *tokenizer;
-  std::string text;
-  if (settings.chatTemplate) {
-    const auto kind = tok.chatTemplate();
-    if (!kind)
-      throw UsageError("the target's tokenizer has no known chat template; pass --no-chat to "
-                       "tokenize prompts as plain text",
-                       {.file = settings.target.string()});
-    std::vector<tokenizer::ChatMessage> messages;
-    for (const auto& m : prompt.messages) messages.push_back({m.role, m.content});
-    text = tokenizer::applyChatTemplate(*kind, messages, true, settings.enableThinking);
-  } else {
-    for (const auto& m : prompt.messages) text += m.content;
-  }
-  const auto ids = tok.encode(text);
-  if (ids.empty())
-    throw FormatError("the prompt tokenizes to nothing",
-                      {.file = promptsFile.string(), .item = "line " + std::to_string(prompt.line)});
-  return {ids.begin(), ids.end()};
-}
 
 std::vector<std::int64_t> chooseAnchors(const AnchorSelection& selection, const SpeculativeResult& live) {
   std::vector<std::int64_t> anchors;
@@ -149,12 +117,6 @@ void finishSummaries(std::vector<RunSummary>& runs) {
   }
 }
 
-// The window of the drafter's sliding-attention layers, 0 when it has none: what a mask
-// picture of the run must use.
-std::int32_t slidingWindowOf(const tensorfile::DrafterConfig& config) {
-  const bool sliding = std::ranges::count(config.layerTypes, tensorfile::LayerType::SlidingAttention) > 0;
-  return sliding ? config.slidingWindow.value_or(0) : 0;
-}
 
 }  // namespace
 
@@ -234,51 +196,7 @@ std::string EvaluationSettings::toJson() const {
 
 namespace {
 
-// Adds the strings of token ids the session has not seen yet, so a reader needs no tokenizer.
-class TokenStringBook {
- public:
-  TokenStringBook(const std::optional<tokenizer::Tokenizer>& tok, RecordSink& sink) : tok_(tok), sink_(sink) {}
 
-  void note(std::span<const session::TokenId> ids) {
-    for (session::TokenId id : ids)
-      if (id >= 0 && known_.insert(id).second) pending_.push_back(stringOf(id));
-  }
-  void flush() {
-    if (pending_.empty()) return;
-    sink_.addTokenStrings(pending_);
-    pending_.clear();
-  }
-
- private:
-  session::TokenString stringOf(session::TokenId id) const {
-    if (tok_ && static_cast<std::size_t>(id) < tok_->vocabSize())
-      return {id, tok_->tokenText(id), tok_->displayToken(id)};
-    // No tokenizer, or a padded embedding row (the mask token, usually): no text exists.
-    return {id, "", "\u27e8id " + std::to_string(id) + "\u27e9"};
-  }
-
-  const std::optional<tokenizer::Tokenizer>& tok_;
-  RecordSink& sink_;
-  std::set<session::TokenId> known_;
-  std::vector<session::TokenString> pending_;
-};
-
-void noteStep(TokenStringBook& book, const session::StepRecord& step) {
-  book.note(std::span(&step.anchorToken, 1));
-  book.note(step.draftTokens);
-  book.note(step.targetTokens);
-  book.note(std::span(&step.bonusToken, 1));
-  book.note(step.topKIds);
-}
-
-std::vector<std::int64_t> stopTokens(const LoadedModels& models) {
-  std::vector<std::int64_t> stops(models.target->config().eosTokenIds.begin(),
-                                  models.target->config().eosTokenIds.end());
-  if (models.tokenizer)
-    for (const char* name : {"<|im_end|>", "<|endoftext|>"})
-      if (auto id = models.tokenizer->tokenId(name)) stops.push_back(*id);
-  return stops;
-}
 
 struct RunKey {
   EvaluationMode mode;
@@ -315,24 +233,6 @@ void validate(const EvaluationSettings& s) {
                      std::to_string(*s.blockSize));
 }
 
-// The prompts this process evaluates; skipped lines and unevaluated turns are warned about.
-std::vector<PromptSpec> evaluatedPrompts(const EvaluationSettings& s) {
-  PromptSet set = readPromptSet(s.prompts, {.skipMalformed = s.skipBadPrompts});
-  for (const SkippedPromptLine& bad : set.skipped)
-    logText("engine", LogLevel::Warn, "skipping a malformed prompt line (--skip-bad-prompts): " + bad.message);
-  std::size_t multiTurn = 0;
-  for (const PromptSpec& p : set.prompts) multiTurn += p.unevaluatedTurns > 0 ? 1 : 0;
-  if (multiTurn > 0)
-    logText("engine", LogLevel::Warn,
-            s.prompts.string() + ": " + std::to_string(multiTurn) +
-                " prompt(s) have several \"turns\"; only the first turn of each is evaluated");
-  auto selected = selectPrompts(set.prompts, s.limit, s.shardIndex, s.shardCount);
-  if (selected.empty())
-    logText("engine", LogLevel::Warn,
-            "shard " + std::to_string(s.shardIndex) + "/" + std::to_string(s.shardCount) +
-                " has no prompts (fewer prompts than shards); its session holds runs without prompts");
-  return selected;
-}
 
 }  // namespace
 

@@ -67,6 +67,11 @@ std::unique_ptr<DFlashDrafter> loadDrafter(const fs::path& dir, const TargetMode
                                            std::optional<int> blockSize) {
   auto config = tensorfile::parseDrafterConfig(dir / "config.json", target.config().numHiddenLayers);
   if (blockSize) config.blockSize = *blockSize;
+  return loadDrafterAs(dir, target, std::move(config));
+}
+
+std::unique_ptr<DFlashDrafter> loadDrafterAs(const fs::path& dir, const TargetModel& target,
+                                             tensorfile::DrafterConfig config) {
   TargetHead head{target.embeddingWeight(), target.lmHeadWeight()};
   auto weights = loadDrafterWeights(dir, config, target.config().hiddenSize, head.lmHead.scalar_type(),
                                     head.lmHead.device());

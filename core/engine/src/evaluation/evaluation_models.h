@@ -42,5 +42,9 @@ LoadedModels loadModels(const EvaluationSettings& settings, ModelRegistry* regis
 // given (checked by loadModels against the trained size) instead of its config's block_size.
 std::unique_ptr<DFlashDrafter> loadDrafter(const std::filesystem::path& dir, const TargetModel& target,
                                            std::optional<int> blockSize = std::nullopt);
+// The drafter of `dir` with its weights under another reading of its config (`diagnose`'s
+// variants: sliding layers made full).
+std::unique_ptr<DFlashDrafter> loadDrafterAs(const std::filesystem::path& dir, const TargetModel& target,
+                                             tensorfile::DrafterConfig config);
 
 }  // namespace dfi::engine

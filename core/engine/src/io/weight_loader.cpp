@@ -49,6 +49,11 @@ at::Tensor WeightLoader::loadStored(const std::string& name, const std::vector<i
     throw ValidationError("tensor has shape " + shapeText(info.shape) + " but the config implies " +
                               shapeText(expectedShape),
                           {.file = info.file.string(), .item = name});
+  return mappedTensor(view);
+}
+
+at::Tensor mappedTensor(const tensorfile::TensorView& view) {
+  const tensorfile::TensorInfo& info = view.info();
   // The mapping is read-only; from_blob does not write, and callers convert before writing.
   return at::from_blob(const_cast<void*>(view.data()), info.shape,
                        at::TensorOptions().dtype(scalarTypeOf(info.dtype, info)));

@@ -47,4 +47,8 @@ class WeightLoader {
 
 std::string shapeText(const std::vector<int64_t>& shape);
 
+// A zero-copy view of a mapped safetensors tensor (read-only: convert before writing to it).
+// Throws dfi::FormatError naming the tensor for a dtype torch cannot hold here (FP8).
+at::Tensor mappedTensor(const tensorfile::TensorView& view);
+
 }  // namespace dfi::engine

@@ -161,11 +161,19 @@ DeltaRuleResult recurrentGatedDeltaRule(const at::Tensor& q, const at::Tensor& k
                                             : recurrentOnCpu<float>(q, k, v, g, beta, initialState);
 }
 
+namespace {
+thread_local DeltaRuleForm forcedForm = DeltaRuleForm::Fastest;
+}  // namespace
+
+ScopedDeltaRuleForm::ScopedDeltaRuleForm(DeltaRuleForm form) : previous_(forcedForm) { forcedForm = form; }
+ScopedDeltaRuleForm::~ScopedDeltaRuleForm() { forcedForm = previous_; }
+
 DeltaRuleResult gatedDeltaRule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const at::Tensor& g, const at::Tensor& beta,
                                const at::Tensor& initialState) {
-  return takesCpuKernel(v) ? recurrentGatedDeltaRule(q, k, v, g, beta, initialState)
-                    : chunkedGatedDeltaRule(q, k, v, g, beta, initialState);
+  const bool recurrent = forcedForm == DeltaRuleForm::Fastest ? takesCpuKernel(v) : forcedForm == DeltaRuleForm::Recurrent;
+  return recurrent ? recurrentGatedDeltaRule(q, k, v, g, beta, initialState)
+                   : chunkedGatedDeltaRule(q, k, v, g, beta, initialState);
 }
 
 DeltaRuleResult chunkedGatedDeltaRule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

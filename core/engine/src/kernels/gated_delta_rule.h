@@ -29,7 +29,23 @@ DeltaRuleResult recurrentGatedDeltaRule(const at::Tensor& q, const at::Tensor& k
                                         const at::Tensor& g, const at::Tensor& beta,
                                         const at::Tensor& initialState);
 
-// The recurrence on the CPU, the chunked form elsewhere. On the CPU the recurrence is faster at
+// Which form gatedDeltaRule() takes: the faster one for the tensors' device (the default), or
+// one forced on this thread while a ScopedDeltaRuleForm lives (`diagnose`'s gdn:<form>
+// hypotheses: the numerics of the other form, as a training or serving stack would have them).
+enum class DeltaRuleForm { Fastest, Chunked, Recurrent };
+
+class ScopedDeltaRuleForm {
+ public:
+  explicit ScopedDeltaRuleForm(DeltaRuleForm form);
+  ~ScopedDeltaRuleForm();
+  ScopedDeltaRuleForm(const ScopedDeltaRuleForm&) = delete;
+  ScopedDeltaRuleForm& operator=(const ScopedDeltaRuleForm&) = delete;
+
+ private:
+  DeltaRuleForm previous_;
+};
+
+// The recurrence on the CPU, the chunked form elsewhere, unless a ScopedDeltaRuleForm says. On the CPU the recurrence is faster at
 // every length and shape bench_gated_delta_rule measures (1 to 1024 tokens, 1 and 2 threads,
 // the demo's heads up to a Qwen3.5-9B-sized layer: 1.8-11x), since the chunked form's fp64 work
 // is many small ops.

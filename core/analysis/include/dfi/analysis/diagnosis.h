@@ -51,7 +51,7 @@ std::optional<DiagnosisPlan> diagnosisPlan(const std::string& settingsJson);
 
 struct HypothesisResult {
   PlannedHypothesis planned;
-  session::RunId run = 0;  // 0: not applicable, or not measured (cancelled before it ran)
+  session::RunId run = 0;  // 0: not applicable, or not measured (no prompt of it finished)
   std::int64_t pairedPrompts = 0;
   Interval tau;       // the hypothesis run's tau (z-lab convention) over the paired prompts
   Interval deltaTau;  // paired mean over prompts of tau(hypothesis) - tau(baseline), 95% bootstrap

@@ -27,7 +27,8 @@ inline constexpr FieldTraits kSeconds{.unit = "s"};
 template <>
 struct EnumNames<protocol::RequestKind> {
   using E = protocol::RequestKind;
-  static constexpr std::array<std::pair<E, std::string_view>, 2> names{{{E::Run, "run"}, {E::Inspect, "inspect"}}};
+  static constexpr std::array<std::pair<E, std::string_view>, 3> names{
+      {{E::Run, "run"}, {E::Inspect, "inspect"}, {E::Diagnose, "diagnose"}}};
 };
 
 template <>
@@ -78,6 +79,22 @@ struct FieldTable<protocol::RunRequest> {
       std::tuple{protocol::detail::requestIdField<R>("the caller's id for this request", protocol::detail::kOptional)},
       FieldTable<protocol::RunOptions>::fields,
       std::tuple{field<R>("session", &R::session, "also write this session file on the engine's side",
+                          protocol::detail::kOptional)});
+};
+
+template <>
+struct FieldTable<protocol::DiagnoseRequest> {
+  using R = protocol::DiagnoseRequest;
+  static constexpr std::string_view name = "diagnose";
+  static constexpr auto fields = std::tuple_cat(
+      std::tuple{protocol::detail::requestIdField<R>("the caller's id for this request", protocol::detail::kOptional)},
+      FieldTable<protocol::RunOptions>::fields,
+      std::tuple{field<R>("session", &R::session, "also write this session file on the engine's side",
+                          protocol::detail::kOptional),
+                 field<R>("training_dump", &R::trainingDump,
+                          "SpecForge offline features (input_ids, aux_hidden_state) to check the taps against",
+                          protocol::detail::kOptional),
+                 field<R>("budget_minutes", &R::budgetMinutes, "stop taking prompts past this",
                           protocol::detail::kOptional)});
 };
 

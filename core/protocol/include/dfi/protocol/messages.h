@@ -75,6 +75,18 @@ struct RunRequest : RunOptions {
   bool operator==(const RunRequest&) const = default;
 };
 
+// A diagnosis (`dflash-eval diagnose`): of the run options it reads the target, drafters,
+// prompts, max_new_tokens, limit, block_size, record_top_k, device, dtype, no_chat and thinking
+// (its modes, masks and anchors are its own); the hypothesis runs stream as a run's records.
+struct DiagnoseRequest : RunOptions {
+  RequestId requestId = 0;
+  std::optional<std::string> session;       // a session file to write on the engine's side too
+  std::optional<std::string> trainingDump;  // `--training-dump`, a file on the engine's side
+  std::optional<double> budgetMinutes;
+
+  bool operator==(const DiagnoseRequest&) const = default;
+};
+
 // One recorded block re-drafted with every probe on (app/eval/inspect_request.h maps it onto
 // the engine's request).
 struct InspectRequest {
@@ -129,7 +141,7 @@ struct Progress {
   bool operator==(const Progress&) const = default;
 };
 
-enum class RequestKind { Run, Inspect };
+enum class RequestKind { Run, Inspect, Diagnose };
 
 // One run of a finished run request: its tau in the three conventions.
 struct RunSummary {
@@ -162,7 +174,7 @@ struct ErrorReply {
   bool operator==(const ErrorReply&) const = default;
 };
 
-using Request = std::variant<RunRequest, InspectRequest, CancelRequest, ShutdownRequest>;
+using Request = std::variant<RunRequest, InspectRequest, DiagnoseRequest, CancelRequest, ShutdownRequest>;
 using Reply = std::variant<Hello, Progress, Done, ErrorReply>;
 
 Frame encodeMessage(const Request& request);

@@ -1,0 +1,77 @@
+// The whole diagnosis battery (`dflash-eval diagnose`) on the bundled demo against one
+// teacher-forced pass of the same drafter on the same prompts, measured in the same run: the
+// pass as `run` makes it (live loop for the anchors, then one target forward and one drafter
+// forward at those anchors; parity off, as the battery's). Goal: the battery under 10 times
+// one pass. Drafter-side hypotheses reuse one target pass per prompt, so the ratio is about
+// (hypotheses x drafter forward + target-side hypotheses x both) / (both).
+
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "dfi/engine/diagnosis.h"
+#include "dfi/session/reader.h"
+#include "dfi/session/writer.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace dfi;
+
+engine::EvaluationSettings demo() {
+  const fs::path dir = fs::path(DFI_SOURCE_DIR) / "resources/demo";
+  engine::EvaluationSettings s;
+  s.target = dir / "target";
+  s.drafters = {dir / "drafter-good"};
+  s.prompts = dir / "prompts.jsonl";
+  s.maxNewTokens = 96;
+  s.parityCheck = false;
+  return s;
+}
+
+nlohmann::json timingsOf(const fs::path& session, const std::string& hypothesis) {
+  for (const session::RunRecord& run : session::Reader(session.string()).runs())
+    if (run.hypothesis == hypothesis) return nlohmann::json::parse(run.timingsJson);
+  return {};
+}
+
+}  // namespace
+
+int main() {
+  const fs::path dir = fs::temp_directory_path() / "dfi-bench-diagnose";
+  fs::create_directories(dir);
+  engine::CancellationToken cancel;
+
+  engine::EvaluationSettings pass = demo();
+  pass.modes = {engine::EvaluationMode::Live, engine::EvaluationMode::TeacherForced};
+  {
+    session::Writer writer((dir / "pass.dfi").string(), {.mode = session::OpenMode::Overwrite});
+    engine::SessionSink sink(writer);
+    engine::runEvaluation(pass, sink, {}, cancel);
+  }
+  double teacherForced = 0;
+  for (const session::RunRecord& run : session::Reader((dir / "pass.dfi").string()).runs())
+    teacherForced = nlohmann::json::parse(run.timingsJson).value("teacher_forced_seconds", 0.0);
+
+  engine::DiagnosisSettings diagnosis;
+  diagnosis.evaluation = demo();
+  {
+    session::Writer writer((dir / "diagnosis.dfi").string(), {.mode = session::OpenMode::Overwrite});
+    engine::SessionSink sink(writer);
+    engine::runDiagnosis(diagnosis, sink, {}, cancel);
+  }
+  const nlohmann::json t = timingsOf(dir / "diagnosis.dfi", "baseline");
+  const double battery = t["drafter_side_seconds"].get<double>() + t["target_side_seconds"].get<double>();
+  std::cout << nlohmann::json{{"bench", "diagnose_battery_vs_teacher_forced_pass"},
+                              {"prompts", t["prompts"]},
+                              {"battery_seconds", battery},
+                              {"teacher_forced_pass_seconds", teacherForced},
+                              {"battery_own_baseline_pass_seconds", t["teacher_forced_seconds"]},
+                              {"ratio", battery / teacherForced},
+                              {"goal", "< 10"}}
+                   .dump()
+            << "\n";
+  fs::remove_all(dir);
+  return battery / teacherForced < 10 ? 0 : 1;
+}

@@ -1,0 +1,61 @@
+#pragma once
+// `dflash-eval diagnose`: for every drafter, a battery of hypotheses, each a variant of the
+// teacher-forced evaluation that would score higher if the drafter had been trained (or is
+// served) with a given mismatch: mask variants, taps moved or ablated or noised, positions,
+// the first slot's input, the block size, prompt formatting, the target's numerics, the
+// window. Every variant drafts at the anchors of the baseline's live loop on the same
+// continuation, so each is a paired comparison; dfi/analysis/diagnosis.h reads the result back.
+// Drafter-side variants reuse one target pass per prompt (every layer's hidden states kept
+// once); only target-side variants run the target again. Lint findings come first, before any
+// weight is loaded. Torch-free API.
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "dfi/analysis/diagnosis.h"
+#include "dfi/engine/evaluation.h"
+
+namespace dfi::engine {
+
+struct DiagnosisSettings {
+  // Target, drafters (each gets its own diagnosis), prompts, max new tokens, chat template and
+  // thinking, block size, devices and dtype of the baseline. Its modes, mask variants, anchors
+  // and sampling are the diagnosis's own: greedy live anchors, teacher-forced, reference mask.
+  EvaluationSettings evaluation;
+  // Hidden states dumped by the training pipeline (safetensors, the names `diff-dump` reads):
+  // compared with every target layer, tensor by tensor, as lint.
+  std::optional<std::filesystem::path> trainingDump;
+  // Stop taking new prompts when the battery's projected time would pass it; every hypothesis
+  // is still measured on the prompts taken.
+  std::optional<double> budgetMinutes;
+  // Relative scales of `tap-noise:<sigma>`: Gaussian noise of sigma times each tap's RMS.
+  std::vector<double> tapNoiseScales{0.05, 0.2, 0.5};
+  std::uint64_t seed = 0;  // of the tap noise
+};
+
+struct DiagnosisOutcome {
+  std::vector<session::RunId> baselines;  // one per drafter, in drafter order
+  std::int64_t prompts = 0;               // prompts every hypothesis was measured on
+  bool budgetReached = false;
+  double seconds = 0;
+  double baselineSeconds = 0;  // the live loop and the baseline's teacher-forced pass
+};
+
+// The lint findings of one drafter against the target (no weights read).
+std::vector<analysis::LintFinding> lintDrafter(const DiagnosisSettings& settings, const std::filesystem::path& drafter);
+
+// The battery planned for one drafter: every hypothesis, applicable or not, with why not.
+std::vector<analysis::PlannedHypothesis> planBattery(const DiagnosisSettings& settings,
+                                                     const std::filesystem::path& drafter);
+
+// Throws dfi::Error subclasses for bad input before any compute, and dfi::CancelledError when
+// cancelled: every step already written stays in the sink, so the hypotheses measured so far
+// read back (paired over the prompts they reached).
+DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sink,
+                              const std::function<void(const EvaluationProgress&)>& progress,
+                              const CancellationToken& cancel, ModelRegistry* registry = nullptr);
+
+}  // namespace dfi::engine

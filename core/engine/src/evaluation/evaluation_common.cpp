@@ -1,0 +1,104 @@
+#include "evaluation/evaluation_common.h"
+
+#include <algorithm>
+
+#include "dfi/base/error.h"
+#include "dfi/base/log_text.h"
+#include "dfi/tokenizer/chat_template.h"
+
+namespace dfi::engine {
+
+namespace fs = std::filesystem;
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double unixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::vector<std::int64_t> promptIds(const PromptSpec& prompt, const std::optional<tokenizer::Tokenizer>& tokenizer,
+                                    const EvaluationSettings& settings, const fs::path& promptsFile) {
+  if (!prompt.ids.empty()) return {prompt.ids.begin(), prompt.ids.end()};
+  if (!tokenizer)
+    throw UsageError("a text prompt needs the target's tokenizer.json, which is missing; give \"ids\"",
+                     {.file = promptsFile.string(), .item = "line " + std::to_string(prompt.line)});
+  const tokenizer::Tokenizer& tok = *tokenizer;
+  std::string text;
+  if (settings.chatTemplate) {
+    const auto kind = tok.chatTemplate();
+    if (!kind)
+      throw UsageError("the target's tokenizer has no known chat template; pass --no-chat to "
+                       "tokenize prompts as plain text",
+                       {.file = settings.target.string()});
+    std::vector<tokenizer::ChatMessage> messages;
+    for (const auto& m : prompt.messages) messages.push_back({m.role, m.content});
+    text = tokenizer::applyChatTemplate(*kind, messages, true, settings.enableThinking);
+  } else {
+    for (const auto& m : prompt.messages) text += m.content;
+  }
+  const auto ids = tok.encode(text);
+  if (ids.empty())
+    throw FormatError("the prompt tokenizes to nothing",
+                      {.file = promptsFile.string(), .item = "line " + std::to_string(prompt.line)});
+  return {ids.begin(), ids.end()};
+}
+
+std::int32_t slidingWindowOf(const tensorfile::DrafterConfig& config) {
+  const bool sliding = std::ranges::count(config.layerTypes, tensorfile::LayerType::SlidingAttention) > 0;
+  return sliding ? config.slidingWindow.value_or(0) : 0;
+}
+
+void TokenStringBook::note(std::span<const session::TokenId> ids) {
+  for (session::TokenId id : ids)
+    if (id >= 0 && known_.insert(id).second) pending_.push_back(stringOf(id));
+}
+
+void TokenStringBook::flush() {
+  if (pending_.empty()) return;
+  sink_.addTokenStrings(pending_);
+  pending_.clear();
+}
+
+session::TokenString TokenStringBook::stringOf(session::TokenId id) const {
+  if (tok_ && static_cast<std::size_t>(id) < tok_->vocabSize())
+    return {id, tok_->tokenText(id), tok_->displayToken(id)};
+  // No tokenizer, or a padded embedding row (the mask token, usually): no text exists.
+  return {id, "", "\u27e8id " + std::to_string(id) + "\u27e9"};
+}
+
+
+void noteStep(TokenStringBook& book, const session::StepRecord& step) {
+  book.note(std::span(&step.anchorToken, 1));
+  book.note(step.draftTokens);
+  book.note(step.targetTokens);
+  book.note(std::span(&step.bonusToken, 1));
+  book.note(step.topKIds);
+}
+
+std::vector<std::int64_t> stopTokens(const LoadedModels& models) {
+  std::vector<std::int64_t> stops(models.target->config().eosTokenIds.begin(),
+                                  models.target->config().eosTokenIds.end());
+  if (models.tokenizer)
+    for (const char* name : {"<|im_end|>", "<|endoftext|>"})
+      if (auto id = models.tokenizer->tokenId(name)) stops.push_back(*id);
+  return stops;
+}
+
+std::vector<PromptSpec> evaluatedPrompts(const EvaluationSettings& s) {
+  PromptSet set = readPromptSet(s.prompts, {.skipMalformed = s.skipBadPrompts});
+  for (const SkippedPromptLine& bad : set.skipped)
+    logText("engine", LogLevel::Warn, "skipping a malformed prompt line (--skip-bad-prompts): " + bad.message);
+  std::size_t multiTurn = 0;
+  for (const PromptSpec& p : set.prompts) multiTurn += p.unevaluatedTurns > 0 ? 1 : 0;
+  if (multiTurn > 0)
+    logText("engine", LogLevel::Warn,
+            s.prompts.string() + ": " + std::to_string(multiTurn) +
+                " prompt(s) have several \"turns\"; only the first turn of each is evaluated");
+  auto selected = selectPrompts(set.prompts, s.limit, s.shardIndex, s.shardCount);
+  if (selected.empty())
+    logText("engine", LogLevel::Warn,
+            "shard " + std::to_string(s.shardIndex) + "/" + std::to_string(s.shardCount) +
+                " has no prompts (fewer prompts than shards); its session holds runs without prompts");
+  return selected;
+}
+
+}  // namespace dfi::engine
