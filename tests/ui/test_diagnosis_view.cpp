@@ -32,6 +32,7 @@
 #include "windows/main_window.h"
 #include "windows/mask_controls.h"
 #include "windows/mask_view.h"
+#include "windows/render.h"
 #include "windows/stats_view.h"
 
 using namespace dfi::ui;
@@ -416,6 +417,18 @@ class TestDiagnosisView : public QObject {
     QCOMPARE(view.model()->rowCount(), 0);
     QVERIFY(view.exportData().isEmpty());
     test::saveScreenshot(&view, QStringLiteral("diagnosis_empty"));
+  }
+
+  // `render --view diagnosis`: the panel as a picture, its candidate's bar in it.
+  void rendersHeadless() {
+    const QString out = dir_.filePath(QStringLiteral("renders"));
+    QCOMPARE(renderViews({path_, {QStringLiteral("diagnosis")}, std::nullopt, out, QStringLiteral("png")}), 0);
+    const QImage image(out + QStringLiteral("/diagnosis.png"));
+    QCOMPARE(image.size(), QSize(1600, 1000));
+    int green = 0;
+    for (int y = 0; y < image.height(); y += 2)
+      for (int x = 0; x < image.width(); x += 2) green += test::similarColour(image.pixelColor(x, y), IntervalBarDelegate::above(), 20);
+    QVERIFY2(green > 20, qPrintable(QString::number(green)));
   }
 };
 
