@@ -318,8 +318,7 @@ void DiagnosisView::showDiagnosis(int index) {
         "would raise tau. Run</p>"
         "<pre>  dflash-eval diagnose --target DIR --drafter DIR --prompts FILE -o diag.dfi</pre>"
         "<p>(add <code>--training-dump F.safetensors</code> to check the taps against training, "
-        "<code>--budget-minutes M</code> to bound it), then open <code>diag.dfi</code> here. Each drafter diagnosed "
-        "into the same session gets its own diagnosis.</p>"));
+        "<code>--budget-minutes M</code> to bound it), then open <code>diag.dfi</code> here.</p>"));
     pages_->setCurrentWidget(hint_);
     return;
   }
