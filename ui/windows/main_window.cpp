@@ -362,9 +362,10 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
   return QMainWindow::eventFilter(watched, event);
 }
 
-// The tokens' dock, or the one in front of it in their tab group (the overview, the comparison).
+// The tokens' dock, or the one in front of it in their tab group (the overview, the comparison,
+// the diagnosis).
 QDockWidget* MainWindow::panelBesideNavigator() const {
-  for (const char* name : {"TokenDock", "OverviewDock", "CompareDock"})
+  for (const char* name : {"TokenDock", "OverviewDock", "CompareDock", "DiagnosisDock"})
     if (QDockWidget* d = dock(name); inFront(d) && !d->isFloating() && dockWidgetArea(d) == Qt::RightDockWidgetArea)
       return d;
   return nullptr;
