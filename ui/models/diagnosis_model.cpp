@@ -122,7 +122,8 @@ QVariant DiagnosisModel::hypothesisData(const analysis::HypothesisResult& h, int
         return tr("%1\nClick to compare the baseline with this run block by block; expand for the blocks that "
                   "changed most.")
             .arg(QString::fromStdString(h.planned.change));
-      case RowState::NotMeasured: return tr("Not measured: the diagnosis was cancelled before this hypothesis ran.");
+      case RowState::NotMeasured:
+        return tr("Not measured: no prompt of it finished (the diagnosis was cancelled before, or is still running).");
       case RowState::NotApplicable:
         return tr("Not applicable to this drafter and target: %1").arg(QString::fromStdString(h.planned.reason));
       default: return {};
@@ -141,7 +142,7 @@ QVariant DiagnosisModel::hypothesisData(const analysis::HypothesisResult& h, int
       switch (state) {
         case RowState::NotApplicable:
           return tr("not applicable: %1").arg(QString::fromStdString(h.planned.reason));
-        case RowState::NotMeasured: return tr("not measured: the diagnosis was cancelled before it ran");
+        case RowState::NotMeasured: return tr("not measured: no prompt of it finished (cancelled, or still running)");
         default: return QString::fromStdString(h.planned.change);
       }
     default: return {};

@@ -332,8 +332,11 @@ void DiagnosisView::showDiagnosis(int index) {
     notApplicable += !h.planned.applicable;
     notMeasured += h.planned.applicable && !h.measured();
   }
-  baseline_->setText(tr("baseline <b>\u03c4 (z-lab) %1</b>, 95% interval [%2, %3]")
-                         .arg(fixed(d.baselineTau.estimate), fixed(d.baselineTau.low), fixed(d.baselineTau.high)));
+  // A measured tau is a mean acceptance length, at least 1: 0 is a baseline with no finished prompt.
+  baseline_->setText(d.baselineTau.estimate >= 1
+                         ? tr("baseline <b>\u03c4 (z-lab) %1</b>, 95% interval [%2, %3]")
+                               .arg(fixed(d.baselineTau.estimate), fixed(d.baselineTau.low), fixed(d.baselineTau.high))
+                         : tr("baseline not measured yet: no prompt of it finished"));
   baseline_->setToolTip(tr("Run %1, teacher-forced at the live anchors with the reference mask: every hypothesis is "
                            "measured against it on the same prompts and anchors")
                             .arg(d.baseline));
@@ -350,7 +353,7 @@ void DiagnosisView::showDiagnosis(int index) {
   }
   text += tr("%1 of %2 hypotheses measured").arg(measured).arg(d.hypotheses.size());
   if (notApplicable) text += tr(", %1 not applicable").arg(notApplicable);
-  if (notMeasured) text += tr(", %1 not measured (cancelled)").arg(notMeasured);
+  if (notMeasured) text += tr(", %1 not measured (cancelled, or still running)").arg(notMeasured);
   summary_->setText(text + QStringLiteral("."));
 
   lintList_->clear();
