@@ -5,7 +5,8 @@
 // one worse, one mixed; a second drafter's diagnosis beside it. The panel must show what
 // readDiagnoses says, in its order; clicking a hypothesis opens the compare view on the
 // baseline and that run with the block that changed most chosen; clicking a block selects it
-// and brings forward the panel for its kind of hypothesis. Screenshots:
+// and brings forward the panel for its kind of hypothesis; a diagnosis being written is followed;
+// `render --view diagnosis` draws it. Screenshots:
 // <build>/screenshots/diagnosis_*.png.
 
 #include <QComboBox>
@@ -397,6 +398,47 @@ class TestDiagnosisView : public QObject {
     QTRY_VERIFY(inFront(view));
     QTest::qWait(200);
     test::saveScreenshot(&window, QStringLiteral("diagnosis_window_1920x1080"));
+  }
+
+  // A diagnosis being written (the engine, or `serve` for the GUI) is followed: a hypothesis
+  // run that lands in the file is measured on screen, the drafter shown stays the same.
+  void followsADiagnosisBeingWritten() {
+    const QString path = dir_.filePath(QStringLiteral("growing.dfi"));
+    const std::vector<std::string> battery{"taps-shift:-1", "mask:anchor-visible"};
+    {
+      dfi::session::Writer writer(path.toStdString(), {.mode = dfi::session::OpenMode::Overwrite});
+      writer.addTokenStrings(dfi::fixture::fixtureTokenStrings());
+      writeRun(writer, "drafter-x", "baseline", dfi::analysis::withDiagnosisPlan("{}", planOf(battery)));
+      writeRun(writer, "drafter-x", "taps-shift:-1", "{}");
+      writer.close();
+    }
+    SessionContext context([](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
+    DiagnosisView view(&context);
+    view.resize(1280, 720);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QSignalSpy computed(&view, &DiagnosisView::computed);
+    QVERIFY(context.open(path));
+    QVERIFY(computed.wait(20000));
+    const QModelIndex pending = rowNamed(*view.model(), QStringLiteral("mask:anchor-visible"));
+    QCOMPARE(pending.data(DiagnosisModel::StateRole).toInt(), static_cast<int>(Row::NotMeasured));
+    QVERIFY(view.summary().contains(QStringLiteral("1 of 4 hypotheses measured")));
+
+    {
+      dfi::session::Writer writer(path.toStdString(), {.mode = dfi::session::OpenMode::Append});
+      writeRun(writer, "drafter-x", "mask:anchor-visible", "{}");
+      writer.close();
+    }
+    context.poll();
+    QVERIFY(computed.wait(20000));
+    const auto expected = readBack(path);
+    QCOMPARE(view.model()->rowCount(), static_cast<int>(expected[0].hypotheses.size()));
+    const QModelIndex measured = rowNamed(*view.model(), QStringLiteral("mask:anchor-visible"));
+    QCOMPARE(measured.data(DiagnosisModel::StateRole).toInt(), static_cast<int>(Row::Measured));
+    QCOMPARE(measured.row(), 1);  // ranked between the candidate and the unmeasured
+    QCOMPARE(measured.siblingAtColumn(DiagnosisModel::BarColumn).data(DiagnosisModel::EstimateRole).toDouble(),
+             expected[0].hypotheses[1].deltaTau.estimate);
+    QVERIFY(view.summary().contains(QStringLiteral("2 of 4 hypotheses measured")));
   }
 
   // A session without a diagnosis says how to make one.
