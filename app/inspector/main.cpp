@@ -20,8 +20,8 @@ constexpr const char* kUsage =
     "  session.dfi   a session to open (followed live while the engine still writes it)\n"
     "  --render VIEWS --out DIR [--step ID] [--format png|svg|pdf] [--size WxH] [--dpi N]\n"
     "                write views of one block (window, navigator, tokens, mask, mask-diff,\n"
-    "                mask-training-diff, tree, compare, attention, statistics; comma list) to DIR\n"
-    "                without a display, and exit; --size: each picture's pixels, --dpi: its\n"
+    "                mask-training-diff, tree, compare, attention, statistics, diagnosis; comma list)\n"
+    "                to DIR without a display, and exit; --size: each picture's pixels, --dpi: its\n"
     "                resolution (the view is laid out at size x 96 / dpi)\n"
     "  --version     print the versions and exit\n"
     "  -h, --help    print this and exit\n";

@@ -21,7 +21,7 @@ class TestMainWindow : public QObject {
     QStringList docks;
     for (QDockWidget* dock : window.findChildren<QDockWidget*>()) docks << dock->objectName();
     docks.sort();
-    QCOMPARE(docks, (QStringList{"AttentionDock", "CompareDock", "LogDock", "MaskDock", "NavigatorDock", "OverviewDock", "StatsDock",
+    QCOMPARE(docks, (QStringList{"AttentionDock", "CompareDock", "DiagnosisDock", "LogDock", "MaskDock", "NavigatorDock", "OverviewDock", "StatsDock",
                                  "TokenDock", "TreeDock"}));
     QMenu* view = window.menuBar()->actions()[1]->menu();
     QStringList viewItems;

@@ -28,7 +28,9 @@
 #include "widgets/view_export.h"
 #include "windows/attention_view.h"
 #include "windows/compare_view.h"
+#include "windows/diagnosis_view.h"
 #include "windows/log_dock.h"
+#include "windows/mask_controls.h"
 #include "windows/mask_view.h"
 #include "windows/navigator.h"
 #include "windows/overview_view.h"
@@ -41,7 +43,7 @@ namespace dfi::ui {
 namespace {
 
 // Bump when panels are added or renamed, so an old saved layout is not applied to new docks.
-constexpr int kLayoutVersion = 7;
+constexpr int kLayoutVersion = 8;
 
 QStringList droppedSessions(const QMimeData* mime) {
   QStringList paths;
@@ -74,6 +76,7 @@ MainWindow::MainWindow(QWidget* parent)
       treeView_(new TreeView(context_)),
       compareView_(new CompareView(context_)),
       overviewView_(new OverviewView(context_)),
+      diagnosisView_(new DiagnosisView(context_)),
       inspectClient_(new InspectClient(this)),
       attentionView_(new AttentionView(context_, inspectClient_)),
       statsView_(new StatsView(context_, inspectClient_)) {
@@ -98,6 +101,9 @@ MainWindow::MainWindow(QWidget* parent)
   mask->raise();
   QDockWidget* compare = addPanel(compareView_, tr("Compare runs"), QStringLiteral("CompareDock"), Qt::RightDockWidgetArea);
   tabifyDockWidget(tokens, compare);
+  // What `dflash-eval diagnose` found, behind the tokens too; it opens the comparison.
+  tabifyDockWidget(tokens, addPanel(diagnosisView_, tr("Diagnosis"), QStringLiteral("DiagnosisDock"), Qt::RightDockWidgetArea));
+  diagnosisView_->setCompareView(compareView_);
   // The session's overview, the first thing shown when one opens, in a tab before the tokens.
   QDockWidget* overview = addPanel(overviewView_, tr("Overview"), QStringLiteral("OverviewDock"), Qt::RightDockWidgetArea);
   tabifyDockWidget(tokens, overview);
@@ -113,7 +119,12 @@ MainWindow::MainWindow(QWidget* parent)
   fitToScreen();
 
   connect(context_, &SessionContext::errorOccurred, this, &MainWindow::showError);
-  connect(context_, &SessionContext::sessionOpened, this, [this] { dock("OverviewDock")->raise(); });
+  // A diagnosis's session opens on the diagnosis: it is what its runs were recorded for.
+  connect(context_, &SessionContext::sessionOpened, this, [this] {
+    const auto runs = context_->runs();
+    const bool diagnosed = std::ranges::any_of(runs, [](const session::RunRecord& r) { return r.hypothesis == "baseline"; });
+    dock(diagnosed ? "DiagnosisDock" : "OverviewDock")->raise();
+  });
   // A step chosen while the overview is in front: its tokens are what the user asked to see.
   connect(context_, &SessionContext::selectionChanged, this, [this](const Selection& selection) {
     if (selection.step && inFront(overviewView_)) dock("TokenDock")->raise();
@@ -124,6 +135,19 @@ MainWindow::MainWindow(QWidget* parent)
     compare->raise();
     compareView_->requestPair(a, b);
   });
+  connect(diagnosisView_, &DiagnosisView::comparisonChosen, this, [this] {
+    dock("CompareDock")->show();
+    dock("CompareDock")->raise();
+  });
+  connect(diagnosisView_, &DiagnosisView::blockChosen, this,
+          [this](DiagnosisView::Panel panel, std::optional<analysis::MaskVariant> diffAgainst) {
+            const char* name = panel == DiagnosisView::Panel::Mask         ? "MaskDock"
+                               : panel == DiagnosisView::Panel::Statistics ? "StatsDock"
+                                                                           : "TokenDock";
+            if (panel == DiagnosisView::Panel::Mask) maskView_->controls()->setDiffAgainst(diffAgainst);
+            dock(name)->show();
+            dock(name)->raise();
+          });
   connect(context_, &SessionContext::sessionOpened, this, &MainWindow::updateTitle);
   connect(context_, &SessionContext::sessionClosed, this, &MainWindow::updateTitle);
   connect(context_, &SessionContext::stepsAppended, this,
@@ -338,9 +362,10 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
   return QMainWindow::eventFilter(watched, event);
 }
 
-// The tokens' dock, or the one in front of it in their tab group (the overview, the comparison).
+// The tokens' dock, or the one in front of it in their tab group (the overview, the comparison,
+// the diagnosis).
 QDockWidget* MainWindow::panelBesideNavigator() const {
-  for (const char* name : {"TokenDock", "OverviewDock", "CompareDock"})
+  for (const char* name : {"TokenDock", "OverviewDock", "CompareDock", "DiagnosisDock"})
     if (QDockWidget* d = dock(name); inFront(d) && !d->isFloating() && dockWidgetArea(d) == Qt::RightDockWidgetArea)
       return d;
   return nullptr;

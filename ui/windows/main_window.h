@@ -14,6 +14,7 @@ namespace dfi::ui {
 
 class AttentionView;
 class CompareView;
+class DiagnosisView;
 class InspectClient;
 class StatsView;
 class SessionContext;
@@ -39,6 +40,7 @@ class MainWindow : public QMainWindow {
   TreeView* treeView() const { return treeView_; }
   CompareView* compareView() const { return compareView_; }
   OverviewView* overviewView() const { return overviewView_; }
+  DiagnosisView* diagnosisView() const { return diagnosisView_; }
   AttentionView* attentionView() const { return attentionView_; }
   StatsView* statsView() const { return statsView_; }
   InspectClient* inspectClient() const { return inspectClient_; }
@@ -86,6 +88,7 @@ class MainWindow : public QMainWindow {
   TreeView* treeView_;
   CompareView* compareView_;
   OverviewView* overviewView_;
+  DiagnosisView* diagnosisView_;
   InspectClient* inspectClient_;
   AttentionView* attentionView_;
   StatsView* statsView_;

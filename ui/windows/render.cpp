@@ -6,13 +6,16 @@
 #include <QDir>
 #include <QEventLoop>
 #include <QTimer>
+#include <QTreeView>
 
 #include "context/session_context.h"
 #include "dfi/analysis/attention_mask.h"
 #include "dfi/base/error.h"
+#include "models/diagnosis_model.h"
 #include "widgets/view_export.h"
 #include "windows/attention_view.h"
 #include "windows/compare_view.h"
+#include "windows/diagnosis_view.h"
 #include "windows/main_window.h"
 #include "windows/mask_controls.h"
 #include "windows/mask_view.h"
@@ -39,6 +42,16 @@ void waitForComparison(CompareView& view) {
   QTimer::singleShot(120000, &loop, &QEventLoop::quit);
   view.reload();
   loop.exec();
+}
+
+// Likewise the diagnosis; its picture shows the blocks of the top hypothesis too.
+void waitForDiagnosis(DiagnosisView& view) {
+  QEventLoop loop;
+  QObject::connect(&view, &DiagnosisView::computed, &loop, &QEventLoop::quit);
+  QTimer::singleShot(120000, &loop, &QEventLoop::quit);
+  view.reload();
+  if (view.isComputing()) loop.exec();  // without a second reader it is done already
+  view.hypothesisList()->expand(view.model()->index(0, 0));
 }
 
 std::optional<Selection> chooseBlock(SessionContext& context, std::optional<qint64> step) {
@@ -68,7 +81,8 @@ void prepareMask(MaskView& view, const QString& name) {
 // Mask and compare pictures come from views of their own at a readable size (the docked ones
 // are as narrow as the window's layout makes them, or hidden behind a tab).
 QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, CompareView* standaloneCompare,
-                  AttentionView& attention, StatsView& statistics, const QString& name) {
+                  DiagnosisView* standaloneDiagnosis, AttentionView& attention, StatsView& statistics,
+                  const QString& name) {
   if (name == QStringLiteral("window")) return &window;
   if (name == QStringLiteral("attention")) return attention.exportTarget();
   if (name == QStringLiteral("statistics")) return statistics.exportTarget();
@@ -76,6 +90,7 @@ QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, CompareView* sta
   if (name == QStringLiteral("tokens")) return window.tokenView()->exportTarget();
   if (name == QStringLiteral("tree")) return window.treeView()->exportTarget();
   if (name == QStringLiteral("compare")) return standaloneCompare->exportTarget();
+  if (name == QStringLiteral("diagnosis")) return standaloneDiagnosis->exportTarget();
   prepareMask(standaloneMask, name);
   return standaloneMask.exportTarget();
 }
@@ -95,7 +110,8 @@ QSize parseExportSize(const QString& text) {
 QStringList renderableViews() {
   return {QStringLiteral("window"), QStringLiteral("navigator"), QStringLiteral("tokens"), QStringLiteral("mask"),
           QStringLiteral("mask-diff"), QStringLiteral("mask-training-diff"), QStringLiteral("tree"),
-          QStringLiteral("compare"), QStringLiteral("attention"), QStringLiteral("statistics")};
+          QStringLiteral("compare"), QStringLiteral("attention"), QStringLiteral("statistics"),
+          QStringLiteral("diagnosis")};
 }
 
 int renderViews(const RenderRequest& request) {
@@ -143,9 +159,16 @@ int renderViews(const RenderRequest& request) {
     compare->show();
     waitForComparison(*compare);
   }
+  std::unique_ptr<DiagnosisView> diagnosis;
+  if (request.views.contains(QStringLiteral("diagnosis"))) {
+    diagnosis = std::make_unique<DiagnosisView>(window.context());
+    diagnosis->resize(1600, 1000);
+    diagnosis->show();
+    waitForDiagnosis(*diagnosis);
+  }
   QDir().mkpath(request.outputDir);
   for (const QString& view : request.views) {
-    QWidget* target = targetOf(window, mask, compare.get(), attention, statistics, view);
+    QWidget* target = targetOf(window, mask, compare.get(), diagnosis.get(), attention, statistics, view);
     settle();
     const QString path = QDir(request.outputDir).filePath(view + "." + request.format);
     try {
