@@ -30,6 +30,7 @@ void registerCommands(CLI::App& app) {
   registerDraftCommand(app);
   registerDiffDumpCommand(app);
   registerSummaryCommand(app);
+  registerImportCommand(app);
 }
 
 int runSelected(CLI::App& app) {

@@ -29,6 +29,7 @@ void registerForwardCommand(CLI::App& app);
 void registerDraftCommand(CLI::App& app);
 void registerDiffDumpCommand(CLI::App& app);
 void registerSummaryCommand(CLI::App& app);
+void registerImportCommand(CLI::App& app);
 // Runs the action of the chosen subcommand and returns its exit code.
 int runSelected(CLI::App& app);
 

@@ -1,5 +1,7 @@
 #include "dfi/imports/imported_records.h"
 
+#include <algorithm>
+
 #include "dfi/base/error.h"
 #include "format_readers.h"
 
@@ -48,7 +50,10 @@ std::string originText(const ImportedRecords& records) {
   return std::string(formatInfo(records.format).follows) + ": " + records.file;
 }
 
-std::vector<session::StepRecord> importedSteps(const ImportedResponse& response, std::int64_t promptLength) {
+std::vector<session::StepRecord> importedSteps(const ImportedResponse& response, std::int64_t promptLength,
+                                               int blockSize, const std::string& file) {
+  const ErrorContext where{.file = file, .item = "line " + std::to_string(response.line)};
+  const auto slots = static_cast<std::size_t>(blockSize - 1);
   std::vector<session::StepRecord> steps;
   const auto& out = response.outputTokens;
   // Tokens are placed only where the steps' order is known: a histogram says how many tokens
@@ -56,28 +61,42 @@ std::vector<session::StepRecord> importedSteps(const ImportedResponse& response,
   const bool tokens = response.stepOrderKnown && !out.empty();
   std::size_t anchor = 0;  // index in `out` of the current step's anchor
   for (std::size_t s = 0; s < response.acceptLengths.size(); ++s) {
-    const int length = response.acceptLengths[s];
+    const auto length = static_cast<std::size_t>(response.acceptLengths[s]);
+    if (length > static_cast<std::size_t>(blockSize))
+      throw ValidationError("step " + std::to_string(s) + " commits " + std::to_string(length) +
+                                " tokens, more than a block of " + std::to_string(blockSize),
+                            where);
     session::StepRecord step;
     step.stepIndex = static_cast<std::int32_t>(s);
     step.mode = session::EvaluationMode::Live;
     step.anchorPosition = promptLength + static_cast<std::int64_t>(anchor);
     // The formats give the tokens a step committed, not how many drafts matched before a cut
     // (budget or stop token): the step counts as length - 1 accepted drafts and the bonus.
-    step.acceptedCount = length - 1;
+    step.acceptedCount = static_cast<std::int32_t>(length) - 1;
+    step.anchorToken = step.bonusToken = kUnknownToken;
+    step.draftTokens.assign(slots, kUnknownToken);
+    step.targetTokens.assign(slots, kUnknownToken);
     if (tokens) {
       step.anchorToken = out[anchor];
-      const auto first = out.begin() + static_cast<std::ptrdiff_t>(anchor) + 1;
-      // What the target said at the committed positions; the rest of the block is unknown.
-      step.targetTokens.assign(first, first + length);
-      step.bonusToken = step.targetTokens.back();
-      // The drafter's whole block where recorded; else only the accepted drafts are known.
-      if (s < response.draftTokens.size()) step.draftTokens = response.draftTokens[s];
-      else step.draftTokens.assign(first, first + length - 1);
-    } else if (s < response.draftTokens.size()) {
-      step.draftTokens = response.draftTokens[s];
+      // The committed tokens are the target's at slots 0..length-1 (the accepted drafts, then the
+      // bonus, which for a whole accepted block lies past the last slot).
+      for (std::size_t i = 0; i < length; ++i) {
+        if (i < slots) step.targetTokens[i] = out[anchor + 1 + i];
+        if (i + 1 < length) step.draftTokens[i] = out[anchor + 1 + i];
+      }
+      step.bonusToken = out[anchor + length];
+    }
+    if (s < response.draftTokens.size()) {
+      const auto& drafts = response.draftTokens[s];
+      if (drafts.size() > slots)
+        throw ValidationError("step " + std::to_string(s) + " records " + std::to_string(drafts.size()) +
+                                  " draft tokens, more than the " + std::to_string(slots) + " slots of a block of " +
+                                  std::to_string(blockSize),
+                              where);
+      std::ranges::copy(drafts, step.draftTokens.begin());
     }
     steps.push_back(std::move(step));
-    anchor += static_cast<std::size_t>(length);
+    anchor += length;
   }
   return steps;
 }

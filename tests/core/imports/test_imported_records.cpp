@@ -54,26 +54,33 @@ TEST(ImportedRecords, JsonlRoundTripIntoSteps) {
   EXPECT_EQ(records.responses[1].line, 3u);
   EXPECT_FALSE(records.responses[1].promptId);
 
-  const auto steps = importedSteps(first, 2);
+  const auto steps = importedSteps(first, 2, 4);
   ASSERT_EQ(steps.size(), 2u);
   // Step 0: anchor = the prefill's token at position 2, commits 11 12 (drafts) and 13 (bonus).
   EXPECT_EQ(steps[0].anchorPosition, 2);
   EXPECT_EQ(steps[0].anchorToken, 10);
   EXPECT_EQ(steps[0].acceptedCount, 2);
   EXPECT_EQ(steps[0].acceptLength(), 3);
-  EXPECT_EQ(steps[0].targetTokens, (std::vector<session::TokenId>{11, 12, 13}));
+  EXPECT_EQ(steps[0].targetTokens, (std::vector<session::TokenId>{11, 12, 13}));  // all 3 slots known
   EXPECT_EQ(steps[0].bonusToken, 13);
   EXPECT_EQ(steps[0].draftTokens, (std::vector<session::TokenId>{11, 12, 99}));
-  // Step 1 anchors on step 0's bonus.
+  // Step 1 anchors on step 0's bonus; past its bonus, the target's tokens are not recorded.
   EXPECT_EQ(steps[1].anchorPosition, 5);
   EXPECT_EQ(steps[1].anchorToken, 13);
   EXPECT_EQ(steps[1].bonusToken, 15);
+  EXPECT_EQ(steps[1].targetTokens, (std::vector<session::TokenId>{14, 15, kUnknownToken}));
+  EXPECT_EQ(steps[1].draftTokens, (std::vector<session::TokenId>{14, 98, 97}));
+  // A block smaller than a step, or than a recorded draft, is refused by line.
+  EXPECT_THROW(importedSteps(first, 2, 2, "f.jsonl"), ValidationError);
+  EXPECT_THROW(importedSteps(first, 2, 3, "f.jsonl"), ValidationError);
 
   // Without outputs: positions and counts only.
-  const auto bare = importedSteps(records.responses[1], 1);
+  const auto bare = importedSteps(records.responses[1], 1, 4);
   EXPECT_EQ(bare[1].anchorPosition, 2);
   EXPECT_EQ(bare[1].acceptedCount, 3);
-  EXPECT_TRUE(bare[1].targetTokens.empty());
+  EXPECT_EQ(bare[1].acceptLength(), 4);
+  EXPECT_EQ(bare[1].anchorToken, kUnknownToken);
+  EXPECT_EQ(bare[1].targetTokens, std::vector<session::TokenId>(3, kUnknownToken));
 }
 
 TEST(ImportedRecords, ZlabRecordsSplitPromptAndOutput) {
@@ -85,8 +92,11 @@ TEST(ImportedRecords, ZlabRecordsSplitPromptAndOutput) {
   EXPECT_EQ(r.promptTokens, (std::vector<session::TokenId>{7, 8, 9}));
   EXPECT_EQ(r.outputTokens, (std::vector<session::TokenId>{20, 21, 22}));
   EXPECT_FALSE(r.promptId);  // matched on its tokens: the benchmark shuffles its dataset
-  // The accepted draft is known, the rest of the block is not: a partial block.
-  EXPECT_EQ(importedSteps(r, 3).at(0).draftTokens, (std::vector<session::TokenId>{21}));
+  // The accepted draft is known, the rest of the block is not.
+  const auto step = importedSteps(r, 3, 4).at(0);
+  EXPECT_EQ(step.draftTokens, (std::vector<session::TokenId>{21, kUnknownToken, kUnknownToken}));
+  EXPECT_EQ(step.targetTokens, (std::vector<session::TokenId>{21, 22, kUnknownToken}));
+  EXPECT_EQ(step.bonusToken, 22);
   EXPECT_NE(originText(records).find("z-lab dflash 0.1.0"), std::string::npos);
 }
 
@@ -160,7 +170,9 @@ TEST(ImportedRecords, VllmRequestOutputs) {
     for (int n : r.acceptLengths) committed += n;
     EXPECT_EQ(static_cast<int>(r.outputTokens.size()), committed);
     // No tokens are placed on steps whose order is unknown.
-    EXPECT_TRUE(importedSteps(r, 3).at(0).targetTokens.empty());
+    const auto steps = importedSteps(r, 3, 8);
+    EXPECT_EQ(steps.at(0).targetTokens, std::vector<session::TokenId>(7, kUnknownToken));
+    EXPECT_EQ(steps.at(0).anchorPosition, 3);
   }
   EXPECT_TRUE(records.ignoredFields.empty());
 }

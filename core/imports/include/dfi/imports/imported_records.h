@@ -61,10 +61,18 @@ ImportedRecords readImportedRecords(Format format, const std::filesystem::path& 
 // "z-lab dflash 0.1.0 benchmark records: FILE": RunRecord::origin of the imported run.
 std::string originText(const ImportedRecords& records);
 
-// The session records of one imported response as a live run's steps (runId and ids left 0):
-// anchorPosition from the cumulative output length, acceptedCount from the acceptance length,
-// target tokens and the bonus from the output tokens where known, draft tokens where recorded
-// (else the accepted ones, a partial block). What the format does not say stays empty or 0.
-std::vector<session::StepRecord> importedSteps(const ImportedResponse& response, std::int64_t promptLength);
+// A token the other pipeline did not record (a draft past the accepted ones, the target's token
+// past the bonus, any token of a response without output ids). Negative, so no vocabulary has it;
+// the GUI shows no text for it.
+inline constexpr session::TokenId kUnknownToken = -1;
+
+// The session records of one imported response as a live run's steps of blocks of `blockSize`
+// (runId and ids left 0): anchorPosition from the cumulative output length, acceptedCount from
+// the acceptance length, target tokens and the bonus from the output tokens where known, draft
+// tokens where recorded, else the accepted ones; every other slot holds kUnknownToken.
+// Throws dfi::ValidationError (file and line) for a step longer than the block or a recorded
+// draft wider than it.
+std::vector<session::StepRecord> importedSteps(const ImportedResponse& response, std::int64_t promptLength,
+                                               int blockSize, const std::string& file = {});
 
 }  // namespace dfi::imports
