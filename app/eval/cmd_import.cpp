@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "command_inputs.h"
+#include "dfi/analysis/alignment.h"
 #include "dfi/base/error.h"
 #include "dfi/engine/evaluation.h"
 #include "dfi/imports/imported_records.h"
@@ -173,15 +174,14 @@ session::RunId writeImportedRun(const ImportOptions& o, const imports::ImportedR
   const auto referenceSettings = nlohmann::json::parse(reference.settingsJson, nullptr, false);
   bool ordered = true;
   for (const auto& r : records.responses) ordered = ordered && r.stepOrderKnown;
-  nlohmann::json settings{
-      {"block_size", reference.blockSize},
-      {"import",
-       {{"format", imports::formatInfo(records.format).name},
-        {"follows", imports::formatInfo(records.format).follows},
-        {"file", std::filesystem::absolute(records.file).string()},
-        {"reference_run", reference.runId},
-        {"step_order", ordered ? "recorded" : "not recorded (per-request counts)"},
-        {"ignored_fields", records.ignoredFields}}}};
+  nlohmann::json settings{{"block_size", reference.blockSize}};
+  settings[analysis::kImportSettings] = {{"format", imports::formatInfo(records.format).name},
+                                         {"follows", imports::formatInfo(records.format).follows},
+                                         {"file", std::filesystem::absolute(records.file).string()},
+                                         {analysis::kImportReferenceRun, reference.runId},
+                                         {analysis::kImportStepOrder, ordered ? std::string(analysis::kStepOrderRecorded)
+                                                                              : "not recorded (per-request counts)"},
+                                         {"ignored_fields", records.ignoredFields}};
   // The prompt set's name, so that `summary` pairs the imported run with the reference's.
   if (referenceSettings.is_object() && referenceSettings.contains("prompts"))
     settings["prompts"] = referenceSettings["prompts"];

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
 namespace dfi::analysis {
 
 ResponseTrace traceOfSteps(const std::vector<session::StepRecord>& steps) {
@@ -103,6 +105,19 @@ AlignmentSummary summarizeAlignment(const std::vector<ResponseAlignment>& respon
     if (r.firstToken) ++s.firstTokenHistogram[*r.firstToken];
   }
   return s;
+}
+
+std::optional<ImportAlignment> importAlignment(const session::RunRecord& run) {
+  if (run.origin.empty()) return std::nullopt;
+  const auto settings = nlohmann::json::parse(run.settingsJson, nullptr, false);
+  if (!settings.is_object()) return std::nullopt;
+  const auto import = settings.find(kImportSettings);
+  if (import == settings.end() || !import->is_object()) return std::nullopt;
+  const auto id = import->find(kImportReferenceRun);
+  if (id == import->end() || !id->is_number_integer()) return std::nullopt;
+  const auto order = import->find(kImportStepOrder);
+  return ImportAlignment{id->get<session::RunId>(),
+                         order == import->end() || (order->is_string() && order->get<std::string>() == kStepOrderRecorded)};
 }
 
 }  // namespace dfi::analysis

@@ -95,5 +95,19 @@ TEST(Alignment, Summary) {
   EXPECT_EQ(s.firstStepHistogram, (std::map<int, std::int64_t>{{0, 1}}));
 }
 
+TEST(Alignment, ImportSettings) {
+  session::RunRecord run;
+  run.settingsJson = R"({"import": {"reference_run": 7, "step_order": "recorded"}})";
+  EXPECT_FALSE(importAlignment(run));  // no origin: a run of this engine
+  run.origin = "z-lab dflash 0.1.0 benchmark records: f.jsonl";
+  ASSERT_TRUE(importAlignment(run));
+  EXPECT_EQ(importAlignment(run)->referenceRun, 7);
+  EXPECT_TRUE(importAlignment(run)->stepOrderRecorded);
+  run.settingsJson = R"j({"import": {"reference_run": 7, "step_order": "not recorded (per-request counts)"}})j";
+  EXPECT_FALSE(importAlignment(run)->stepOrderRecorded);
+  run.settingsJson = "not json";
+  EXPECT_FALSE(importAlignment(run));
+}
+
 }  // namespace
 }  // namespace dfi::analysis

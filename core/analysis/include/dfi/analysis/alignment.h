@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dfi/session/records.h"
@@ -59,5 +60,18 @@ struct AlignmentSummary {
   std::map<std::int64_t, std::int64_t> firstTokenHistogram;  // first divergent token -> prompts
 };
 AlignmentSummary summarizeAlignment(const std::vector<ResponseAlignment>& responses);
+
+// What an imported run's settings_json says of its alignment:
+// {"import": {"reference_run": N, "step_order": "recorded" | "not recorded ..."}}.
+inline constexpr std::string_view kImportSettings = "import";
+inline constexpr std::string_view kImportReferenceRun = "reference_run";
+inline constexpr std::string_view kImportStepOrder = "step_order";
+inline constexpr std::string_view kStepOrderRecorded = "recorded";
+struct ImportAlignment {
+  session::RunId referenceRun = 0;
+  bool stepOrderRecorded = true;  // false: per-request counts (vLLM, SGLang), no step to point at
+};
+// nullopt for a run of this engine or unreadable settings.
+std::optional<ImportAlignment> importAlignment(const session::RunRecord& run);
 
 }  // namespace dfi::analysis
