@@ -181,7 +181,10 @@ session::RunId writeImportedRun(const ImportOptions& o, const imports::ImportedR
                                          {analysis::kImportReferenceRun, reference.runId},
                                          {analysis::kImportStepOrder, ordered ? std::string(analysis::kStepOrderRecorded)
                                                                               : "not recorded (per-request counts)"},
-                                         {"ignored_fields", records.ignoredFields}};
+                                         {"ignored_fields", records.ignoredFields},
+                                         // Two imports of one file stay two runs in `summary`, which
+                                         // joins runs of equal settings (shards) into one.
+                                         {"imported_at", now()}};
   // The prompt set's name, so that `summary` pairs the imported run with the reference's.
   if (referenceSettings.is_object() && referenceSettings.contains("prompts"))
     settings["prompts"] = referenceSettings["prompts"];
