@@ -31,6 +31,7 @@ void registerCommands(CLI::App& app) {
   registerDiffDumpCommand(app);
   registerSummaryCommand(app);
   registerDiagnoseCommand(app);
+  registerImportCommand(app);
 }
 
 int runSelected(CLI::App& app) {

@@ -30,6 +30,7 @@ void registerDraftCommand(CLI::App& app);
 void registerDiffDumpCommand(CLI::App& app);
 void registerSummaryCommand(CLI::App& app);
 void registerDiagnoseCommand(CLI::App& app);
+void registerImportCommand(CLI::App& app);
 // Runs the action of the chosen subcommand and returns its exit code.
 int runSelected(CLI::App& app);
 

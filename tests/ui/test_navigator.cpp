@@ -440,6 +440,35 @@ class TestNavigator : public QObject {
     QCOMPARE(promptLabel(4, QStringLiteral("<|im_start|>user\n<|im_end|>")), QStringLiteral("prompt 4"));
   }
 
+  void importedRunsMarkTheirFirstDivergentStep() {
+    // `dflash-eval import`: the imported run names its reference; each prompt's first step whose
+    // acceptance leaves the reference's is marked, none where they agree or in the reference.
+    auto withSteps = [](NavigatorRun& run, dfi::session::PromptId prompt, std::vector<int> lengths) {
+      const int row = run.addPrompt(prompt, {}, {});
+      for (std::size_t i = 0; i < lengths.size(); ++i)
+        run.addStep(row, NavigatorStep{static_cast<dfi::session::StepId>(run.record.runId * 100 + prompt * 10 + i),
+                                       static_cast<std::int32_t>(i), 0, lengths[i]});
+    };
+    std::vector<NavigatorRun> runs(2);
+    runs[0].record.runId = 1;
+    runs[1].record.runId = 2;
+    runs[1].record.origin = "z-lab dflash 0.1.0 benchmark records: f.jsonl";
+    runs[1].record.settingsJson = R"({"import": {"reference_run": 1, "step_order": "recorded"}})";
+    withSteps(runs[0], 0, {3, 2, 4});
+    withSteps(runs[1], 0, {3, 1, 1, 4});
+    withSteps(runs[0], 1, {2, 2});
+    withSteps(runs[1], 1, {2, 2});
+    markFirstDivergentSteps(runs);
+    QCOMPARE(runs[1].prompts[0].firstDivergentStep, std::optional<int>(1));
+    QVERIFY(!runs[1].prompts[1].firstDivergentStep);
+    QVERIFY(!runs[0].prompts[0].firstDivergentStep);
+    // Per-request counts (vLLM, SGLang) have no step to point at.
+    runs[1].prompts[0].firstDivergentStep.reset();
+    runs[1].record.settingsJson = R"j({"import": {"reference_run": 1, "step_order": "not recorded (per-request counts)"}})j";
+    markFirstDivergentSteps(runs);
+    QVERIFY(!runs[1].prompts[0].firstDivergentStep);
+  }
+
   void keyboardNavigationSelectsInTheContext() {
     auto context = makeContext();
     Navigator navigator(context.get());

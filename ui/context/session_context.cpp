@@ -270,6 +270,8 @@ bool SessionContext::forEachStepSummary(session::RunId run,
 }
 
 QString SessionContext::tokenText(session::TokenId token) {
+  // A token the records do not have (an imported run's slots past what the other pipeline kept).
+  if (token < 0) return QStringLiteral("?");
   if (auto it = tokenTexts_.find(token); it != tokenTexts_.end()) return it->second;
   std::optional<session::TokenString> s = checked("a token string", [&] { return source_->tokenString(token); });
   QString text = s ? QString::fromStdString(s->display) : QStringLiteral("#%1").arg(token);

@@ -360,13 +360,20 @@ QVariant NavigatorModel::promptData(const Run& run, const Prompt& prompt, int co
 }
 
 QVariant NavigatorModel::stepData(const Run& run, const Prompt& prompt, const Step& step, int column, int role) const {
+  // An imported run's first step whose acceptance leaves its reference's (dflash-eval import).
+  const bool divergent = prompt.firstDivergentStep == step.index;
   switch (role) {
     case Qt::DisplayRole:
-      if (column == NameColumn) return tr("step %1 @ %2").arg(step.index).arg(step.anchor);
+      if (column == NameColumn)
+        return divergent ? tr("step %1 @ %2  \u25c0 first divergence").arg(step.index).arg(step.anchor)
+                         : tr("step %1 @ %2").arg(step.index).arg(step.anchor);
       if (column == AcceptanceColumn) return step.acceptLength;
       if (column == GarbledColumn) return step.proposedGarbledSlots ? QVariant(step.proposedGarbledSlots) : QVariant();
       return {};
     case Qt::ToolTipRole:
+      if (column == NameColumn && divergent)
+        return tr("The first step whose acceptance differs from the reference run's on this prompt (steps before "
+                  "it committed the same number of tokens)");
       if (column != GarbledColumn || (!step.proposedGarble && !step.tailGarble)) return {};
       return tr("What it proposes (accepted slots and the first mismatch): %1 slot(s), %2\nRejected tail: %3")
           .arg(step.proposedGarbledSlots)

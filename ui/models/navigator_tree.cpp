@@ -5,6 +5,7 @@
 #include <QRegularExpression>
 
 #include "context/session_source.h"
+#include "dfi/analysis/alignment.h"
 
 namespace dfi::ui {
 
@@ -75,7 +76,32 @@ std::vector<NavigatorRun> loadNavigatorTree(SessionSource& source) {
     });
     runs.push_back(std::move(run));
   }
+  markFirstDivergentSteps(runs);
   return runs;
+}
+
+void markFirstDivergentSteps(std::vector<NavigatorRun>& runs) {
+  auto lengths = [](const NavigatorPrompt& prompt) {
+    analysis::ResponseTrace trace;
+    for (const NavigatorStep& step : prompt.steps) trace.acceptLengths.push_back(step.acceptLength);
+    return trace;
+  };
+  for (NavigatorRun& run : runs) {
+    const auto import = analysis::importAlignment(run.record);
+    // Histogram-only imports (vLLM, SGLang) have no step order: their steps align with nothing.
+    if (!import || !import->stepOrderRecorded) continue;
+    const auto reference =
+        std::ranges::find_if(runs, [&](const NavigatorRun& r) { return r.record.runId == import->referenceRun; });
+    if (reference == runs.end()) continue;
+    for (NavigatorPrompt& prompt : run.prompts) {
+      const auto row = reference->promptRow.find(prompt.id);
+      if (row == reference->promptRow.end()) continue;
+      prompt.firstDivergentStep =
+          analysis::alignResponse(prompt.id, lengths(reference->prompts[static_cast<std::size_t>(row->second)]),
+                                  lengths(prompt))
+              .firstStep;
+    }
+  }
 }
 
 }  // namespace dfi::ui

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -40,6 +41,9 @@ struct NavigatorPrompt {
   std::vector<NavigatorStep> steps;
   analysis::AcceptanceTally acceptance;  // its tau is the prompt's
   int garbledSteps = 0;  // steps whose proposal is garbled
+  // An imported run's prompt (`dflash-eval import`): the first step whose acceptance differs from
+  // its reference run's on the same prompt; nullopt where they agree or for the engine's runs.
+  std::optional<int> firstDivergentStep;
 };
 
 struct NavigatorRun {
@@ -61,6 +65,10 @@ struct NavigatorRun {
 QString promptFirstWords(const QString& templatedText, int maxChars = 40);
 // A prompt as lists show it: its first words, else "prompt N".
 QString promptLabel(session::PromptId id, const QString& templatedText);
+
+// Marks, in every imported run, each prompt's first step whose acceptance differs from its
+// reference run's (analysis/alignment.h; the acceptance lengths suffice, no tokens are read).
+void markFirstDivergentSteps(std::vector<NavigatorRun>& runs);
 
 // Reads every run, prompt and step summary from `source`. Throws dfi::Error on a bad file.
 std::vector<NavigatorRun> loadNavigatorTree(SessionSource& source);

@@ -1,5 +1,9 @@
 #include "windows/compare_view.h"
 
+#include <algorithm>
+#include <optional>
+#include <tuple>
+
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -13,6 +17,7 @@
 
 #include "context/session_context.h"
 #include "context/session_source.h"
+#include "dfi/analysis/alignment.h"
 #include "models/block_regression_model.h"
 #include "models/tau_table_model.h"
 #include "widgets/comparison_plots.h"
@@ -20,6 +25,27 @@
 #include "windows/block_pair_view.h"
 
 namespace dfi::ui {
+namespace {
+
+// A session with an imported run (`dflash-eval import`) opens on the last one (B) against the
+// reference it was aligned with (A): the regressions list then starts at their largest drops.
+std::optional<std::pair<int, int>> importedPair(const std::vector<session::RunRecord>& runs,
+                                                const std::vector<analysis::ComparedSeries>& series) {
+  auto row = [&](session::RunId id) {
+    const auto it = std::ranges::find(series, id, &analysis::ComparedSeries::run);
+    return it == series.end() ? -1 : static_cast<int>(it - series.begin());
+  };
+  for (auto run = runs.rbegin(); run != runs.rend(); ++run) {
+    const auto import = analysis::importAlignment(*run);
+    if (!import) continue;
+    const int a = row(import->referenceRun), b = row(run->runId);
+    if (a >= 0 && b >= 0) return std::pair{a, b};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 namespace {
 
 
@@ -178,10 +204,12 @@ void CompareView::reload() {
   pool_.start([this, generation, shared] {
     auto result = std::make_shared<Result>();
     try {
+      const auto runs = shared->runs();
       result->series = std::make_shared<const std::vector<analysis::ComparedSeries>>(analysis::loadComparedSeries(
-          shared->runs(), [&](session::RunId run, const auto& visit) { shared->forEachStepSummary(run, visit); }));
+          runs, [&](session::RunId run, const auto& visit) { shared->forEachStepSummary(run, visit); }));
       result->a = 0;
       result->b = result->series->size() > 1 ? 1 : -1;
+      if (const auto pair = importedPair(runs, *result->series)) std::tie(result->a, result->b) = *pair;
       result->compute();
     } catch (const std::exception& e) {
       result->error = QString::fromStdString(e.what());
