@@ -97,14 +97,14 @@ std::vector<PositionMetrics> PositionTally::finish(double confidence, int resamp
         r.meanProbability = tally.probabilitySum[i] / static_cast<double>(r.count);
         r.acceptedFraction = static_cast<double>(tally.acceptedCount[i]) / static_cast<double>(r.count);
       }
-      c.slots += r.count;
+      c.scoredSlots += r.count;
       probabilitySum += tally.probabilitySum[i];
       accepted += tally.acceptedCount[i];
       c.bins.push_back(r);
     }
     c.unscoredSlots = tally.unscored;
-    if (c.slots > 0) {
-      const auto total = static_cast<double>(c.slots);
+    if (c.scoredSlots > 0) {
+      const auto total = static_cast<double>(c.scoredSlots);
       for (const ReliabilityBin& r : c.bins)
         c.expectedCalibrationError += static_cast<double>(r.count) / total * std::abs(r.acceptedFraction - r.meanProbability);
       c.meanProbability = probabilitySum / total;

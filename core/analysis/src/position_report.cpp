@@ -71,7 +71,7 @@ std::string formatPositionSection(const PositionMetrics& m, const std::string& r
          transposedTable(bins, 8);
 
   const Calibration& c = m.calibration;
-  if (c.slots == 0) {
+  if (c.scoredSlots == 0) {
     out += "  calibration: no top-k probabilities recorded (run with --top-k)\n";
     return out;
   }
@@ -83,7 +83,7 @@ std::string formatPositionSection(const PositionMetrics& m, const std::string& r
     reliability[2].push_back(fixed(r.meanProbability, 3));
     reliability[3].push_back(fixed(r.acceptedFraction, 3));
   }
-  out += "  calibration: ECE " + fixed(c.expectedCalibrationError, 3) + " over " + std::to_string(c.slots) +
+  out += "  calibration: ECE " + fixed(c.expectedCalibrationError, 3) + " over " + std::to_string(c.scoredSlots) +
          " slots (mean P " + fixed(c.meanProbability, 3) + ", accepted " + fixed(c.acceptedFraction, 3) + ")" +
          (c.unscoredSlots > 0 ? "; " + std::to_string(c.unscoredSlots) + " drafts outside the top-k" : "") + "\n" +
          transposedTable(reliability, 10);
@@ -114,7 +114,7 @@ nlohmann::json positionMetricsJson(const PositionMetrics& m) {
           {"slot_acceptance", m.slotAcceptance},
           {"tau_by_anchor_position", bins},
           {"calibration",
-           {{"slots", c.slots},
+           {{"slots", c.scoredSlots},
             {"unscored_slots", c.unscoredSlots},
             {"ece", c.expectedCalibrationError},
             {"mean_probability", c.meanProbability},
@@ -163,7 +163,7 @@ void exportPositionMetrics(session::Reader& reader, session::ExportFormat format
              r.meanProbability);
       }
       const Calibration& c = m.calibration;
-      line("calibration_ece", 0, 0, 1, c.slots, c.expectedCalibrationError, c.expectedCalibrationError,
+      line("calibration_ece", 0, 0, 1, c.scoredSlots, c.expectedCalibrationError, c.expectedCalibrationError,
            c.expectedCalibrationError, c.meanProbability);
     }
 }

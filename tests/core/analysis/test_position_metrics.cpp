@@ -142,7 +142,7 @@ TEST(PositionMetrics, TeacherForcedFiguresMatchTheHandComputation) {
 
   // Scored: .92 y .35 n .75 y | .95 y .45 y .72 y | .15 n (one unscored) .78 y | .65 y .55 y .25 n.
   const Calibration& c = m.calibration;
-  EXPECT_EQ(c.slots, 11);
+  EXPECT_EQ(c.scoredSlots, 11);
   EXPECT_EQ(c.unscoredSlots, 1);
   ASSERT_EQ(c.bins.size(), 10u);
   const std::vector<std::int64_t> counts{0, 1, 1, 1, 1, 1, 1, 3, 0, 2};
@@ -174,7 +174,7 @@ TEST(PositionMetrics, LiveStepsScoreOnlyTheSlotsTheVerifierReached) {
   EXPECT_DOUBLE_EQ(m.anchorBins[1].meanLength.estimate, 4.0);
   // Scored: .85 y, .42 n (L1's slot 2 is past its mismatch), .99 y, .65 y, .55 y.
   const Calibration& c = m.calibration;
-  EXPECT_EQ(c.slots, 5);
+  EXPECT_EQ(c.scoredSlots, 5);
   EXPECT_EQ(c.unscoredSlots, 0);
   EXPECT_EQ(c.bins[4].count, 1);
   EXPECT_DOUBLE_EQ(c.bins[4].acceptedFraction, 0.0);
@@ -187,7 +187,7 @@ TEST(PositionMetrics, NoTopKTablesMeansNoCalibration) {
   Reader reader(writeHandSession(0));
   const auto all = computePositionMetrics(reader, reader.runs().at(0));
   const PositionMetrics& m = ofMode(all, TF);
-  EXPECT_EQ(m.calibration.slots, 0);
+  EXPECT_EQ(m.calibration.scoredSlots, 0);
   EXPECT_EQ(m.calibration.unscoredSlots, 0);
   EXPECT_DOUBLE_EQ(m.slotAcceptance[0], 0.75);  // the other views do not need them
   EXPECT_NE(formatPositionSection(m, "hand").find("no top-k probabilities"), std::string::npos);

@@ -59,9 +59,9 @@ struct ReliabilityBin {
 // is counted in `unscoredSlots`, not scored.
 struct Calibration {
   std::vector<ReliabilityBin> bins;  // kReliabilityBins of them once computed
-  std::int64_t slots = 0;            // scored slots; 0 when the run recorded no top-k tables
-  std::int64_t unscoredSlots = 0;    // reached slots whose draft is missing from its top-k table
-  // ECE: sum over bins of count / slots * |acceptedFraction - meanProbability|.
+  std::int64_t scoredSlots = 0;    // 0 when the run recorded no top-k tables (`slots` is a Qt macro)
+  std::int64_t unscoredSlots = 0;  // reached slots whose draft is missing from its top-k table
+  // ECE: sum over bins of count / scoredSlots * |acceptedFraction - meanProbability|.
   double expectedCalibrationError = 0;
   double meanProbability = 0;   // over every scored slot
   double acceptedFraction = 0;  // over every scored slot
