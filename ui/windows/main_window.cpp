@@ -28,6 +28,7 @@
 #include "widgets/view_export.h"
 #include "windows/attention_view.h"
 #include "windows/compare_view.h"
+#include "windows/position_view.h"
 #include "windows/log_dock.h"
 #include "windows/mask_view.h"
 #include "windows/navigator.h"
@@ -73,6 +74,7 @@ MainWindow::MainWindow(QWidget* parent)
       tokenView_(new TokenView(context_)),
       treeView_(new TreeView(context_)),
       compareView_(new CompareView(context_)),
+      positionView_(new PositionView(context_)),
       overviewView_(new OverviewView(context_)),
       inspectClient_(new InspectClient(this)),
       attentionView_(new AttentionView(context_, inspectClient_)),
@@ -98,6 +100,8 @@ MainWindow::MainWindow(QWidget* parent)
   mask->raise();
   QDockWidget* compare = addPanel(compareView_, tr("Compare runs"), QStringLiteral("CompareDock"), Qt::RightDockWidgetArea);
   tabifyDockWidget(tokens, compare);
+  // Acceptance per draft slot, by anchor position and the drafter's calibration, beside it.
+  tabifyDockWidget(tokens, addPanel(positionView_, tr("Positions"), QStringLiteral("PositionsDock"), Qt::RightDockWidgetArea));
   // The session's overview, the first thing shown when one opens, in a tab before the tokens.
   QDockWidget* overview = addPanel(overviewView_, tr("Overview"), QStringLiteral("OverviewDock"), Qt::RightDockWidgetArea);
   tabifyDockWidget(tokens, overview);
@@ -340,7 +344,7 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
 
 // The tokens' dock, or the one in front of it in their tab group (the overview, the comparison).
 QDockWidget* MainWindow::panelBesideNavigator() const {
-  for (const char* name : {"TokenDock", "OverviewDock", "CompareDock"})
+  for (const char* name : {"TokenDock", "OverviewDock", "CompareDock", "PositionsDock"})
     if (QDockWidget* d = dock(name); inFront(d) && !d->isFloating() && dockWidgetArea(d) == Qt::RightDockWidgetArea)
       return d;
   return nullptr;

@@ -14,6 +14,7 @@ namespace dfi::ui {
 
 class AttentionView;
 class CompareView;
+class PositionView;
 class InspectClient;
 class StatsView;
 class SessionContext;
@@ -38,6 +39,7 @@ class MainWindow : public QMainWindow {
   TokenView* tokenView() const { return tokenView_; }
   TreeView* treeView() const { return treeView_; }
   CompareView* compareView() const { return compareView_; }
+  PositionView* positionView() const { return positionView_; }
   OverviewView* overviewView() const { return overviewView_; }
   AttentionView* attentionView() const { return attentionView_; }
   StatsView* statsView() const { return statsView_; }
@@ -85,6 +87,7 @@ class MainWindow : public QMainWindow {
   TokenView* tokenView_;
   TreeView* treeView_;
   CompareView* compareView_;
+  PositionView* positionView_;
   OverviewView* overviewView_;
   InspectClient* inspectClient_;
   AttentionView* attentionView_;

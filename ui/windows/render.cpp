@@ -17,6 +17,7 @@
 #include "windows/mask_controls.h"
 #include "windows/mask_view.h"
 #include "windows/navigator.h"
+#include "windows/position_view.h"
 #include "windows/stats_view.h"
 #include "windows/token_view.h"
 #include "windows/tree_view.h"
@@ -39,6 +40,15 @@ void waitForComparison(CompareView& view) {
   QTimer::singleShot(120000, &loop, &QEventLoop::quit);
   view.reload();
   loop.exec();
+}
+
+// The positions view reads its runs' steps on a worker; likewise.
+void waitForPositions(PositionView& view) {
+  QEventLoop loop;
+  QObject::connect(&view, &PositionView::computed, &loop, &QEventLoop::quit);
+  QTimer::singleShot(120000, &loop, &QEventLoop::quit);
+  view.reload();
+  if (view.isComputing()) loop.exec();
 }
 
 std::optional<Selection> chooseBlock(SessionContext& context, std::optional<qint64> step) {
@@ -68,8 +78,10 @@ void prepareMask(MaskView& view, const QString& name) {
 // Mask and compare pictures come from views of their own at a readable size (the docked ones
 // are as narrow as the window's layout makes them, or hidden behind a tab).
 QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, CompareView* standaloneCompare,
-                  AttentionView& attention, StatsView& statistics, const QString& name) {
+                  PositionView* standalonePositions, AttentionView& attention, StatsView& statistics,
+                  const QString& name) {
   if (name == QStringLiteral("window")) return &window;
+  if (name == QStringLiteral("positions")) return standalonePositions->exportTarget();
   if (name == QStringLiteral("attention")) return attention.exportTarget();
   if (name == QStringLiteral("statistics")) return statistics.exportTarget();
   if (name == QStringLiteral("navigator")) return window.navigator()->exportTarget();
@@ -95,7 +107,8 @@ QSize parseExportSize(const QString& text) {
 QStringList renderableViews() {
   return {QStringLiteral("window"), QStringLiteral("navigator"), QStringLiteral("tokens"), QStringLiteral("mask"),
           QStringLiteral("mask-diff"), QStringLiteral("mask-training-diff"), QStringLiteral("tree"),
-          QStringLiteral("compare"), QStringLiteral("attention"), QStringLiteral("statistics")};
+          QStringLiteral("compare"), QStringLiteral("attention"), QStringLiteral("statistics"),
+          QStringLiteral("positions")};
 }
 
 int renderViews(const RenderRequest& request) {
@@ -143,9 +156,19 @@ int renderViews(const RenderRequest& request) {
     compare->show();
     waitForComparison(*compare);
   }
+  // The chosen block's run, as the docked panel follows the selection.
+  std::unique_ptr<PositionView> positions;
+  if (request.views.contains(QStringLiteral("positions"))) {
+    positions = std::make_unique<PositionView>(window.context());
+    positions->resize(1600, 560);
+    positions->show();
+    positions->onSessionOpened();
+    positions->onSelectionChanged(*block);
+    waitForPositions(*positions);
+  }
   QDir().mkpath(request.outputDir);
   for (const QString& view : request.views) {
-    QWidget* target = targetOf(window, mask, compare.get(), attention, statistics, view);
+    QWidget* target = targetOf(window, mask, compare.get(), positions.get(), attention, statistics, view);
     settle();
     const QString path = QDir(request.outputDir).filePath(view + "." + request.format);
     try {
