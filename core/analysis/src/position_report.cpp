@@ -52,13 +52,12 @@ std::string formatPositionSection(const PositionMetrics& m, const std::string& r
   std::string out = "positions: " + runName + " (" + std::string(enumName(m.mode)) + ", " + std::to_string(m.steps) +
                     " steps, B = " + std::to_string(m.blockSize) + ")\n";
   if (m.steps == 0) return out;
-  std::vector<std::vector<std::string>> slots{{"slot"}, {"accepted"}};
+  std::vector<std::vector<std::string>> slots{{"draft slot"}, {"accepted"}};
   for (std::size_t i = 0; i < m.slotAcceptance.size(); ++i) {
     slots[0].push_back(std::to_string(i + 1));
     slots[1].push_back(fixed(m.slotAcceptance[i], 3));
   }
-  out += "  acceptance per draft slot (vLLM's per-position rate: steps with slot i accepted / steps)\n" +
-         transposedTable(slots, 16);
+  out += transposedTable(slots, 16);
 
   std::vector<std::vector<std::string>> bins{{"anchor at"}, {"steps"}, {"tau"}, {"95% CI"}};
   for (const AnchorBinTau& b : m.anchorBins) {
@@ -67,14 +66,10 @@ std::string formatPositionSection(const PositionMetrics& m, const std::string& r
     bins[2].push_back(fixed(b.meanLength.estimate, 3));
     bins[3].push_back(fixed(b.meanLength.low, 2) + "-" + fixed(b.meanLength.high, 2));
   }
-  out += "  tau by the anchor's position (mean acceptance length of the bin's steps, interval over prompts)\n" +
-         transposedTable(bins, 8);
+  out += transposedTable(bins, 8);
 
   const Calibration& c = m.calibration;
-  if (c.scoredSlots == 0) {
-    out += "  calibration: no top-k probabilities recorded (run with --top-k)\n";
-    return out;
-  }
+  if (c.scoredSlots == 0) return out + "    calibration: no top-k probabilities recorded (run --record-top-k K)\n";
   std::vector<std::vector<std::string>> reliability{{"P(draft)"}, {"slots"}, {"mean P"}, {"accepted"}};
   for (const ReliabilityBin& r : c.bins) {
     if (r.count == 0) continue;
@@ -83,11 +78,20 @@ std::string formatPositionSection(const PositionMetrics& m, const std::string& r
     reliability[2].push_back(fixed(r.meanProbability, 3));
     reliability[3].push_back(fixed(r.acceptedFraction, 3));
   }
-  out += "  calibration: ECE " + fixed(c.expectedCalibrationError, 3) + " over " + std::to_string(c.scoredSlots) +
-         " slots (mean P " + fixed(c.meanProbability, 3) + ", accepted " + fixed(c.acceptedFraction, 3) + ")" +
-         (c.unscoredSlots > 0 ? "; " + std::to_string(c.unscoredSlots) + " drafts outside the top-k" : "") + "\n" +
-         transposedTable(reliability, 10);
-  return out;
+  return out + transposedTable(reliability, 10) + "    ECE " + fixed(c.expectedCalibrationError, 3) + " over " +
+         std::to_string(c.scoredSlots) + " slots (mean P " + fixed(c.meanProbability, 3) + ", accepted " +
+         fixed(c.acceptedFraction, 3) + ")" +
+         (c.unscoredSlots > 0 ? "; " + std::to_string(c.unscoredSlots) + " drafts outside the top-k" : "") + "\n";
+}
+
+std::string positionSectionsLegend() {
+  return "positions, per run and mode (dfi/analysis/position_metrics.h):\n"
+         "  accepted: fraction of steps whose draft slot i was accepted (vLLM's per-position acceptance rate)\n"
+         "  anchor at: anchor positions in the context; tau: the bin's mean acceptance length, with its 95%\n"
+         "    bootstrap interval over prompts\n"
+         "  P(draft): the drafter's top-k probability of its draft; accepted: the fraction of those drafts equal\n"
+         "    to the target's token (teacher-forced and DDTree: every slot; live: the slots the verifier reached);\n"
+         "    ECE: sum over bins of slots / all slots * |accepted - mean P|\n";
 }
 
 nlohmann::json positionMetricsJson(const PositionMetrics& m) {

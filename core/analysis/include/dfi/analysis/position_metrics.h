@@ -75,10 +75,11 @@ struct PositionMetrics {
   std::int32_t blockSize = 0;
   std::int64_t steps = 0;
   // slotAcceptance[i]: fraction of steps whose draft slot i (0-based, i = 0..B-2) was accepted.
-  // Defined as vLLM's per-position acceptance rate (vllm/v1/spec_decode/metrics.py, v0.9 to
-  // v0.11: SpecDecodingStats.observe_draft counts num_accepted_tokens_per_pos[i] for every
-  // i < the step's accepted drafts, and the rate is that count / num_drafts), on the step's
-  // counted acceptance length, so 1 + sum(slotAcceptance) is the run's tau(vllm).
+  // Defined as vLLM's per-position acceptance rate, V1 engine (vllm/v1/spec_decode/metrics.py,
+  // read at vllm-project/vllm commit 016a858: SpecDecodingStats.observe_draft adds 1 to
+  // num_accepted_tokens_per_pos[i] for every i < the step's accepted drafts, and the logged
+  // "Per-position acceptance rate" is that count / num_drafts), on the step's counted acceptance
+  // length (acceptLength() - 1 accepted drafts), so 1 + sum(slotAcceptance) is the run's tau(vllm).
   std::vector<double> slotAcceptance;
   std::vector<AnchorBinTau> anchorBins;  // the bins that have steps, by position
   Calibration calibration;

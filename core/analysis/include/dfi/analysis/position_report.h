@@ -18,6 +18,8 @@ namespace dfi::analysis {
 // "positions: NAME (mode, N steps, B = 16)" and three transposed tables: slot acceptance,
 // tau by anchor-position bin with its 95% interval, the reliability bins with the ECE.
 std::string formatPositionSection(const PositionMetrics& metrics, const std::string& runName);
+// What the sections' rows mean, printed once after them.
+std::string positionSectionsLegend();
 
 nlohmann::json positionMetricsJson(const PositionMetrics& metrics);
 
