@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QMenu>
+#include <QRegularExpression>
 #include <QTimer>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -72,6 +73,8 @@ PositionView::PositionView(SessionContext* context, QWidget* parent)
          "equals the target's token there; live steps: the slots the verifier reached. On the diagonal the drafter "
          "is calibrated; below it, over-confident."));
   setIntegerTicks(slotPlot_);
+  for (QCustomPlot* plot : {slotPlot_, anchorPlot_, reliabilityPlot_})
+    plot->legend->setIconSize(20, 10);  // the names need the room more than the line samples
 
   auto* top = new QHBoxLayout;
   top->addWidget(runsButton_);
@@ -238,7 +241,7 @@ void PositionView::finish(quint64 generation, std::map<session::RunId, std::vect
   emit computed();
 }
 
-std::vector<PositionView::Series> PositionView::shownSeries() const {
+std::vector<PositionView::Series> PositionView::shownSeries() {
   std::vector<Series> series;
   for (session::RunId run : shownRuns()) {
     const auto it = cache_.find(run);
@@ -247,13 +250,43 @@ std::vector<PositionView::Series> PositionView::shownSeries() const {
     for (const analysis::PositionMetrics& m : it->second) {
       if (m.steps == 0) continue;
       // The mode only where a run holds steps of several (a run's name already says its own).
-      const QString label = it->second.size() > 1
-                                ? QStringLiteral("%1 (%2)").arg(name, QString::fromUtf8(enumName(m.mode).data(), static_cast<qsizetype>(enumName(m.mode).size())))
-                                : name;
-      series.push_back({label, m});
+      const std::string_view mode = enumName(m.mode);
+      const QString label =
+          it->second.size() > 1
+              ? QStringLiteral("%1 (%2)").arg(name, QString::fromUtf8(mode.data(), static_cast<qsizetype>(mode.size())))
+              : name;
+      series.push_back({label, label, m});
     }
   }
+  shortenLabels(series);
   return series;
+}
+
+// Run names share most of their parts ("drafter-good/live/reference" and
+// "drafter-good/teacher-forced/reference"): in a legend two to a row under a third of the panel,
+// the parts every curve shares are left out ("live", "teacher-forced") and said once in the
+// status line ("drafter-good/*/reference").
+void PositionView::shortenLabels(std::vector<Series>& series) {
+  commonLabel_.clear();
+  if (series.size() < 2) return;
+  std::vector<QStringList> parts;
+  for (const Series& s : series) parts.push_back(s.label.split(QLatin1Char('/')));
+  const auto count = parts.front().size();
+  if (std::ranges::any_of(parts, [&](const QStringList& p) { return p.size() != count; })) return;
+  QStringList common;
+  std::vector<bool> shared(static_cast<std::size_t>(count));
+  for (qsizetype i = 0; i < count; ++i) {
+    shared[static_cast<std::size_t>(i)] =
+        std::ranges::all_of(parts, [&](const QStringList& p) { return p[i] == parts.front()[i]; });
+    common.push_back(shared[static_cast<std::size_t>(i)] ? parts.front()[i] : QStringLiteral("*"));
+  }
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    QStringList distinct;
+    for (qsizetype i = 0; i < count; ++i)
+      if (!shared[static_cast<std::size_t>(i)]) distinct.push_back(parts[k][i]);
+    series[k].label = distinct.join(QLatin1Char('/'));
+  }
+  commonLabel_ = common.join(QLatin1Char('/'));
 }
 
 void PositionView::redraw() {
@@ -273,10 +306,12 @@ void PositionView::redraw() {
   if (!computing_) {
     std::int64_t steps = 0;
     for (const Series& s : series) steps += s.metrics.steps;
-    status_->setText(series.empty() ? QString()
-                                    : tr("%n curve(s), %1 steps; right-click a plot to save its picture or numbers", nullptr,
-                                         static_cast<int>(series.size()))
-                                          .arg(steps));
+    const QString curves = commonLabel_.isEmpty() ? tr("%n curve(s)", nullptr, static_cast<int>(series.size()))
+                                                  : tr("%n curves of %1", nullptr, static_cast<int>(series.size()))
+                                                        .arg(commonLabel_);
+    status_->setText(series.empty()
+                         ? QString()
+                         : tr("%1, %2 steps; right-click a plot to save its picture or numbers").arg(curves).arg(steps));
   }
 }
 
@@ -293,7 +328,7 @@ void PositionView::drawSlots(const std::vector<Series>& series) {
     for (std::size_t slot = 0; slot < m.slotAcceptance.size(); ++slot) {
       graph->addData(static_cast<double>(slot + 1), m.slotAcceptance[slot]);
       slotData_.rows.push_back(
-          {series[i].label, QString::number(slot + 1), QString::number(m.steps), number(m.slotAcceptance[slot])});
+          {series[i].name, QString::number(slot + 1), QString::number(m.steps), number(m.slotAcceptance[slot])});
     }
     slotCount = std::max(slotCount, static_cast<int>(m.slotAcceptance.size()));
   }
@@ -334,7 +369,7 @@ void PositionView::drawAnchors(const std::vector<Series>& series) {
       ticker->addTick(bin, binLabel(b.begin, b.end));
       lastBin = std::max(lastBin, bin);
       top = std::max(top, b.meanLength.high);
-      anchorData_.rows.push_back({series[i].label, QString::number(b.begin), QString::number(b.end),
+      anchorData_.rows.push_back({series[i].name, QString::number(b.begin), QString::number(b.end),
                                   QString::number(b.steps), QString::number(b.prompts), number(b.meanLength.estimate),
                                   number(b.meanLength.low), number(b.meanLength.high)});
     }
@@ -363,13 +398,15 @@ void PositionView::drawReliability(const std::vector<Series>& series) {
     if (c.scoredSlots == 0) continue;
     QCPGraph* graph = reliabilityPlot_->addGraph();
     const QColor colour = TauTableModel::seriesColour(static_cast<int>(i));
-    graph->setName(tr("%1 (ECE %2)").arg(series[i].label).arg(c.expectedCalibrationError, 0, 'f', 3));
+    // ".054", not "0.054": the legend shares a third of the panel's width two entries a row.
+    graph->setName(tr("%1, ECE %2")
+                       .arg(series[i].label, QString::number(c.expectedCalibrationError, 'f', 3).remove(QRegularExpression(QStringLiteral("^0(?=\\.)")))));
     graph->setPen(QPen(colour, 2));
     graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
     for (const analysis::ReliabilityBin& r : c.bins) {
       if (r.count == 0) continue;
       graph->addData(r.meanProbability, r.acceptedFraction);
-      reliabilityData_.rows.push_back({series[i].label, number(r.begin), number(r.end), QString::number(r.count),
+      reliabilityData_.rows.push_back({series[i].name, number(r.begin), number(r.end), QString::number(r.count),
                                        number(r.meanProbability), number(r.acceptedFraction),
                                        number(c.expectedCalibrationError)});
     }

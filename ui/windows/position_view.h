@@ -67,14 +67,16 @@ class PositionView : public QWidget, public SessionViewer, public ExportableView
  private:
   void reloadWhenShown();
   struct Series {
-    QString label;
+    QString name;   // the run's full name (and mode), for the CSV
+    QString label;  // the legend's: what tells it from the other curves
     analysis::PositionMetrics metrics;
   };
   void rebuildRunsMenu();
   void finish(quint64 generation, std::map<session::RunId, std::vector<analysis::PositionMetrics>> read,
               const QString& error);
   void redraw();
-  std::vector<Series> shownSeries() const;
+  std::vector<Series> shownSeries();
+  void shortenLabels(std::vector<Series>& series);
   void drawSlots(const std::vector<Series>& series);
   void drawAnchors(const std::vector<Series>& series);
   void drawReliability(const std::vector<Series>& series);
@@ -87,6 +89,7 @@ class PositionView : public QWidget, public SessionViewer, public ExportableView
   QCustomPlot* anchorPlot_;
   QCustomPlot* reliabilityPlot_;
   CsvTable slotData_, anchorData_, reliabilityData_;
+  QString commonLabel_;  // the parts of the shown runs' names that every curve shares
   QTimer* reloadTimer_;  // coalesces the steps of a followed file into one reload
 
   QThreadPool pool_;
