@@ -13,6 +13,7 @@
 #include "context/session_context.h"
 #include "dfi/analysis/position_metrics.h"
 #include "dfi/session/reader.h"
+#include "dfi/session/writer.h"
 #include "gui_test_support.h"
 #include "models/tau_table_model.h"
 #include "session_fixture.h"
@@ -102,6 +103,37 @@ class TestPositionView : public QObject {
 
     context.close();
     QCOMPARE(view.slotPlot()->graphCount(), 0);
+  }
+
+  // Two runs of one drafter: the legend names only what differs, the CSV the whole name.
+  void legendNamesWhatTellsTheCurvesApart() {
+    const QString path = dir_.filePath(QStringLiteral("names.dfi"));
+    {
+      session::Writer writer(path.toStdString(), {.mode = session::OpenMode::Overwrite});
+      for (const char* name : {"drafter-good/live/reference", "drafter-good/teacher-forced/reference"}) {
+        session::RunRecord run;
+        run.name = name;
+        run.blockSize = 8;
+        run.topK = 4;
+        const session::RunId id = writer.addRun(run);
+        writer.addPrompt({id, 0, "", 0, "", fixture::fixturePromptTokens(0), 0});
+        session::StepRecord step = fixture::fixtureStep(0, 0, 1, 10, 7, 4);
+        step.runId = id;
+        writer.addStep(step);
+      }
+      writer.close();
+    }
+    SessionContext context([](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
+    PositionView view(&context);
+    view.resize(1280, 420);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(context.open(path));
+    view.setRunOverlaid(2, true);
+    QTRY_COMPARE(view.slotPlot()->graphCount(), 2);
+    QCOMPARE(view.slotPlot()->graph(0)->name(), QStringLiteral("live"));
+    QCOMPARE(view.slotPlot()->graph(1)->name(), QStringLiteral("teacher-forced"));
+    QCOMPARE(view.exportData().rows.front()[1], QStringLiteral("drafter-good/live/reference"));
   }
 };
 
