@@ -4,7 +4,7 @@ and of `export --what positions` (JSON and CSV) are recomputed here from the raw
 (`export --what steps --format json`), independently of the C++ code:
 - per-slot acceptance: for slot i, the steps whose counted acceptance length exceeds i + 1, over
   all steps (vLLM's num_accepted_tokens_per_pos / num_drafts), and 1 + their sum is tau(vllm);
-- tau by anchor-position bin ([0,64), [64,128), [128,256), ...): the pooled mean length, its
+- tau by anchor-position bin ([0,32), [32,64), [64,128), ...): the pooled mean length, its
   steps and prompts, and an interval around it;
 - calibration: the draft's top-k probability against draft == target (every slot of a
   teacher-forced or DDTree step; the reached slots 0..accepted of a live step), in ten bins, ECE.
@@ -26,7 +26,7 @@ def output(binary, *args):
 
 
 def anchor_bin(position):
-    return 0 if position < 64 else (position // 64).bit_length()
+    return 0 if position < 32 else (position // 32).bit_length()
 
 
 def expected_positions(steps, top_k):
@@ -85,7 +85,7 @@ def check_json_figures(got, want, where):
     # vLLM's definition: 1 + the sum of the per-position rates is the mean acceptance length.
     assert close(1 + sum(got["slot_acceptance"]), want["tau_vllm"]), where
     bins = got["tau_by_anchor_position"]
-    assert [b["begin"] for b in bins] == [0 if w["bin"] == 0 else 64 << (w["bin"] - 1) for w in want["tau_bins"]], where
+    assert [b["begin"] for b in bins] == [0 if w["bin"] == 0 else 32 << (w["bin"] - 1) for w in want["tau_bins"]], where
     for b, w in zip(bins, want["tau_bins"]):
         assert (b["steps"], b["prompts"]) == (w["steps"], w["prompts"]), (where, b, w)
         assert close(b["tau"], w["tau"]), (where, b, w)

@@ -39,7 +39,7 @@ class TestPositionView : public QObject {
   void initTestCase() {
     test::isolateSettings();
     path_ = dir_.filePath(QStringLiteral("positions.dfi"));
-    // 30 steps a prompt take the anchors from ~10 past 64 and 128: three position bins.
+    // 30 steps a prompt take the anchors from ~10 past 32, 64 and 128: several position bins.
     fixture::writeFixtureFile(path_.toStdString(), {.stepsPerPrompt = 30});
   }
 

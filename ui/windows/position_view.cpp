@@ -343,7 +343,7 @@ void PositionView::drawAnchors(const std::vector<Series>& series) {
   anchorData_ = {{tr("run"), tr("anchor_from"), tr("anchor_to"), tr("steps"), tr("prompts"), tr("tau"), tr("ci_low"),
                   tr("ci_high")},
                  {}};
-  // Bins sit at their index (the first is 64 wide, then they double), named by their range;
+  // Bins sit at their index (the first is 32 wide, then they double), named by their range;
   // the runs' points are spread a little around it so that their intervals do not overlap.
   auto ticker = QSharedPointer<QCPAxisTickerText>::create();
   int lastBin = 0;

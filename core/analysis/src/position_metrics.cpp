@@ -13,7 +13,7 @@ using session::StepRecord;
 
 int anchorBinOf(std::int64_t anchorPosition) {
   if (anchorPosition < kFirstAnchorBinEnd) return 0;
-  // Bin b >= 1 holds [64 * 2^(b-1), 64 * 2^b).
+  // Bin b >= 1 holds [32 * 2^(b-1), 32 * 2^b).
   return std::bit_width(static_cast<std::uint64_t>(anchorPosition / kFirstAnchorBinEnd));
 }
 

@@ -87,19 +87,20 @@ const PositionMetrics& ofMode(const std::vector<PositionMetrics>& all, Evaluatio
 
 }  // namespace
 
-TEST(PositionMetrics, AnchorBinsArePowersOfTwoAfterTheFirst64) {
+TEST(PositionMetrics, AnchorBinsArePowersOfTwoAfterTheFirst32) {
   EXPECT_EQ(anchorBinOf(0), 0);
-  EXPECT_EQ(anchorBinOf(63), 0);
-  EXPECT_EQ(anchorBinOf(64), 1);
-  EXPECT_EQ(anchorBinOf(127), 1);
-  EXPECT_EQ(anchorBinOf(128), 2);
-  EXPECT_EQ(anchorBinOf(255), 2);
-  EXPECT_EQ(anchorBinOf(256), 3);
-  EXPECT_EQ(anchorBinOf(32767), 9);
-  EXPECT_EQ(anchorBinOf(32768), 10);
+  EXPECT_EQ(anchorBinOf(31), 0);
+  EXPECT_EQ(anchorBinOf(32), 1);
+  EXPECT_EQ(anchorBinOf(63), 1);
+  EXPECT_EQ(anchorBinOf(64), 2);
+  EXPECT_EQ(anchorBinOf(127), 2);
+  EXPECT_EQ(anchorBinOf(128), 3);
+  EXPECT_EQ(anchorBinOf(256), 4);
+  EXPECT_EQ(anchorBinOf(32767), 10);
+  EXPECT_EQ(anchorBinOf(32768), 11);
   using Range = std::pair<std::int64_t, std::int64_t>;
-  EXPECT_EQ(anchorBinRange(0), Range(0, 64));
-  EXPECT_EQ(anchorBinRange(3), Range(256, 512));
+  EXPECT_EQ(anchorBinRange(0), Range(0, 32));
+  EXPECT_EQ(anchorBinRange(4), Range(256, 512));
   for (std::int64_t p : {0, 5, 63, 64, 100, 1000, 4096, 100000}) {
     const auto [begin, end] = anchorBinRange(anchorBinOf(p));
     EXPECT_LE(begin, p);
@@ -125,7 +126,7 @@ TEST(PositionMetrics, TeacherForcedFiguresMatchTheHandComputation) {
   // Anchors 10 and 20 (prompts 0 and 1, lengths 2 and 3), 70 (length 4), 200 (length 1).
   ASSERT_EQ(m.anchorBins.size(), 3u);
   EXPECT_EQ(m.anchorBins[0].begin, 0);
-  EXPECT_EQ(m.anchorBins[0].end, 64);
+  EXPECT_EQ(m.anchorBins[0].end, 32);
   EXPECT_EQ(m.anchorBins[0].steps, 2);
   EXPECT_EQ(m.anchorBins[0].prompts, 2);
   EXPECT_DOUBLE_EQ(m.anchorBins[0].meanLength.estimate, 2.5);
@@ -216,13 +217,13 @@ TEST(PositionMetrics, ExportAndSummaryShowTheComputedFigures) {
   const std::string text = csv.str();
   EXPECT_EQ(text.substr(0, text.find('\n')), "run_id,mode,table,index,begin,end,count,value,low,high,mean_probability");
   EXPECT_NE(text.find("1,teacher-forced,slot_acceptance,1,1.0,2.0,4,0.5,0.5,0.5,0.0\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("1,teacher-forced,tau_by_anchor_position,0,0.0,64.0,2,2.5,"), std::string::npos) << text;
+  EXPECT_NE(text.find("1,teacher-forced,tau_by_anchor_position,0,0.0,32.0,2,2.5,"), std::string::npos) << text;
   EXPECT_NE(text.find("1,live,reliability,4,0.4,0.5,1,0.0,0.0,0.0,0.41999998688697815\n"), std::string::npos) << text;
 
   const std::string section = formatPositionSection(tf, "hand");
   EXPECT_NE(section.find("positions: hand (teacher-forced, 4 steps, B = 4)"), std::string::npos) << section;
   EXPECT_NE(section.find("0.750  0.500  0.250"), std::string::npos) << section;
   EXPECT_NE(section.find("ECE 0.271 over 11 slots"), std::string::npos) << section;
-  EXPECT_NE(section.find("[0,64)"), std::string::npos) << section;
+  EXPECT_NE(section.find("[0,32)"), std::string::npos) << section;
   EXPECT_NE(section.find("2.500"), std::string::npos) << section;
 }

@@ -20,10 +20,10 @@
 
 namespace dfi::analysis {
 
-// Anchor-position bins: [0, 64), [64, 128), [128, 256), [256, 512), ...: 64 wide at the start,
-// where a prompt's first blocks sit, then doubling, so that a 32k context needs 10 bins and a
-// power-of-two sliding window (what drafters use) ends exactly on a bin's edge.
-inline constexpr std::int64_t kFirstAnchorBinEnd = 64;
+// Anchor-position bins: [0, 32), [32, 64), [64, 128), [128, 256), ...: doubling, so that a 32k
+// context needs 11 bins and a power-of-two sliding window (what drafters use) ends exactly on a
+// bin's edge, while a short chat (the demo's anchors lie between 18 and 117) still gets three.
+inline constexpr std::int64_t kFirstAnchorBinEnd = 32;
 int anchorBinOf(std::int64_t anchorPosition);
 std::pair<std::int64_t, std::int64_t> anchorBinRange(int bin);  // [begin, end)
 
