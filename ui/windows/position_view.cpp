@@ -73,6 +73,7 @@ PositionView::PositionView(SessionContext* context, QWidget* parent)
          "equals the target's token there; live steps: the slots the verifier reached. On the diagonal the drafter "
          "is calibrated; below it, over-confident."));
   setIntegerTicks(slotPlot_);
+  reliabilityPlot_->legend->setWrap(1);  // its names carry the ECE too: one a row
   for (QCustomPlot* plot : {slotPlot_, anchorPlot_, reliabilityPlot_})
     plot->legend->setIconSize(20, 10);  // the names need the room more than the line samples
 
@@ -265,9 +266,13 @@ std::vector<PositionView::Series> PositionView::shownSeries() {
 // Run names share most of their parts ("drafter-good/live/reference" and
 // "drafter-good/teacher-forced/reference"): in a legend two to a row under a third of the panel,
 // the parts every curve shares are left out ("live", "teacher-forced") and said once in the
-// status line ("drafter-good/*/reference").
+// status line ("drafter-good/*/reference"). A single curve is named there only (no legend).
 void PositionView::shortenLabels(std::vector<Series>& series) {
   commonLabel_.clear();
+  if (series.size() == 1) {
+    commonLabel_ = series.front().label;
+    series.front().label.clear();
+  }
   if (series.size() < 2) return;
   std::vector<QStringList> parts;
   for (const Series& s : series) parts.push_back(s.label.split(QLatin1Char('/')));
@@ -286,11 +291,15 @@ void PositionView::shortenLabels(std::vector<Series>& series) {
       if (!shared[static_cast<std::size_t>(i)]) distinct.push_back(parts[k][i]);
     series[k].label = distinct.join(QLatin1Char('/'));
   }
-  commonLabel_ = common.join(QLatin1Char('/'));
+  // Nothing shared ("*/*/*") says nothing.
+  if (std::ranges::any_of(shared, [](bool b) { return b; })) commonLabel_ = common.join(QLatin1Char('/'));
 }
 
 void PositionView::redraw() {
   const std::vector<Series> series = shownSeries();
+  // Two names a row under a third of the panel while they are short; one a row past that.
+  const bool longNames = std::ranges::any_of(series, [](const Series& s) { return s.label.size() > 24; });
+  for (QCustomPlot* plot : {slotPlot_, anchorPlot_}) plot->legend->setWrap(longNames ? 1 : 2);
   drawSlots(series);
   drawAnchors(series);
   drawReliability(series);
@@ -306,9 +315,10 @@ void PositionView::redraw() {
   if (!computing_) {
     std::int64_t steps = 0;
     for (const Series& s : series) steps += s.metrics.steps;
-    const QString curves = commonLabel_.isEmpty() ? tr("%n curve(s)", nullptr, static_cast<int>(series.size()))
-                                                  : tr("%n curves of %1", nullptr, static_cast<int>(series.size()))
-                                                        .arg(commonLabel_);
+    const QString curves = series.size() == 1  ? commonLabel_
+                           : commonLabel_.isEmpty() ? tr("%n curves", nullptr, static_cast<int>(series.size()))
+                                                    : tr("%n curves of %1", nullptr, static_cast<int>(series.size()))
+                                                          .arg(commonLabel_);
     status_->setText(series.empty()
                          ? QString()
                          : tr("%1, %2 steps; right-click a plot to save its picture or numbers").arg(curves).arg(steps));
@@ -334,7 +344,7 @@ void PositionView::drawSlots(const std::vector<Series>& series) {
   }
   slotPlot_->xAxis->setRange(0.5, slotCount + 0.5);
   slotPlot_->yAxis->setRange(0, 1.02);
-  slotPlot_->legend->setVisible(!series.empty());
+  slotPlot_->legend->setVisible(series.size() > 1);
   slotPlot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -379,7 +389,7 @@ void PositionView::drawAnchors(const std::vector<Series>& series) {
   anchorPlot_->xAxis->grid()->setZeroLinePen(Qt::NoPen);  // bin 0 is a category, not a zero
   anchorPlot_->xAxis->setRange(-0.5, lastBin + 0.5);
   anchorPlot_->yAxis->setRange(0, top * 1.08);
-  anchorPlot_->legend->setVisible(!series.empty());
+  anchorPlot_->legend->setVisible(series.size() > 1);
   anchorPlot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -398,9 +408,9 @@ void PositionView::drawReliability(const std::vector<Series>& series) {
     if (c.scoredSlots == 0) continue;
     QCPGraph* graph = reliabilityPlot_->addGraph();
     const QColor colour = TauTableModel::seriesColour(static_cast<int>(i));
-    // ".054", not "0.054": the legend shares a third of the panel's width two entries a row.
-    graph->setName(tr("%1, ECE %2")
-                       .arg(series[i].label, QString::number(c.expectedCalibrationError, 'f', 3).remove(QRegularExpression(QStringLiteral("^0(?=\\.)")))));
+    // ".054", not "0.054": the legend has a third of the panel's width.
+    const QString ece = QString::number(c.expectedCalibrationError, 'f', 3).remove(QRegularExpression(QStringLiteral("^0(?=\\.)")));
+    graph->setName(series[i].label.isEmpty() ? tr("ECE %1").arg(ece) : tr("%1, ECE %2").arg(series[i].label, ece));
     graph->setPen(QPen(colour, 2));
     graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
     for (const analysis::ReliabilityBin& r : c.bins) {
