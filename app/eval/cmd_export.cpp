@@ -1,6 +1,7 @@
-// `dflash-eval export --session F --format csv|json [--what runs|steps|metrics] [-o out]`:
-// a session's runs, steps, or metrics (tau per prompt and overall under the three conventions,
-// acceptance-length histogram) for spreadsheets and scripts. Writes to stdout without -o.
+// `dflash-eval export --session F --format csv|json [--what runs|steps|metrics|positions] [-o out]`:
+// a session's runs, steps, metrics (tau per prompt and overall under the three conventions,
+// acceptance-length histogram) or acceptance by position (per draft slot, by the anchor's
+// position, the drafter's calibration) for spreadsheets and scripts. Writes to stdout without -o.
 
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "commands.h"
 #include "dfi/analysis/metrics_export.h"
 #include "diagnosis_report.h"
+#include "dfi/analysis/position_report.h"
 #include "dfi/base/error.h"
 #include "dfi/session/export.h"
 #include "dfi/session/reader.h"
@@ -38,6 +40,8 @@ int runExport(const ExportOptions& o) {
     else if (o.what == "diagnosis")
       out << (format == session::ExportFormat::Json ? diagnosesJson(readSessionDiagnoses(o.session))
                                                     : diagnosesCsv(readSessionDiagnoses(o.session)));
+    else if (o.what == "positions")
+      analysis::exportPositionMetrics(reader, format, out);
     else
       session::exportSession(reader, session::parseExportWhat(o.what), format, out);
   };
@@ -66,12 +70,14 @@ int runExport(const ExportOptions& o) {
 
 void registerExportCommand(CLI::App& app) {
   auto options = std::make_shared<ExportOptions>();
-  CLI::App* sub = app.add_subcommand("export", "Export a session's runs, steps or metrics as CSV or JSON");
+  CLI::App* sub = app.add_subcommand("export", "Export a session's runs, steps, metrics or acceptance by position as CSV or JSON");
   sub->add_option("--session", options->session, "Session file (.dfi)")->required();
   sub->add_option("--format", options->format, "csv or json")->check(CLI::IsMember({"csv", "json"}))
       ->capture_default_str();
-  sub->add_option("--what", options->what, "runs, steps, metrics or diagnosis (the hypotheses of each `diagnose`)")
-      ->check(CLI::IsMember({"runs", "steps", "metrics", "diagnosis"}))
+  sub->add_option("--what", options->what,
+                  "runs, steps, metrics, positions (acceptance per draft slot, tau by anchor position, calibration) "
+                  "or diagnosis (the hypotheses of each `diagnose`)")
+      ->check(CLI::IsMember({"runs", "steps", "metrics", "positions", "diagnosis"}))
       ->capture_default_str();
   sub->add_option("-o,--output", options->output, "Output file (default: standard output)");
   setAction(*sub, [options] { return runExport(*options); });

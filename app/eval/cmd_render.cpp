@@ -57,7 +57,7 @@ void registerRenderCommand(CLI::App& app) {
   sub->add_option("--session", o->session, "Session file (.dfi)")->required()->check(CLI::ExistingFile);
   sub->add_option("--view", o->views,
                   "window, navigator, tokens, mask, mask-diff, mask-training-diff, tree, compare, attention, statistics, "
-                  "diagnosis (comma list)")
+                  "positions, diagnosis (comma list)")
       ->capture_default_str();
   sub->add_option("--block,--step", o->step, "Step id (default: the first step of the first run)");
   sub->add_option("--size", o->size, "Picture size WIDTHxHEIGHT in pixels (default: each view's own)");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "dfi/analysis/position_report.h"
 #include "recorded_summary.h"
 #include "summary_table.h"
 
@@ -19,17 +20,28 @@ void registerSummaryCommand(CLI::App& app) {
   auto session = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   sub->add_option("session", *session, "Session file (.dfi), e.g. the output of merge")->required()->check(CLI::ExistingFile);
-  sub->add_flag("--json", *json, "One JSON object {\"rows\": [...], \"comparisons\": [...]} instead of the table");
+  sub->add_flag("--json", *json, "One JSON object {\"rows\": [...], \"comparisons\": [...], \"positions\": [...]} instead of the table");
   setAction(*sub, [session, json] {
     const auto runs = recordedSummaryRuns(*session);
     const auto rows = summarize(runs);
     const auto comparisons = pairedComparisons(runs);
-    if (*json)
-      std::printf("%s\n", nlohmann::json{{"rows", summaryJson(rows)}, {"comparisons", comparisonsJson(comparisons)}}
+    const auto positions = recordedPositionMetrics(*session);
+    if (*json) {
+      nlohmann::json byPosition = nlohmann::json::array();
+      for (const auto& p : positions) {
+        byPosition.push_back(analysis::positionMetricsJson(p.metrics));
+        byPosition.back()["run"] = p.run;
+      }
+      std::printf("%s\n", nlohmann::json{{"rows", summaryJson(rows)}, {"comparisons", comparisonsJson(comparisons)},
+                                         {"positions", byPosition}}
                               .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                               .c_str());
-    else
-      std::fputs((formatSummaryTable(rows) + formatComparisons(comparisons)).c_str(), stdout);
+    } else {
+      std::string sections;
+      for (const auto& p : positions) sections += "\n" + analysis::formatPositionSection(p.metrics, p.run);
+      if (!positions.empty()) sections += "\n" + analysis::positionSectionsLegend();
+      std::fputs((formatSummaryTable(rows) + formatComparisons(comparisons) + sections).c_str(), stdout);
+    }
     return 0;
   });
 }

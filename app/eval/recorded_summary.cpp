@@ -85,4 +85,13 @@ std::vector<SummaryRun> recordedSummaryRuns(const std::string& sessionPath) {
   return out;
 }
 
+std::vector<NamedPositionMetrics> recordedPositionMetrics(const std::string& sessionPath) {
+  session::Reader reader(sessionPath);
+  std::vector<NamedPositionMetrics> out;
+  for (const session::RunRecord& run : reader.runs())
+    for (analysis::PositionMetrics& m : analysis::computePositionMetrics(reader, run))
+      out.push_back({run.name.empty() ? "run " + std::to_string(run.runId) : run.name, std::move(m)});
+  return out;
+}
+
 }  // namespace dfi::eval

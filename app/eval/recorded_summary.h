@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dfi/analysis/position_metrics.h"
 #include "summary_table.h"
 
 namespace dfi::eval {
@@ -14,5 +15,13 @@ namespace dfi::eval {
 // Labels as the live summary's: the drafter's shortest distinct path tail, "ddtree-N", and the
 // prompts file's name for prompts without a dataset.
 std::vector<SummaryRun> recordedSummaryRuns(const std::string& sessionPath);
+
+// Acceptance by position of every recorded run (a shard is a run of its own here), per step
+// mode, with the run's name: the summary's per-run sections.
+struct NamedPositionMetrics {
+  std::string run;
+  analysis::PositionMetrics metrics;
+};
+std::vector<NamedPositionMetrics> recordedPositionMetrics(const std::string& sessionPath);
 
 }  // namespace dfi::eval

@@ -21,8 +21,8 @@ class TestMainWindow : public QObject {
     QStringList docks;
     for (QDockWidget* dock : window.findChildren<QDockWidget*>()) docks << dock->objectName();
     docks.sort();
-    QCOMPARE(docks, (QStringList{"AttentionDock", "CompareDock", "DiagnosisDock", "LogDock", "MaskDock", "NavigatorDock", "OverviewDock", "StatsDock",
-                                 "TokenDock", "TreeDock"}));
+    QCOMPARE(docks, (QStringList{"AttentionDock", "CompareDock", "DiagnosisDock", "LogDock", "MaskDock", "NavigatorDock",
+                                 "OverviewDock", "PositionsDock", "StatsDock", "TokenDock", "TreeDock"}));
     QMenu* view = window.menuBar()->actions()[1]->menu();
     QStringList viewItems;
     for (QAction* a : view->actions()) viewItems << a->text();

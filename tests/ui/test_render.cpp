@@ -2,6 +2,8 @@
 // becomes a file, the mask diff shows the anchor column that anchor-visible adds, and bad
 // requests end with an exit code, not a crash.
 
+#include <array>
+
 #include <QFile>
 #include <QImage>
 #include <QTemporaryDir>
@@ -10,6 +12,7 @@
 #include "dfi/base/error.h"
 #include "gui_test_support.h"
 #include "models/mask_layout.h"
+#include "models/tau_table_model.h"
 #include "session_fixture.h"
 #include "windows/mask_view.h"
 #include "windows/render.h"
@@ -76,6 +79,25 @@ class TestRender : public QObject {
     QCOMPARE(parseExportSize(QStringLiteral("800x600")), QSize(800, 600));
     request.picture.dpi = 5;  // nonsense: an error, not a 1-pixel picture
     QCOMPARE(renderViews(request), 2);
+  }
+
+  // --view positions: the selected block's run (the fixture's first) drawn in the first series
+  // colour in all three plots, and the reliability diagram's grey dashed diagonal.
+  void rendersThePositionsView() {
+    QTemporaryDir dir;
+    const QString session = dir.filePath(QStringLiteral("s.dfi"));
+    dfi::fixture::writeFixtureFile(session.toStdString());
+    const QString out = dir.filePath(QStringLiteral("renders"));
+    QCOMPARE(renderViews({session, {QStringLiteral("positions")}, std::nullopt, out, QStringLiteral("png")}), 0);
+    const QImage image(out + "/positions.png");
+    QVERIFY(!image.isNull());
+    std::array<int, 3> curve{};  // pixels of the run's colour in each third of the picture
+    for (int y = 0; y < image.height(); ++y)
+      for (int x = 0; x < image.width(); ++x)
+        if (test::similarColour(image.pixelColor(x, y), TauTableModel::seriesColour(0)))
+          ++curve[static_cast<std::size_t>(std::min(2, 3 * x / image.width()))];
+    for (int third = 0; third < 3; ++third)
+      QVERIFY2(curve[static_cast<std::size_t>(third)] > 50, qPrintable(QString::number(curve[static_cast<std::size_t>(third)])));
   }
 
   void badRequestsEndWithAnExitCode() {

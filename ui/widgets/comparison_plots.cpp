@@ -9,9 +9,8 @@
 #include "widgets/fitted_plot.h"
 
 namespace dfi::ui {
-namespace {
 
-QCustomPlot* makePlot(const QString& title, const QString& x, const QString& y) {
+QCustomPlot* makeLegendPlot(const QString& title, const QString& x, const QString& y) {
   auto* plot = new FittedPlot;
   plot->setMinimumSize(200, 130);
   plot->plotLayout()->insertRow(0);
@@ -33,15 +32,17 @@ QCustomPlot* makePlot(const QString& title, const QString& x, const QString& y) 
   return plot;
 }
 
+namespace {
+
 QString number(double value) { return QString::number(value, 'g', 6); }
 
 }  // namespace
 
 ComparisonPlots::ComparisonPlots(QWidget* parent)
     : QWidget(parent),
-      histogram_(makePlot(tr("Acceptance length"), tr("acceptance length (accepted drafts + 1)"), tr("fraction of steps"))),
-      slotCurves_(makePlot(tr("Per-slot acceptance"), tr("draft slot"), tr("fraction of steps accepting it"))),
-      scatter_(makePlot(tr("Per-prompt \u03c4"), QString(), QString())) {
+      histogram_(makeLegendPlot(tr("Acceptance length"), tr("acceptance length (accepted drafts + 1)"), tr("fraction of steps"))),
+      slotCurves_(makeLegendPlot(tr("Per-slot acceptance"), tr("draft slot"), tr("fraction of steps accepting it"))),
+      scatter_(makeLegendPlot(tr("Per-prompt \u03c4"), QString(), QString())) {
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   for (QCustomPlot* plot : {histogram_, slotCurves_, scatter_}) layout->addWidget(plot, 1);

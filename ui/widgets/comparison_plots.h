@@ -15,6 +15,10 @@ class QCustomPlot;
 
 namespace dfi::ui {
 
+// A FittedPlot with a bold title and its legend below the axes, two entries a row: how the
+// compare view's and the positions view's plots overlay several runs.
+QCustomPlot* makeLegendPlot(const QString& title, const QString& x, const QString& y);
+
 class ComparisonPlots : public QWidget {
   Q_OBJECT
  public:

@@ -29,6 +29,7 @@
 #include "windows/attention_view.h"
 #include "windows/compare_view.h"
 #include "windows/diagnosis_view.h"
+#include "windows/position_view.h"
 #include "windows/log_dock.h"
 #include "windows/mask_controls.h"
 #include "windows/mask_view.h"
@@ -43,7 +44,7 @@ namespace dfi::ui {
 namespace {
 
 // Bump when panels are added or renamed, so an old saved layout is not applied to new docks.
-constexpr int kLayoutVersion = 8;
+constexpr int kLayoutVersion = 9;
 
 QStringList droppedSessions(const QMimeData* mime) {
   QStringList paths;
@@ -75,6 +76,7 @@ MainWindow::MainWindow(QWidget* parent)
       tokenView_(new TokenView(context_)),
       treeView_(new TreeView(context_)),
       compareView_(new CompareView(context_)),
+      positionView_(new PositionView(context_)),
       overviewView_(new OverviewView(context_)),
       diagnosisView_(new DiagnosisView(context_)),
       inspectClient_(new InspectClient(this)),
@@ -104,6 +106,8 @@ MainWindow::MainWindow(QWidget* parent)
   // What `dflash-eval diagnose` found, behind the tokens too; it opens the comparison.
   tabifyDockWidget(tokens, addPanel(diagnosisView_, tr("Diagnosis"), QStringLiteral("DiagnosisDock"), Qt::RightDockWidgetArea));
   diagnosisView_->setCompareView(compareView_);
+  // Acceptance per draft slot, by anchor position and the drafter's calibration, beside it.
+  tabifyDockWidget(tokens, addPanel(positionView_, tr("Positions"), QStringLiteral("PositionsDock"), Qt::RightDockWidgetArea));
   // The session's overview, the first thing shown when one opens, in a tab before the tokens.
   QDockWidget* overview = addPanel(overviewView_, tr("Overview"), QStringLiteral("OverviewDock"), Qt::RightDockWidgetArea);
   tabifyDockWidget(tokens, overview);
@@ -365,7 +369,7 @@ bool MainWindow::eventFilter(QObject* watched, QEvent* event) {
 // The tokens' dock, or the one in front of it in their tab group (the overview, the comparison,
 // the diagnosis).
 QDockWidget* MainWindow::panelBesideNavigator() const {
-  for (const char* name : {"TokenDock", "OverviewDock", "CompareDock", "DiagnosisDock"})
+  for (const char* name : {"TokenDock", "OverviewDock", "CompareDock", "DiagnosisDock", "PositionsDock"})
     if (QDockWidget* d = dock(name); inFront(d) && !d->isFloating() && dockWidgetArea(d) == Qt::RightDockWidgetArea)
       return d;
   return nullptr;

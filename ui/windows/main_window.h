@@ -15,6 +15,7 @@ namespace dfi::ui {
 class AttentionView;
 class CompareView;
 class DiagnosisView;
+class PositionView;
 class InspectClient;
 class StatsView;
 class SessionContext;
@@ -39,6 +40,7 @@ class MainWindow : public QMainWindow {
   TokenView* tokenView() const { return tokenView_; }
   TreeView* treeView() const { return treeView_; }
   CompareView* compareView() const { return compareView_; }
+  PositionView* positionView() const { return positionView_; }
   OverviewView* overviewView() const { return overviewView_; }
   DiagnosisView* diagnosisView() const { return diagnosisView_; }
   AttentionView* attentionView() const { return attentionView_; }
@@ -87,6 +89,7 @@ class MainWindow : public QMainWindow {
   TokenView* tokenView_;
   TreeView* treeView_;
   CompareView* compareView_;
+  PositionView* positionView_;
   OverviewView* overviewView_;
   DiagnosisView* diagnosisView_;
   InspectClient* inspectClient_;

@@ -20,6 +20,7 @@
 #include "windows/mask_controls.h"
 #include "windows/mask_view.h"
 #include "windows/navigator.h"
+#include "windows/position_view.h"
 #include "windows/stats_view.h"
 #include "windows/token_view.h"
 #include "windows/tree_view.h"
@@ -54,6 +55,15 @@ void waitForDiagnosis(DiagnosisView& view) {
   view.hypothesisList()->expand(view.model()->index(0, 0));
 }
 
+// The positions view reads its runs' steps on a worker; likewise.
+void waitForPositions(PositionView& view) {
+  QEventLoop loop;
+  QObject::connect(&view, &PositionView::computed, &loop, &QEventLoop::quit);
+  QTimer::singleShot(120000, &loop, &QEventLoop::quit);
+  view.reload();
+  if (view.isComputing()) loop.exec();
+}
+
 std::optional<Selection> chooseBlock(SessionContext& context, std::optional<qint64> step) {
   if (step) {
     const auto record = context.step(*step);
@@ -81,9 +91,11 @@ void prepareMask(MaskView& view, const QString& name) {
 // Mask and compare pictures come from views of their own at a readable size (the docked ones
 // are as narrow as the window's layout makes them, or hidden behind a tab).
 QWidget* targetOf(MainWindow& window, MaskView& standaloneMask, CompareView* standaloneCompare,
-                  DiagnosisView* standaloneDiagnosis, AttentionView& attention, StatsView& statistics,
+                  DiagnosisView* standaloneDiagnosis, PositionView* standalonePositions, AttentionView& attention,
+                  StatsView& statistics,
                   const QString& name) {
   if (name == QStringLiteral("window")) return &window;
+  if (name == QStringLiteral("positions")) return standalonePositions->exportTarget();
   if (name == QStringLiteral("attention")) return attention.exportTarget();
   if (name == QStringLiteral("statistics")) return statistics.exportTarget();
   if (name == QStringLiteral("navigator")) return window.navigator()->exportTarget();
@@ -111,7 +123,7 @@ QStringList renderableViews() {
   return {QStringLiteral("window"), QStringLiteral("navigator"), QStringLiteral("tokens"), QStringLiteral("mask"),
           QStringLiteral("mask-diff"), QStringLiteral("mask-training-diff"), QStringLiteral("tree"),
           QStringLiteral("compare"), QStringLiteral("attention"), QStringLiteral("statistics"),
-          QStringLiteral("diagnosis")};
+          QStringLiteral("diagnosis"), QStringLiteral("positions")};
 }
 
 int renderViews(const RenderRequest& request) {
@@ -166,9 +178,19 @@ int renderViews(const RenderRequest& request) {
     diagnosis->show();
     waitForDiagnosis(*diagnosis);
   }
+  // The chosen block's run, as the docked panel follows the selection.
+  std::unique_ptr<PositionView> positions;
+  if (request.views.contains(QStringLiteral("positions"))) {
+    positions = std::make_unique<PositionView>(window.context());
+    positions->resize(1600, 560);
+    positions->show();
+    positions->onSessionOpened();
+    positions->onSelectionChanged(*block);
+    waitForPositions(*positions);
+  }
   QDir().mkpath(request.outputDir);
   for (const QString& view : request.views) {
-    QWidget* target = targetOf(window, mask, compare.get(), diagnosis.get(), attention, statistics, view);
+    QWidget* target = targetOf(window, mask, compare.get(), diagnosis.get(), positions.get(), attention, statistics, view);
     settle();
     const QString path = QDir(request.outputDir).filePath(view + "." + request.format);
     try {

@@ -25,7 +25,7 @@ struct RenderRequest {
 QSize parseExportSize(const QString& text);
 
 // "window", "navigator", "tokens", "mask", "mask-diff", "mask-training-diff", "tree", "compare",
-// "attention", "statistics", "diagnosis".
+// "attention", "statistics", "diagnosis", "positions".
 QStringList renderableViews();
 
 // Writes <outputDir>/<view>.<format> for each view and prints each path; returns the exit

@@ -1,0 +1,124 @@
+#include "dfi/analysis/position_metrics.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <span>
+#include <tuple>
+
+namespace dfi::analysis {
+
+using session::EvaluationMode;
+using session::StepRecord;
+
+int anchorBinOf(std::int64_t anchorPosition) {
+  if (anchorPosition < kFirstAnchorBinEnd) return 0;
+  // Bin b >= 1 holds [32 * 2^(b-1), 32 * 2^b).
+  return std::bit_width(static_cast<std::uint64_t>(anchorPosition / kFirstAnchorBinEnd));
+}
+
+std::pair<std::int64_t, std::int64_t> anchorBinRange(int bin) {
+  if (bin == 0) return {0, kFirstAnchorBinEnd};
+  return {kFirstAnchorBinEnd << (bin - 1), kFirstAnchorBinEnd << bin};
+}
+
+PositionTally::PositionTally(const session::RunRecord& run)
+    : runId_(run.runId), blockSize_(run.blockSize), topK_(run.topK) {}
+
+void PositionTally::add(const StepRecord& step) {
+  ModeTally& tally = modes_[step.mode];
+  const int length = step.acceptLength();
+  tally.acceptLengths.push_back(length);
+  auto& [lengthSum, steps] = tally.bins[anchorBinOf(step.anchorPosition)][step.promptId];
+  lengthSum += length;
+  steps += 1;
+  addCalibration(step, tally);
+}
+
+void PositionTally::addCalibration(const StepRecord& step, ModeTally& tally) const {
+  const auto k = static_cast<std::size_t>(std::max(topK_, 0));
+  const std::size_t slots = step.draftTokens.size();
+  if (k == 0 || step.topKIds.size() < slots * k || step.topKProbs.size() < slots * k) return;
+  const bool live = step.mode == EvaluationMode::Live;
+  // Live: the reached slots (the accepted ones and the first mismatch); otherwise every slot
+  // with a target token (position_metrics.h says why).
+  const std::size_t scored =
+      live ? std::min(slots, static_cast<std::size_t>(std::max(step.acceptedCount, 0)) + 1)
+           : std::min(slots, step.targetTokens.size());
+  for (std::size_t s = 0; s < scored; ++s) {
+    const auto ids = std::span(step.topKIds).subspan(s * k, k);
+    const auto at = std::ranges::find(ids, step.draftTokens[s]);
+    if (at == ids.end()) {
+      ++tally.unscored;
+      continue;
+    }
+    const double probability = std::clamp(static_cast<double>(step.topKProbs[s * k + static_cast<std::size_t>(at - ids.begin())]), 0.0, 1.0);
+    const bool accepted = live ? s < static_cast<std::size_t>(step.acceptedCount) : step.draftTokens[s] == step.targetTokens[s];
+    const auto bin = static_cast<std::size_t>(std::min(static_cast<int>(probability * kReliabilityBins), kReliabilityBins - 1));
+    tally.probabilitySum[bin] += probability;
+    tally.acceptedCount[bin] += accepted ? 1 : 0;
+    tally.slotCount[bin] += 1;
+  }
+}
+
+std::vector<PositionMetrics> PositionTally::finish(double confidence, int resamples) const {
+  std::vector<PositionMetrics> result;
+  for (const auto& [mode, tally] : modes_) {
+    PositionMetrics m{.runId = runId_, .mode = mode};
+    m.steps = static_cast<std::int64_t>(tally.acceptLengths.size());
+    // A block size missing from the run record still covers the longest step (as RunMetrics).
+    const int longest = tally.acceptLengths.empty() ? 0 : std::ranges::max(tally.acceptLengths);
+    m.blockSize = std::max(blockSize_, longest);
+    m.slotAcceptance = slotAcceptanceRates(tally.acceptLengths, m.blockSize);
+
+    for (const auto& [bin, byPrompt] : tally.bins) {
+      AnchorBinTau b;
+      std::tie(b.begin, b.end) = anchorBinRange(bin);
+      std::vector<double> sums, counts;  // per prompt, in prompt order (a fixed resampling order)
+      for (const auto& [prompt, sumAndSteps] : byPrompt) {
+        sums.push_back(sumAndSteps.first);
+        counts.push_back(sumAndSteps.second);
+        b.steps += static_cast<std::int64_t>(sumAndSteps.second);
+      }
+      b.prompts = static_cast<std::int64_t>(byPrompt.size());
+      b.meanLength = bootstrapRatio(sums, counts, confidence, resamples);
+      m.anchorBins.push_back(b);
+    }
+
+    Calibration& c = m.calibration;
+    double probabilitySum = 0;
+    std::int64_t accepted = 0;
+    for (int bin = 0; bin < kReliabilityBins; ++bin) {
+      const auto i = static_cast<std::size_t>(bin);
+      ReliabilityBin r{.begin = static_cast<double>(bin) / kReliabilityBins,
+                       .end = static_cast<double>(bin + 1) / kReliabilityBins,
+                       .count = tally.slotCount[i]};
+      if (r.count > 0) {
+        r.meanProbability = tally.probabilitySum[i] / static_cast<double>(r.count);
+        r.acceptedFraction = static_cast<double>(tally.acceptedCount[i]) / static_cast<double>(r.count);
+      }
+      c.scoredSlots += r.count;
+      probabilitySum += tally.probabilitySum[i];
+      accepted += tally.acceptedCount[i];
+      c.bins.push_back(r);
+    }
+    c.unscoredSlots = tally.unscored;
+    if (c.scoredSlots > 0) {
+      const auto total = static_cast<double>(c.scoredSlots);
+      for (const ReliabilityBin& r : c.bins)
+        c.expectedCalibrationError += static_cast<double>(r.count) / total * std::abs(r.acceptedFraction - r.meanProbability);
+      c.meanProbability = probabilitySum / total;
+      c.acceptedFraction = static_cast<double>(accepted) / total;
+    }
+    result.push_back(std::move(m));
+  }
+  return result;
+}
+
+std::vector<PositionMetrics> computePositionMetrics(session::Reader& reader, const session::RunRecord& run) {
+  PositionTally tally(run);
+  reader.forEachStep(run.runId, [&](const StepRecord& step) { tally.add(step); });
+  return tally.finish();
+}
+
+}  // namespace dfi::analysis
