@@ -1,7 +1,8 @@
 // dflash-eval demo: every bundled demo drafter on the demo prompts (live, teacher-forced and
 // DDTree-8; reference and anchor-visible masks) into a session, with the tau table; then the
 // diagnosis of the good drafter and of each bugged one, appended to the same session. The demo
-// (resources/demo, made by tools/demo) tells the story of an anchor-visible mask bug in numbers.
+// (resources/demo, made by tools/demo) tells the story of an anchor-visible mask bug in numbers,
+// and has a drafter trained on taps one layer earlier than its config names (drafter-tap-shifted).
 
 #include <algorithm>
 #include <cstdio>

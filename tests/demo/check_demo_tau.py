@@ -8,7 +8,9 @@ stated tolerance of the recorded value (live steps counted as dflash 0.1.0 count
 minimum live tau; its early checkpoint and the drafter trained with the anchor-visible mask bug
 score lower live; the good drafter evaluated with the anchor-visible mask (the eval-side bug)
 scores lower than with the reference mask, teacher-forced and DDTree; and the bugged drafter
-scores higher under its own training mask than in the live loop it is served in.
+scores higher under its own training mask than in the live loop it is served in; the drafter
+trained on taps one layer earlier than its config names (drafter-tap-shifted) scores lower live
+than the good one.
 
 The demo also diagnoses its drafters into the same session (`dflash-eval diagnose`): each
 drafter with a planted bug must have that bug as its top hypothesis, with a paired interval
@@ -87,6 +89,7 @@ def main():
             tau.get("drafter-good/teacher-forced/anchor-visible", 99) < tau.get("drafter-good/teacher-forced/reference", 0),
         "good drafter lower when evaluated with the anchor-visible mask (DDTree-8)":
             tau.get("drafter-good/ddtree/anchor-visible", 99) < tau.get("drafter-good/ddtree/reference", 0),
+        "tap-shifted drafter below the good drafter": tau.get("drafter-tap-shifted/live/reference", 99) < good,
         "bugged drafter higher under its training mask than served live":
             tau.get("drafter-anchor-visible/teacher-forced/anchor-visible", 0)
             > tau.get("drafter-anchor-visible/live/reference", 99),

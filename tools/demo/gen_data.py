@@ -6,8 +6,12 @@ function of the corpus; the demo prompts in resources/demo/prompts.jsonl are exc
 the chat format the engine uses ({"prompt": ...}, thinking off). The target (the saved bf16
 weights, computed in fp32 like the engine) answers greedily, up to MAX_NEW tokens, stopping
 at <|im_end|> or <|endoftext|>; prompts of equal token length are batched (no padding).
-Then one no-cache forward over each whole sequence records the target features
-(hidden_states[id + 1] for id in TAP_IDS, concatenated). Writes WORK/drafter_data.pt.
+Then one no-cache forward over each whole sequence records the target features:
+"feats" = hidden_states[id + 1] for id in TAP_IDS, concatenated (the output of layer id, what
+the engine and z-lab's dflash feed a drafter whose config names TAP_IDS), and "feats_shifted"
+= hidden_states[id] for the same ids (the output of layer id - 1: the off-by-one that
+drafter-tap-shifted is trained on, train_drafter.py --tap-offset -1). Both come from the same
+forward, so every drafter trains on the same answers. Writes WORK/drafter_data.pt.
 """
 
 import json
@@ -65,7 +69,9 @@ def main():
             ids = torch.tensor(prompt + resp)
             hs = model(input_ids=ids[None], output_hidden_states=True, use_cache=False).hidden_states
             feats = torch.cat([hs[i + 1][0] for i in TAP_IDS], -1)
-            data.append({"tokens": ids, "prompt_len": len(prompt), "feats": feats.to(torch.bfloat16)})
+            shifted = torch.cat([hs[i][0] for i in TAP_IDS], -1)
+            data.append({"tokens": ids, "prompt_len": len(prompt), "feats": feats.to(torch.bfloat16),
+                         "feats_shifted": shifted.to(torch.bfloat16)})
     lens = [len(r) for _, r in seqs]
     print(f"drafter data: {len(data)} answers, mean {sum(lens) / len(lens):.1f} tokens, "
           f"generation {gen_s:.0f}s, features {time.time() - t0 - gen_s:.0f}s", flush=True)

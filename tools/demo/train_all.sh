@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Rebuilds resources/demo/ from nothing but the Python standard library sources on this
-# machine: tokenizer -> target -> the target's greedy answers -> three drafters. Seeds are
+# machine: tokenizer -> target -> the target's greedy answers -> four drafters. Seeds are
 # fixed in each script; every step logs its wall time. CPU only: on the idle 2-core build
-# machine the steps took 2 + 394 + 40 + ~490 s (drafters in parallel), about 23 minutes.
+# machine the steps took 2 + 394 + 40 + ~490 s (two drafters in parallel), about 23 minutes;
+# the tap-shifted drafter, added later and trained alone on the same data, the same size and
+# steps as the good one, took 1167 s on the machine shared with other jobs.
 #   tools/demo/train_all.sh            (python: .venv/bin/python, or $PYTHON)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -23,9 +25,11 @@ run() {
 run tokenizer train_tokenizer.py
 run target train_target.py "$TARGET_STEPS"
 run data gen_data.py 640
-# The good drafter (its step-20 weights are the early checkpoint) and the one trained with the
-# anchor-visible mask bug run side by side.
+# The good drafter (its step-100 weights are the early checkpoint) and the one trained with the
+# anchor-visible mask bug run side by side, then the one trained on taps one layer earlier
+# than its config names (hidden_states[id], the off-by-one bug).
 run drafter-good train_drafter.py drafter-good "$DRAFTER_STEPS" --early 100:drafter-early &
 run drafter-anchor-visible train_drafter.py drafter-anchor-visible "$DRAFTER_STEPS" --anchor-visible &
 wait
+run drafter-tap-shifted train_drafter.py drafter-tap-shifted "$DRAFTER_STEPS" --tap-offset -1
 "$PY" write_provenance.py

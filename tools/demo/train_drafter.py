@@ -10,7 +10,13 @@ context = the target features of the whole sequence at their own positions; mask
 story); loss = sum_k w_k CE(slot k, x[a+k]) / sum w_k with w_k = exp(-(k-1)/7), slot 0
 weight 0; LM head = the target's (tied embedding), frozen.
 
-Usage: train_drafter.py NAME STEPS [--anchor-visible] [--early STEP:NAME]
+Context features: hidden_states[id + 1] for the config's target_layer_ids (gen_data.py "feats").
+With --tap-offset -1 the drafter trains on hidden_states[id] instead ("feats_shifted": every tap
+one layer earlier) while its config still names the same target_layer_ids: the off-by-one of
+the published engines, planted so that an engine's diagnosis can find it (shifting all taps by
+-1 must raise tau). The planted bug is recorded in the config's demo_training block.
+
+Usage: train_drafter.py NAME STEPS [--anchor-visible] [--tap-offset -1] [--early STEP:NAME]
 Writes OUT/NAME (config.json + model.safetensors, bf16) and WORK/NAME.json (log).
 """
 
@@ -42,10 +48,13 @@ def drafter_cfg(target_cfg, tap_ids, mask_id):
             "target_layers": target_cfg["num_hidden_layers"], "vocab": target_cfg["vocab_size"]}
 
 
-def make_batch(items, gen, block, mask_id, embed, anchor_visible):
+FEATURES = {0: "feats", -1: "feats_shifted"}  # --tap-offset -> gen_data.py's feature key
+
+
+def make_batch(items, gen, block, mask_id, embed, anchor_visible, feat_key="feats"):
     bs = len(items)
     tmax = max(len(it["tokens"]) for it in items)
-    fdim = items[0]["feats"].shape[1]
+    fdim = items[0][feat_key].shape[1]
     feats = torch.zeros(bs, tmax, fdim)
     anchors = torch.zeros(bs, NUM_ANCHORS, dtype=torch.long)
     keep = torch.zeros(bs, NUM_ANCHORS, dtype=torch.bool)
@@ -54,7 +63,7 @@ def make_batch(items, gen, block, mask_id, embed, anchor_visible):
     block_ids = torch.full((bs, NUM_ANCHORS, block), mask_id, dtype=torch.long)
     for b, it in enumerate(items):
         tok, t = it["tokens"], len(it["tokens"])
-        feats[b, :t] = it["feats"].float()
+        feats[b, :t] = it[feat_key].float()
         cand = torch.arange(it["prompt_len"], t - 1)
         n = min(NUM_ANCHORS, len(cand))
         pick = cand[torch.randperm(len(cand), generator=gen)[:n]].sort().values
@@ -83,12 +92,12 @@ def step_loss(w, cfg, batch, embed, decay):
     return loss, logits.argmax(-1) == labels[sel], sel
 
 
-def held_out_tau(w, cfg, items, embed, decay, anchor_visible):
+def held_out_tau(w, cfg, items, embed, decay, anchor_visible, feat_key="feats"):
     """Teacher-forced acceptance on held-out answers: per anchor 1 + number of leading slots
     whose argmax equals the target's token (slots past the answer end stop the count)."""
     gen = torch.Generator().manual_seed(123)
     with torch.no_grad():
-        batch = make_batch(items, gen, cfg["block"], cfg["mask_id"], embed, anchor_visible)
+        batch = make_batch(items, gen, cfg["block"], cfg["mask_id"], embed, anchor_visible, feat_key)
         _, hit, sel = step_loss(w, cfg, batch, embed, decay)
     ok = torch.zeros(sel.shape, dtype=torch.bool)
     ok[sel] = hit
@@ -103,6 +112,8 @@ def main():
     ap.add_argument("name")
     ap.add_argument("steps", type=int)
     ap.add_argument("--anchor-visible", action="store_true")
+    ap.add_argument("--tap-offset", type=int, default=0, choices=sorted(FEATURES),
+                    help="-1: train on hidden_states[id] instead of hidden_states[id + 1] (planted bug)")
     ap.add_argument("--early", default=None, help="STEP:NAME also save the weights after STEP steps")
     ap.add_argument("--threads", type=int, default=1,
                     help="torch threads (1: train_all.sh runs two drafters side by side on 2 cores)")
@@ -133,13 +144,21 @@ def main():
     extra = {"demo_training": {"script": "tools/demo/train_drafter.py", "seed": SEED,
                                "mask": "anchor-visible (k <= anchor)" if args.anchor_visible else "reference (k < anchor)",
                                "loss_decay_gamma": GAMMA, "num_anchors": NUM_ANCHORS, "batch": BATCH}}
+    feat_key = FEATURES[args.tap_offset]
+    if args.tap_offset:
+        extra["demo_training"]["tap_offset"] = args.tap_offset
+        extra["demo_training"]["planted_bug"] = (
+            "trained on hidden_states[id] instead of hidden_states[id + 1] for the target_layer_ids "
+            "above: every tap is one layer earlier than this config says")
     print(f"{args.name}: {sum(p.numel() for p in params) / 1e6:.2f}M parameters, {len(train)} answers, "
           f"mask id {mask_id}", flush=True)
     log = {"name": args.name, "steps": args.steps, "anchor_visible": args.anchor_visible, "curve": []}
+    if args.tap_offset:
+        log["tap_offset"] = args.tap_offset
     t0 = time.time()
     for step in range(args.steps):
         idx = torch.randint(0, len(train), (BATCH,), generator=gen).tolist()
-        batch = make_batch([train[i] for i in idx], gen, cfg["block"], mask_id, embed, args.anchor_visible)
+        batch = make_batch([train[i] for i in idx], gen, cfg["block"], mask_id, embed, args.anchor_visible, feat_key)
         loss, hit, _ = step_loss(w, cfg, batch, embed, decay)
         opt.zero_grad()
         loss.backward()
@@ -150,15 +169,17 @@ def main():
         if done == early_step:
             dt.save(cfg, w, common.OUT / early_name, {**extra, "demo_training": {**extra["demo_training"], "steps": done}})
             log["early"] = {"name": early_name, "steps": done, "seconds": round(time.time() - t0),
-                            "held_out_tau_tf": held_out_tau(w, cfg, held, embed, decay, False)}
+                            "held_out_tau_tf": held_out_tau(w, cfg, held, embed, decay, False, feat_key)}
             print(f"saved {early_name} after {done} steps: {log['early']}", flush=True)
         if step % 20 == 0 or done == args.steps:
-            tau = held_out_tau(w, cfg, held, embed, decay, args.anchor_visible) if done % 100 == 0 or done == args.steps else None
+            tau = held_out_tau(w, cfg, held, embed, decay, args.anchor_visible, feat_key) if done % 100 == 0 or done == args.steps else None
             log["curve"].append([done, round(loss.item(), 4), tau])
             print(f"step {done} loss {loss.item():.3f} slot-acc {hit.float().mean():.3f}"
                   f"{'' if tau is None else f' held-out tau(tf) {tau:.2f}'} ({time.time() - t0:.0f}s)", flush=True)
     log["seconds"] = round(time.time() - t0)
-    log["held_out_tau_tf_reference_mask"] = held_out_tau(w, cfg, held, embed, decay, False)
+    log["held_out_tau_tf_reference_mask"] = held_out_tau(w, cfg, held, embed, decay, False, feat_key)
+    if args.tap_offset:  # what the engine measures when it trusts the config's taps
+        log["held_out_tau_tf_config_taps"] = held_out_tau(w, cfg, held, embed, decay, False)
     dt.save(cfg, w, common.OUT / args.name, {**extra, "demo_training": {**extra["demo_training"], "steps": args.steps}})
     common.write_json(common.WORK / f"{args.name}.json", log)
     print(f"{args.name}: done in {log['seconds']}s", flush=True)
