@@ -3,7 +3,8 @@
 // through the protocol's own encoder and decoder); a diagnosis of the bundled demo's good
 // drafter runs through the real engine into a local session that the Diagnosis panel follows
 // until it holds the baseline and every measured hypothesis, as readDiagnoses reads the file;
-// a cancel in the middle of the battery ends cleanly and keeps the hypotheses measured so far.
+// an engine error is a message; a cancel in the middle of the battery ends cleanly and keeps
+// the hypotheses measured so far.
 
 #include <QCheckBox>
 #include <QDockWidget>
@@ -192,6 +193,20 @@ class TestDiagnoseDialog : public QObject {
     QVERIFY(computed.count() >= 1);
     qInfo("the panel computed %d times while following; %d hypotheses measured", static_cast<int>(computed.count()),
           measured(shown));
+  }
+
+  // The engine refuses a drafter directory that is not one before any compute: a message, no crash.
+  void anEngineErrorIsReported() {
+    QTemporaryDir dir;
+    RunDialog dialog(nullptr, RunDialog::Kind::Diagnosis);
+    dialog.setPaths(kDemo + "/target", {dir.path()}, writeOnePrompt(dir), dir.filePath(QStringLiteral("refused.dfi")));
+    dialog.setEngine({}, QStringLiteral(DFLASH_EVAL));
+    QSignalSpy failed(&dialog, &RunDialog::engineFailed);
+    dialog.startRun();
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 60000);
+    QVERIFY2(failed.front().front().toString().contains(QStringLiteral("config.json")),
+             qPrintable(failed.front().front().toString()));
+    QVERIFY(dialog.findChild<QPushButton*>(QStringLiteral("startButton"))->isEnabled());
   }
 
   // Cancel once the battery is under way: the engine stops, the dialog says so, and the file
