@@ -87,6 +87,20 @@ EngineClient::~EngineClient() {
 bool EngineClient::running() const { return process_.state() != QProcess::NotRunning; }
 
 void EngineClient::start(const EngineLaunch& launch, const protocol::RunOptions& options, const QString& localSession) {
+  protocol::RunRequest request{options};
+  request.requestId = kRequestId;
+  startRequest(launch, request, localSession);
+}
+
+void EngineClient::startDiagnosis(const EngineLaunch& launch, const protocol::DiagnoseRequest& request,
+                                  const QString& localSession) {
+  protocol::DiagnoseRequest numbered = request;
+  numbered.requestId = kRequestId;
+  startRequest(launch, numbered, localSession);
+}
+
+void EngineClient::startRequest(const EngineLaunch& launch, const protocol::Request& request,
+                                const QString& localSession) {
   if (running()) return fail(QStringLiteral("a run is already in progress"));
   QString notFound;
   const QString program = engineProgram(launch, &notFound);
@@ -100,6 +114,8 @@ void EngineClient::start(const EngineLaunch& launch, const protocol::RunOptions&
   localSession_ = localSession;
   decoder_ = std::make_unique<protocol::FrameDecoder>("engine (" + program.toStdString() + ")");
   runs_.clear();
+  hypotheses_.clear();
+  runsWithSteps_.clear();
   promptsWithSteps_.clear();
   stderrTail_.clear();
   done_ = false;
@@ -107,8 +123,6 @@ void EngineClient::start(const EngineLaunch& launch, const protocol::RunOptions&
   QStringList command = launch.commandPrefix;
   command << program << QStringLiteral("serve");
   process_.start(command.front(), command.mid(1));
-  protocol::RunRequest request{options};
-  request.requestId = kRequestId;
   sendRequest(process_, request);
   emit sessionCreated(localSession);
 }
@@ -150,7 +164,8 @@ void EngineClient::handleReply(const protocol::Reply& reply) {
                  [this](const protocol::Done& done) {
                    done_ = true;
                    closeSession();
-                   emit finished(describeRuns(done.runs));
+                   emit finished(done.request == protocol::RequestKind::Diagnose ? describeDiagnosis()
+                                                                                 : describeRuns(done.runs));
                    process_.closeWriteChannel();  // the engine exits at the end of its input
                  },
                  [this](const protocol::ErrorReply& error) {
@@ -175,17 +190,41 @@ void EngineClient::handleRecord(const protocol::Frame& frame) {
                                       writer_->finishRun(r.runId, r.finishedAt, r.timingsJson);
                                     else
                                       runs_.insert(writer_->addRun(r));
+                                    if (!r.hypothesis.empty()) hypotheses_[r.runId] = r.hypothesis;
                                   },
                                   [this](const session::PromptRecord& r) { writer_->addPrompt(r); },
                                   [this](const session::StepRecord& r) {
                                     writer_->addStep(r);
                                     promptsWithSteps_.insert(r.promptId);
+                                    runsWithSteps_.insert(r.runId);
                                   },
                                   [this](const session::TreeRecord& r) { writer_->addTree(r); },
                                   [this](const session::StatisticRecord& r) { writer_->addStatistic(r); },
                                   [this](const session::TensorRecord& r) { writer_->addTensor(r); },
                                   [this](const protocol::TokenStrings& r) { writer_->addTokenStrings(r); }},
              protocol::decodeRecord(frame, "engine"));
+}
+
+// A diagnosis's Done carries no tau table (the Diagnosis panel ranks the hypotheses): what was
+// recorded, counted from the runs it streamed.
+QString EngineClient::describeDiagnosis() const {
+  int baselines = 0, hypotheses = 0, measured = 0;
+  for (const auto& [run, hypothesis] : hypotheses_) {
+    if (hypothesis == "baseline") {
+      ++baselines;
+      continue;
+    }
+    ++hypotheses;
+    measured += runsWithSteps_.contains(run) ? 1 : 0;
+  }
+  return QStringLiteral("%1 %2 diagnosed on %3 %4: %5 of %6 hypothesis runs with steps; "
+                        "the Diagnosis panel ranks them")
+      .arg(baselines)
+      .arg(baselines == 1 ? QStringLiteral("drafter") : QStringLiteral("drafters"))
+      .arg(promptsWithSteps_.size())
+      .arg(promptsWithSteps_.size() == 1 ? QStringLiteral("prompt") : QStringLiteral("prompts"))
+      .arg(measured)
+      .arg(hypotheses);
 }
 
 void EngineClient::processEnded(int exitCode, QProcess::ExitStatus status) {

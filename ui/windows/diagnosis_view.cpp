@@ -229,7 +229,11 @@ void DiagnosisView::onSessionClosed() {
   showDiagnosis(-1);
 }
 
-void DiagnosisView::onStepsAppended(const std::vector<session::StepRecord>&) { reloadTimer_->start(); }
+// At most one reload per interval while steps keep arriving (restarting the timer on every
+// append would hold a steadily written diagnosis back until the engine pauses).
+void DiagnosisView::onStepsAppended(const std::vector<session::StepRecord>&) {
+  if (!reloadTimer_->isActive()) reloadTimer_->start();
+}
 
 // Behind another tab the panel is still "visible" (Qt moves the docks behind out of the
 // window); what is on screen has a visible region.
@@ -315,7 +319,7 @@ void DiagnosisView::showDiagnosis(int index) {
     hint_->setText(text + tr(
         "<p>A diagnosis tests, in one command, the usual reasons for a low acceptance (mask, hidden-state taps, "
         "positions, block size, prompt formatting, numerics of the target) and ranks them by how much each "
-        "would raise tau. Run</p>"
+        "would raise tau. Start one with File &gt; Diagnose, or run</p>"
         "<pre>  dflash-eval diagnose --target DIR --drafter DIR --prompts FILE -o diag.dfi</pre>"
         "<p>(add <code>--training-dump F.safetensors</code> to check the taps against training, "
         "<code>--budget-minutes M</code> to bound it), then open <code>diag.dfi</code> here.</p>"));

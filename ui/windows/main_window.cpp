@@ -191,6 +191,7 @@ void MainWindow::buildMenus() {
   file->addMenu(recent_);
   file->addAction(tr("&Close Session"), QKeySequence::Close, context_, &SessionContext::close);
   file->addAction(tr("&Run Evaluation..."), QKeySequence(tr("Ctrl+R")), this, &MainWindow::showRunDialog);
+  file->addAction(tr("&Diagnose..."), QKeySequence(tr("Ctrl+Shift+D")), this, &MainWindow::showDiagnoseDialog);
   QAction* follow = file->addAction(tr("&Follow a File Being Written"));
   follow->setCheckable(true);
   follow->setChecked(context_->isFollowing());
@@ -226,24 +227,43 @@ void MainWindow::buildMenus() {
   help->addAction(tr("&About DFlash Inspector"), this, &MainWindow::showAbout);
 }
 
+RunDialog* MainWindow::makeEngineDialog(bool diagnosis) {
+  auto* dialog = new RunDialog(this, diagnosis ? RunDialog::Kind::Diagnosis : RunDialog::Kind::Evaluation);
+  // The engine's records land in a local session: open it and follow it as it grows; a
+  // diagnosis's on the Diagnosis panel, which fills in as its hypotheses are measured.
+  connect(dialog, &RunDialog::sessionStarted, this, [this, dialog, diagnosis](const QString& path) {
+    inspectClient_->setLaunch(dialog->launch());  // blocks are inspected by the engine that ran
+    context_->setFollowing(true);
+    if (openFile(path) && diagnosis) {
+      QDockWidget* panel = dock("DiagnosisDock");
+      panel->show();
+      panel->raise();
+    }
+  });
+  connect(dialog, &RunDialog::engineFailed, this, [this, diagnosis](const QString& message) {
+    showError(diagnosis ? tr("The diagnosis failed") : tr("The evaluation failed"), message);
+  });
+  return dialog;
+}
+
 RunDialog* MainWindow::runDialog() {
-  if (!runDialog_) {
-    runDialog_ = new RunDialog(this);
-    // The engine's records land in a local session: open it and follow it as it grows.
-    connect(runDialog_, &RunDialog::sessionStarted, this, [this](const QString& path) {
-      inspectClient_->setLaunch(runDialog_->launch());  // blocks are inspected by the engine that ran
-      context_->setFollowing(true);
-      openFile(path);
-    });
-    connect(runDialog_, &RunDialog::engineFailed, this,
-            [this](const QString& message) { showError(tr("The evaluation failed"), message); });
-  }
+  if (!runDialog_) runDialog_ = makeEngineDialog(false);
   return runDialog_;
+}
+
+RunDialog* MainWindow::diagnoseDialog() {
+  if (!diagnoseDialog_) diagnoseDialog_ = makeEngineDialog(true);
+  return diagnoseDialog_;
 }
 
 void MainWindow::showRunDialog() {
   runDialog()->show();
   runDialog()->raise();
+}
+
+void MainWindow::showDiagnoseDialog() {
+  diagnoseDialog()->show();
+  diagnoseDialog()->raise();
 }
 
 bool MainWindow::openFile(const QString& path) {

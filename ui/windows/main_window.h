@@ -49,9 +49,11 @@ class MainWindow : public QMainWindow {
   LogDock* logDock() const { return logDock_; }
 
   bool openFile(const QString& path);
-  // File > Run Evaluation: created on first use.
+  // File > Run Evaluation and File > Diagnose: created on first use.
   RunDialog* runDialog();
+  RunDialog* diagnoseDialog();
   void showRunDialog();
+  void showDiagnoseDialog();
   void resetLayout();
   // Shrinks the window to the screen it is on (a saved geometry may come from a larger one)
   // and moves it back onto that screen.
@@ -73,6 +75,7 @@ class MainWindow : public QMainWindow {
   void buildMenus();
   void applyDefaultLayout();
   QDockWidget* dock(const char* objectName) const;
+  RunDialog* makeEngineDialog(bool diagnosis);  // File > Run Evaluation's or File > Diagnose's
   bool logBelowNavigator() const;      // in the default arrangement, where it keeps its height
   bool navigatorBesidePanels() const;  // likewise, where the navigator keeps its width
   QDockWidget* panelBesideNavigator() const;
@@ -97,6 +100,7 @@ class MainWindow : public QMainWindow {
   StatsView* statsView_;
   RecentFilesMenu* recent_ = nullptr;
   RunDialog* runDialog_ = nullptr;
+  RunDialog* diagnoseDialog_ = nullptr;
   QMenu* viewMenu_ = nullptr;
   QByteArray defaultLayout_;
   QPointer<QWidget> lastFocusedPanel_;

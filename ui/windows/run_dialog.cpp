@@ -32,8 +32,9 @@ std::vector<std::string> toStrings(const QStringList& list) {
   return out;
 }
 
-// Settings keys of the remembered form (QSettings group "run").
+// The remembered forms' QSettings groups: an evaluation's, a diagnosis's.
 const QString kRunGroup = QStringLiteral("run");
+const QString kDiagnoseGroup = QStringLiteral("diagnose");
 
 QString formatSeconds(double s) {
   return s < 90 ? QStringLiteral("%1 s").arg(qRound(s)) : QStringLiteral("%1 min").arg(s / 60, 0, 'f', 1);
@@ -41,8 +42,9 @@ QString formatSeconds(double s) {
 
 }  // namespace
 
-RunDialog::RunDialog(QWidget* parent) : QDialog(parent), client_(new EngineClient(this)) {
-  setWindowTitle(tr("Run an evaluation"));
+RunDialog::RunDialog(QWidget* parent, Kind kind) : QDialog(parent), kind_(kind), client_(new EngineClient(this)) {
+  const bool diagnosis = kind_ == Kind::Diagnosis;
+  setWindowTitle(diagnosis ? tr("Diagnose drafters") : tr("Run an evaluation"));
   auto* form = new QFormLayout;
   target_ = pathField(QStringLiteral("target"), tr("target model directory (config.json, *.safetensors, tokenizer.json)"));
   drafters_ = pathField(QStringLiteral("drafters"), tr("drafter directories, separated by ';'"));
@@ -76,11 +78,12 @@ RunDialog::RunDialog(QWidget* parent) : QDialog(parent), client_(new EngineClien
   budget_->setRange(1, 1024);
   budget_->setValue(8);
   maxNewTokens_ = new QSpinBox;
+  maxNewTokens_->setObjectName(QStringLiteral("maxNewTokensField"));
   maxNewTokens_->setRange(1, 32768);
   maxNewTokens_->setValue(128);
   form->addRow(tr("Target"), withBrowse(target_, Browse::Directory));
   form->addRow(tr("Drafters"), withBrowse(drafters_, Browse::AddDirectory));
-  form->addRow(tr("Prompts"), withBrowse(prompts_, Browse::OpenFile));
+  form->addRow(tr("Prompts"), withBrowse(prompts_, Browse::Prompts));
   form->addRow(tr("Session"), withBrowse(session_, Browse::SaveFile));
   form->addRow(tr("Run on"), prefix_);
   form->addRow(tr("Engine"), withBrowse(engine_, Browse::Executable));
@@ -90,11 +93,36 @@ RunDialog::RunDialog(QWidget* parent) : QDialog(parent), client_(new EngineClien
   form->addRow(tr("Mask variants"), variantRow);
   form->addRow(tr("DDTree budget"), budget_);
   form->addRow(tr("Max new tokens"), maxNewTokens_);
-  form->addRow(tr("Sampling"), samplingRow());
+  QHBoxLayout* sampling = samplingRow();
+  form->addRow(tr("Sampling"), sampling);
   stepCounting_ = new QComboBox;
   stepCounting_->addItem(tr("dflash 0.1.0 (last block shortened, counted to the budget)"), QStringLiteral("dflash"));
   stepCounting_->addItem(tr("full blocks (every block counted in full)"), QStringLiteral("full-blocks"));
   form->addRow(tr("Step counting"), stepCounting_);
+  // A diagnosis's own: hidden states dumped by the training pipeline, checked tap by tap
+  // against the target's layers, and a time budget that limits the prompts taken.
+  trainingDump_ = pathField(QStringLiteral("trainingDump"),
+                            tr("optional: the training pipeline's hidden states (.safetensors)"));
+  trainingDump_->setToolTip(tr("A file on the engine's machine: compared with every target layer, tap by tap, "
+                               "before any compute"));
+  budgetMinutes_ = new QDoubleSpinBox;
+  budgetMinutes_->setObjectName(QStringLiteral("budgetMinutesField"));
+  budgetMinutes_->setRange(0, 10'000);
+  budgetMinutes_->setDecimals(1);
+  budgetMinutes_->setSuffix(tr(" min"));
+  budgetMinutes_->setSpecialValueText(tr("none (every prompt)"));
+  budgetMinutes_->setToolTip(tr("Stop taking new prompts when the battery's projected time would pass this; every "
+                                "hypothesis is still measured on the prompts taken"));
+  QWidget* trainingDumpRow = withBrowse(trainingDump_, Browse::TrainingDump);
+  form->addRow(tr("Training dump"), trainingDumpRow);
+  form->addRow(tr("Time budget"), budgetMinutes_);
+  // Each kind shows the rows its request reads: a diagnosis chooses its own modes, masks,
+  // anchors and sampling (greedy live anchors), and counts its steps one way.
+  for (QLayout* row : {static_cast<QLayout*>(modes), static_cast<QLayout*>(variantRow), static_cast<QLayout*>(sampling)})
+    form->setRowVisible(row, !diagnosis);
+  for (QWidget* row : {static_cast<QWidget*>(budget_), static_cast<QWidget*>(stepCounting_)})
+    form->setRowVisible(row, !diagnosis);
+  for (QWidget* row : {trainingDumpRow, static_cast<QWidget*>(budgetMinutes_)}) form->setRowVisible(row, diagnosis);
 
   progress_ = new QProgressBar;
   status_ = new QLabel(tr("Not started"));
@@ -102,9 +130,13 @@ RunDialog::RunDialog(QWidget* parent) : QDialog(parent), client_(new EngineClien
   status_->setWordWrap(true);
   summary_ = new QPlainTextEdit;
   summary_->setReadOnly(true);
-  summary_->setPlaceholderText(tr("The tau of each run appears here when the evaluation ends."));
-  run_ = new QPushButton(tr("Run"));
-  cancel_ = new QPushButton(tr("Cancel run"));
+  summary_->setPlaceholderText(diagnosis ? tr("The Diagnosis panel ranks the hypotheses as they are measured; "
+                                              "what was recorded is summed up here when the diagnosis ends.")
+                                           : tr("The tau of each run appears here when the evaluation ends."));
+  run_ = new QPushButton(diagnosis ? tr("Diagnose") : tr("Run"));
+  cancel_ = new QPushButton(diagnosis ? tr("Cancel diagnosis") : tr("Cancel run"));
+  run_->setObjectName(QStringLiteral("startButton"));
+  cancel_->setObjectName(QStringLiteral("cancelButton"));
   cancel_->setEnabled(false);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
   buttons->addButton(run_, QDialogButtonBox::ActionRole);
@@ -118,7 +150,13 @@ RunDialog::RunDialog(QWidget* parent) : QDialog(parent), client_(new EngineClien
   layout->addWidget(buttons);
 
   connect(run_, &QPushButton::clicked, this, &RunDialog::startRun);
-  connect(cancel_, &QPushButton::clicked, client_, &EngineClient::cancel);
+  // The engine stops at its next check (a diagnosis: once the prompt in progress is done).
+  connect(cancel_, &QPushButton::clicked, this, [this] {
+    cancel_->setEnabled(false);
+    status_->setText(kind_ == Kind::Diagnosis ? tr("Cancelling: the engine stops once the prompt in progress is done…")
+                                              : tr("Cancelling…"));
+    client_->cancel();
+  });
   connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::hide);
   connect(client_, &EngineClient::engineReady, status_, &QLabel::setText);
   connect(client_, &EngineClient::sessionCreated, this, &RunDialog::sessionStarted);
@@ -134,9 +172,10 @@ RunDialog::RunDialog(QWidget* parent) : QDialog(parent), client_(new EngineClien
   });
   connect(client_, &EngineClient::cancelled, this, [this](int promptsKept) {
     setRunning(false);
-    status_->setText(tr("Cancelled, %1 %2 kept in %3")
-                         .arg(promptsKept)
-                         .arg(promptsKept == 1 ? tr("prompt") : tr("prompts"), session_->text().trimmed()));
+    const QString prompts = (promptsKept == 1 ? tr("%1 prompt") : tr("%1 prompts")).arg(promptsKept);
+    status_->setText((kind_ == Kind::Diagnosis ? tr("Cancelled; the hypotheses measured so far (on %1) are kept in %2")
+                                               : tr("Cancelled, %1 kept in %2"))
+                         .arg(prompts, session_->text().trimmed()));
   });
   connect(client_, &EngineClient::failed, this, [this](const QString& message) {
     setRunning(false);
@@ -164,9 +203,13 @@ QWidget* RunDialog::withBrowse(QLineEdit* field, Browse kind) {
       case Browse::AddDirectory:
         chosen = QFileDialog::getExistingDirectory(this, tr("Choose a directory"), start);
         break;
-      case Browse::OpenFile:
+      case Browse::Prompts:
         chosen = QFileDialog::getOpenFileName(this, tr("Choose the prompts"), start,
                                               tr("Prompts (*.jsonl *.json);;All files (*)"));
+        break;
+      case Browse::TrainingDump:
+        chosen = QFileDialog::getOpenFileName(this, tr("Choose the training pipeline's hidden states"), start,
+                                              tr("Safetensors (*.safetensors);;All files (*)"));
         break;
       case Browse::SaveFile:
         chosen = QFileDialog::getSaveFileName(this, tr("Write the session to"), start,
@@ -220,13 +263,21 @@ QHBoxLayout* RunDialog::samplingRow() {
   return row;
 }
 
-// The last values run with, so a second evaluation starts from the first's form. The engine
-// named by DFLASH_EVAL wins over a remembered one (the environment is the more recent choice).
+QString RunDialog::settingsGroup() const { return kind_ == Kind::Diagnosis ? kDiagnoseGroup : kRunGroup; }
+
+// The last values run with, so a second evaluation starts from the first's form; a first
+// diagnosis starts from the last evaluation's paths (its session excepted: a diagnosis
+// should not overwrite them). The engine named by DFLASH_EVAL wins over a remembered one
+// (the environment is the more recent choice).
 void RunDialog::restoreForm() {
   QSettings settings;
-  settings.beginGroup(kRunGroup);
-  for (const auto& [key, field] : formFields())
-    if (const QString value = settings.value(key).toString(); !value.isEmpty()) field->setText(value);
+  for (const auto& [key, field] : formFields()) {
+    QString value = settings.value(settingsGroup() + '/' + key).toString();
+    if (value.isEmpty() && kind_ == Kind::Diagnosis && key != QStringLiteral("session"))
+      value = settings.value(kRunGroup + '/' + key).toString();
+    if (!value.isEmpty()) field->setText(value);
+  }
+  settings.beginGroup(settingsGroup());
   if (const QString device = settings.value(QStringLiteral("device")).toString(); !device.isEmpty())
     device_->setCurrentText(device);
   if (const int dtype = dtype_->findText(settings.value(QStringLiteral("dtype")).toString()); dtype >= 0)
@@ -240,6 +291,8 @@ void RunDialog::restoreForm() {
   samples_->setValue(settings.value(QStringLiteral("samples"), samples_->value()).toInt());
   if (const int counting = stepCounting_->findData(settings.value(QStringLiteral("step_counting"))); counting >= 0)
     stepCounting_->setCurrentIndex(counting);
+  trainingDump_->setText(settings.value(QStringLiteral("training_dump")).toString());
+  budgetMinutes_->setValue(settings.value(QStringLiteral("budget_minutes"), budgetMinutes_->value()).toDouble());
   const QString variable = qEnvironmentVariable("DFLASH_EVAL");
   if (!variable.isEmpty()) {
     engine_->setText(variable);
@@ -251,7 +304,7 @@ void RunDialog::restoreForm() {
 
 void RunDialog::rememberForm() const {
   QSettings settings;
-  settings.beginGroup(kRunGroup);
+  settings.beginGroup(settingsGroup());
   for (const auto& [key, field] : formFields()) settings.setValue(key, field->text().trimmed());
   settings.setValue(QStringLiteral("device"), device_->currentText());
   settings.setValue(QStringLiteral("dtype"), dtype_->currentText());
@@ -263,6 +316,8 @@ void RunDialog::rememberForm() const {
   settings.setValue(QStringLiteral("seed"), seed_->value());
   settings.setValue(QStringLiteral("samples"), samples_->value());
   settings.setValue(QStringLiteral("step_counting"), stepCounting_->currentData());
+  settings.setValue(QStringLiteral("training_dump"), trainingDump_->text().trimmed());
+  settings.setValue(QStringLiteral("budget_minutes"), budgetMinutes_->value());
 }
 
 std::vector<std::pair<QString, QLineEdit*>> RunDialog::formFields() const {
@@ -304,21 +359,23 @@ QString RunDialog::validationError() const {
   if (drafters_->text().trimmed().isEmpty()) return tr("Choose at least one drafter directory.");
   if (prompts_->text().trimmed().isEmpty()) return tr("Choose a prompts file.");
   if (session_->text().trimmed().isEmpty()) return tr("Choose where to write the session.");
+  if (kind_ == Kind::Diagnosis) return {};  // it chooses its own modes and masks
   if (!live_->isChecked() && !teacherForced_->isChecked() && !ddtree_->isChecked()) return tr("Choose a mode.");
   if (std::none_of(variants_.begin(), variants_.end(), [](QCheckBox* b) { return b->isChecked(); }))
     return tr("Choose a mask variant.");
   return {};
 }
 
-void RunDialog::startRun() {
-  if (const QString error = validationError(); !error.isEmpty()) {
-    status_->setText(error);
-    return;
-  }
+// The rows both kinds show: what `diagnose` reads of the run options too.
+protocol::RunOptions RunDialog::runOptions() const {
   protocol::RunOptions options;
   options.target = target_->text().trimmed().toStdString();
   options.drafters = toStrings(drafters_->text().split(';', Qt::SkipEmptyParts));
   options.prompts = prompts_->text().trimmed().toStdString();
+  options.device = device_->currentText().toStdString();
+  options.dtype = dtype_->currentText().toStdString();
+  options.maxNewTokens = maxNewTokens_->value();
+  if (kind_ == Kind::Diagnosis) return options;
   options.modes.clear();
   if (live_->isChecked()) options.modes.push_back("live");
   if (teacherForced_->isChecked()) options.modes.push_back("teacher-forced");
@@ -326,10 +383,7 @@ void RunDialog::startRun() {
   options.maskVariants.clear();
   for (QCheckBox* box : variants_)
     if (box->isChecked()) options.maskVariants.push_back(box->text().toStdString());
-  options.device = device_->currentText().toStdString();
-  options.dtype = dtype_->currentText().toStdString();
   options.ddtreeBudget = budget_->value();
-  options.maxNewTokens = maxNewTokens_->value();
   options.temperature = temperature_->value();
   if (options.temperature > 0) {
     options.topP = topP_->value();
@@ -338,13 +392,31 @@ void RunDialog::startRun() {
     options.samples = samples_->value();
   }
   options.stepCounting = stepCounting_->currentData().toString().toStdString();
+  return options;
+}
+
+protocol::DiagnoseRequest RunDialog::diagnoseRequest() const {
+  protocol::DiagnoseRequest request{runOptions()};
+  if (const QString dump = trainingDump_->text().trimmed(); !dump.isEmpty()) request.trainingDump = dump.toStdString();
+  if (budgetMinutes_->value() > 0) request.budgetMinutes = budgetMinutes_->value();
+  return request;
+}
+
+void RunDialog::startRun() {
+  if (const QString error = validationError(); !error.isEmpty()) {
+    status_->setText(error);
+    return;
+  }
   const EngineLaunch engine = launch();
   rememberForm();
   summary_->clear();
   progress_->setRange(0, 0);  // busy until the first progress frame
   status_->setText(tr("Starting the engine…"));
   setRunning(true);
-  client_->start(engine, options, session_->text().trimmed());
+  if (kind_ == Kind::Diagnosis)
+    client_->startDiagnosis(engine, diagnoseRequest(), session_->text().trimmed());
+  else
+    client_->start(engine, runOptions(), session_->text().trimmed());
 }
 
 void RunDialog::setRunning(bool running) {

@@ -1,9 +1,12 @@
 #pragma once
-// Starts an evaluation from the GUI: target, drafters, prompts, device, dtype, modes, mask
-// variants, DDTree budget, and where the engine runs (a command prefix such as "ssh gpu-host").
-// Shows progress with ETA and a cancel button; the records land in a local session that the
-// main window opens and follows while they arrive. Every path has a browse button, and the
-// form remembers what the last run used.
+// Starts an evaluation or a diagnosis from the GUI: target, drafters, prompts, device, dtype,
+// max new tokens and where the engine runs (a command prefix such as "ssh gpu-host"); an
+// evaluation adds its modes, mask variants, DDTree budget, sampling and step counting, a
+// diagnosis (`dflash-eval diagnose`, which picks its own modes, masks and anchors) a training
+// dump and a time budget. Shows progress with ETA and a cancel button; the records land in a
+// local session that the main window opens and follows while they arrive. Every path has a
+// browse button, and each kind of form remembers what it last ran with (a diagnosis starts
+// from the last evaluation's paths).
 
 #include <utility>
 #include <vector>
@@ -30,13 +33,19 @@ class EngineClient;
 class RunDialog : public QDialog {
   Q_OBJECT
  public:
-  explicit RunDialog(QWidget* parent = nullptr);
+  enum class Kind { Evaluation, Diagnosis };
+  explicit RunDialog(QWidget* parent = nullptr, Kind kind = Kind::Evaluation);
+  Kind kind() const { return kind_; }
 
   // Fills the form (tests, and "run again" from a session's settings).
   void setPaths(const QString& target, const QStringList& drafters, const QString& prompts, const QString& session);
   void setEngine(const QString& commandPrefix, const QString& enginePath);
   EngineLaunch launch() const;  // the engine as the fields name it
   EngineClient* client() const { return client_; }
+  // What the form asks the engine for: an evaluation's options (the engine's "run" request),
+  // a diagnosis's request (its request id is the client's).
+  protocol::RunOptions runOptions() const;
+  protocol::DiagnoseRequest diagnoseRequest() const;
 
  signals:
   void sessionStarted(const QString& path);  // open and follow it
@@ -46,7 +55,8 @@ class RunDialog : public QDialog {
   void startRun();
 
  private:
-  enum class Browse { Directory, AddDirectory, OpenFile, SaveFile, Executable };
+  enum class Browse { Directory, AddDirectory, Prompts, TrainingDump, SaveFile, Executable };
+  QString settingsGroup() const;
   QHBoxLayout* samplingRow();
   QLineEdit* pathField(const QString& name, const QString& placeholder);
   QWidget* withBrowse(QLineEdit* field, Browse kind);  // the field and its "Browse..." button
@@ -56,7 +66,10 @@ class RunDialog : public QDialog {
   void setRunning(bool running);
   QString validationError() const;
 
+  Kind kind_;
   QLineEdit *target_, *drafters_, *prompts_, *session_, *prefix_, *engine_;
+  QLineEdit* trainingDump_;        // a diagnosis's; optional
+  QDoubleSpinBox* budgetMinutes_;  // a diagnosis's; 0: no budget
   QComboBox *device_, *dtype_, *stepCounting_;
   QCheckBox *live_, *teacherForced_, *ddtree_;
   QList<QCheckBox*> variants_;
