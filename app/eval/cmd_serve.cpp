@@ -221,6 +221,7 @@ class Server {
     settings.evaluation = RunOptions{request}.toSettings();
     if (request.trainingDump) settings.trainingDump = *request.trainingDump;
     settings.budgetMinutes = request.budgetMinutes;
+    settings.seed = static_cast<std::uint64_t>(request.seed);  // the run options' seed seeds the tap noise
     std::optional<session::Writer> writer;
     if (request.session)
       writer.emplace(*request.session, session::WriterOptions{.mode = session::OpenMode::Overwrite});

@@ -71,16 +71,24 @@ std::string requestError(const std::string& line) {
 }  // namespace
 
 TEST(Messages, RequestsRoundTrip) {
-  const std::vector<Request> requests{sampleRun(), sampleInspect(), CancelRequest{4}, ShutdownRequest{}};
+  DiagnoseRequest diagnose;
+  diagnose.requestId = 11;
+  diagnose.target = "t";
+  diagnose.drafters = {"d1", "d2"};
+  diagnose.prompts = "p.jsonl";
+  diagnose.trainingDump = "features.safetensors";
+  diagnose.budgetMinutes = 12.5;
+  const std::vector<Request> requests{sampleRun(), sampleInspect(), diagnose, CancelRequest{4}, ShutdownRequest{}};
   EXPECT_EQ(roundTrip(requests, &decodeRequest), requests);
 }
 
 TEST(Messages, RepliesRoundTrip) {
   Done run{.requestId = 4, .runs = {{1, "a/live/reference", 12, 3.5, 4.5, 3.25}, {2, "a/ddtree/reference", 10, 5, 6, {}}}};
   Done inspect{.requestId = 9, .request = RequestKind::Inspect, .tensors = 3, .statistics = 24};
+  Done diagnosed{.requestId = 11, .request = RequestKind::Diagnose};
   const std::vector<Reply> replies{
       Hello{.engineVersion = "1.0", .git = "abc", .torch = "2.11", .cudaAvailable = true, .cudaDevices = 2},
-      Progress{4, 1, 2, 0.5, 0.5, "drafter 1/1, prompt 1/2"}, run, inspect,
+      Progress{4, 1, 2, 0.5, 0.5, "drafter 1/1, prompt 1/2"}, run, inspect, diagnosed,
       ErrorReply{.requestId = 4, .message = "no such file", .exitCode = 3}};
   EXPECT_EQ(roundTrip(replies, &decodeReply), replies);
 }
@@ -131,7 +139,7 @@ TEST(Messages, ErrorsNameTheStreamTypeAndField) {
       requestError(R"({"type":"inspect","target":"t","drafter":"d","ids":[1],"anchor":0,"mask_variant":"causal"})");
   EXPECT_NE(variant.find("inspect.mask_variant"), std::string::npos) << variant;
   const std::string unknown = requestError(R"({"type":"rerun","request_id":2})");
-  EXPECT_NE(unknown.find("unknown request type 'rerun' (run, inspect, cancel or shutdown)"), std::string::npos)
+  EXPECT_NE(unknown.find("unknown request type 'rerun' (run, inspect, diagnose, cancel or shutdown)"), std::string::npos)
       << unknown;
   EXPECT_NE(requestError(R"({"request_id":2})").find("message.type"), std::string::npos);
   EXPECT_NE(requestError(R"({"type":7})").find("message.type"), std::string::npos);

@@ -32,7 +32,7 @@ std::set<std::string_view> namesOf() {
 }
 
 TEST(SessionVocabulary, EveryTableNamesEachFieldOnce) {
-  EXPECT_EQ(namesOf<RunRecord>().size(), 23u);
+  EXPECT_EQ(namesOf<RunRecord>().size(), 25u);
   EXPECT_EQ(namesOf<StepRecord>().size(), 22u);
   namesOf<PromptRecord>();
   namesOf<TreeRecord>();
@@ -106,6 +106,7 @@ std::string writeVersion1Session(const std::string& name) {
           "ALTER TABLE steps DROP COLUMN target_probs; ALTER TABLE steps DROP COLUMN draft_probs; "
           "ALTER TABLE steps DROP COLUMN accept_uniforms; ALTER TABLE steps DROP COLUMN candidate_ids; "
           "ALTER TABLE steps DROP COLUMN candidate_scores; ALTER TABLE steps DROP COLUMN chosen_candidates; "
+          "ALTER TABLE runs DROP COLUMN hypothesis; ALTER TABLE runs DROP COLUMN origin; "
           "PRAGMA user_version=1;");
   return path;
 }
@@ -178,6 +179,7 @@ TEST(SessionVocabulary, SampledRunsAndStepsRoundTripAndOlderOnesAreGreedy) {
           "ALTER TABLE steps DROP COLUMN target_probs; ALTER TABLE steps DROP COLUMN draft_probs; "
           "ALTER TABLE steps DROP COLUMN accept_uniforms; ALTER TABLE steps DROP COLUMN candidate_ids; "
           "ALTER TABLE steps DROP COLUMN candidate_scores; ALTER TABLE steps DROP COLUMN chosen_candidates; "
+          "ALTER TABLE runs DROP COLUMN hypothesis; ALTER TABLE runs DROP COLUMN origin; "
           "PRAGMA user_version=3;");
   Reader older(path);
   const RunRecord back = older.runs().at(0);
@@ -188,6 +190,40 @@ TEST(SessionVocabulary, SampledRunsAndStepsRoundTripAndOlderOnesAreGreedy) {
     EXPECT_TRUE(s.candidateIds.empty() && s.candidateScores.empty() && s.chosenCandidates.empty());
     EXPECT_EQ(s.draftTokens, step.draftTokens);
   });
+}
+
+// Schema 5 added the hypothesis a diagnosis run tests and the origin of imported runs; a version 4
+// file reads both as empty, and appending to it migrates it.
+TEST(SessionVocabulary, DiagnosisAndImportFieldsRoundTripAndOlderRunsHaveNone) {
+  const std::string path = testutil::freshPath("v4.dfi");
+  RunRecord run = synthetic::run("drafter/diagnose/taps-shift:-1");
+  run.hypothesis = "taps-shift:-1";
+  run.origin = "vllm 0.10 per-request metrics: out.jsonl";
+  {
+    Writer writer(path, {.mode = OpenMode::Overwrite});
+    writer.addRun(run);
+    writer.close();
+  }
+  {
+    Reader reader(path);
+    EXPECT_EQ(reader.runs().at(0).hypothesis, run.hypothesis);
+    EXPECT_EQ(reader.runs().at(0).origin, run.origin);
+  }
+  execSql(path, "ALTER TABLE runs DROP COLUMN hypothesis; ALTER TABLE runs DROP COLUMN origin; PRAGMA user_version=4;");
+  {
+    Reader older(path);
+    EXPECT_EQ(older.runs().at(0).hypothesis, "");
+    EXPECT_EQ(older.runs().at(0).origin, "");
+  }
+  {
+    Writer writer(path, {.mode = OpenMode::Append});
+    writer.addRun(run);
+    writer.close();
+  }
+  Reader migrated(path);
+  ASSERT_EQ(migrated.runs().size(), 2u);
+  EXPECT_EQ(migrated.runs().at(0).hypothesis, "");
+  EXPECT_EQ(migrated.runs().at(1).hypothesis, run.hypothesis);
 }
 
 TEST(SessionVocabulary, Version1FilesReadTheirRunsTyped) {

@@ -364,6 +364,7 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
                  drafterSideSteps(none, states, sequence, *drafter.model, nullptr, pass, topK, 0), garble);
       const auto t3 = Clock::now();
       for (const auto& [h, run] : drafterSide) {
+        stopIfCancelled();  // a cancel waits for one drafter forward, not the whole prompt
         const auto own = ownDrafters.find(h);
         const std::uint64_t seed = settings.seed ^ (static_cast<std::uint64_t>(prompt.id) * 0x9E3779B97F4A7C15ULL);
         writeSteps(sink, book, run, prompt.id,
@@ -406,12 +407,12 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
         other = TargetModel::load(base.target, options);
       }
       const TargetModel& target = other ? *other : *models.target;
-      for (const PromptPass& pass : passes) {
+      for (std::size_t p = 0; p < passes.size(); ++p) {
         stopIfCancelled();
-        writeSteps(sink, book, run, pass.prompt->id,
-                   targetSideSteps(*h, target, *drafter.model, pass, models, base, topK), garble);
+        writeSteps(sink, book, run, passes[p].prompt->id,
+                   targetSideSteps(*h, target, *drafter.model, passes[p], models, base, topK), garble);
         book.flush();
-        report(h->planned.name + ", prompt " + std::to_string(pass.prompt->id));
+        report(h->planned.name + ", prompt " + std::to_string(p + 1) + "/" + std::to_string(passes.size()));
       }
       targetSideSeconds += seconds(Clock::now() - t0);
     }

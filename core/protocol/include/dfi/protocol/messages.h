@@ -76,8 +76,9 @@ struct RunRequest : RunOptions {
 };
 
 // A diagnosis (`dflash-eval diagnose`): of the run options it reads the target, drafters,
-// prompts, max_new_tokens, limit, block_size, record_top_k, device, dtype, no_chat and thinking
-// (its modes, masks and anchors are its own); the hypothesis runs stream as a run's records.
+// prompts, max_new_tokens, limit, block_size, record_top_k, device, dtype, no_chat, thinking and
+// seed (of the tap noise; its modes, masks and anchors are its own); the hypothesis runs stream
+// as a run's records.
 struct DiagnoseRequest : RunOptions {
   RequestId requestId = 0;
   std::optional<std::string> session;       // a session file to write on the engine's side too
