@@ -19,7 +19,6 @@
 #include "dfi/analysis/garble.h"
 #include "dfi/base/error.h"
 #include "dfi/base/log_text.h"
-#include "dfi/base/version.h"
 #include "dfi/session/record_fields.h"
 #include "dfi/tensorfile/drafter_config.h"
 #include "dfi/tensorfile/target_config.h"
@@ -75,10 +74,7 @@ class LayerStates {
       if (l >= 0) decoder.push_back(l);
     const ForwardOutput out = target.forward(ids.view({1, -1}), nullptr, {.tapLayers = decoder, .logits = true});
     for (std::size_t i = 0; i < decoder.size(); ++i) states_[decoder[i]] = out.taps[i][0];
-    if (layers.contains(-1)) {
-      const at::Tensor& embed = target.embeddingWeight();
-      states_[-1] = embed.index_select(0, ids.to(embed.device())).to(out.taps.front().scalar_type());
-    }
+    if (layers.contains(-1)) states_[-1] = target.embed(ids).to(out.taps.front().scalar_type());
     predictions_ = argmaxLastDim(out.logits[0]).to(at::kCPU).contiguous();
   }
 
@@ -203,24 +199,29 @@ std::vector<session::StepRecord> targetSideSteps(const Hypothesis& h, const Targ
   return steps;
 }
 
+// One drafter's lint and battery, from the configs, tokenizer and prompts alone.
+struct Planned {
+  analysis::DiagnosisPlan plan;
+  std::vector<Hypothesis> hypotheses;
+};
+
+Planned planDrafter(const DiagnosisSettings& settings, const tensorfile::TargetConfig& target,
+                    const std::optional<tokenizer::Tokenizer>& tokenizer, const std::vector<PromptSpec>& prompts,
+                    const fs::path& dir) {
+  const auto config = tensorfile::parseDrafterConfig(dir / "config.json", target.numHiddenLayers);
+  const BatteryInputs in{settings, config, target, tokenizer, prompts};
+  Planned p{{lintFindings(in, dir), {}}, planHypotheses(in)};
+  for (const Hypothesis& h : p.hypotheses) p.plan.battery.push_back(h.planned);
+  return p;
+}
+
 }  // namespace
 
 std::vector<analysis::LintFinding> lintDrafter(const DiagnosisSettings& settings, const fs::path& drafter) {
   const auto target = tensorfile::parseTargetConfig(settings.evaluation.target / "config.json");
-  const auto config = tensorfile::parseDrafterConfig(drafter / "config.json", target.numHiddenLayers);
-  const auto tokenizer = plannedTokenizer(settings.evaluation.target);
-  const auto prompts = evaluatedPrompts(settings.evaluation);
-  return lintFindings({settings, config, target, tokenizer, prompts}, drafter);
-}
-
-std::vector<analysis::PlannedHypothesis> planBattery(const DiagnosisSettings& settings, const fs::path& drafter) {
-  const auto target = tensorfile::parseTargetConfig(settings.evaluation.target / "config.json");
-  const auto config = tensorfile::parseDrafterConfig(drafter / "config.json", target.numHiddenLayers);
-  const auto tokenizer = plannedTokenizer(settings.evaluation.target);
-  const auto prompts = evaluatedPrompts(settings.evaluation);
-  std::vector<analysis::PlannedHypothesis> out;
-  for (const Hypothesis& h : planHypotheses({settings, config, target, tokenizer, prompts})) out.push_back(h.planned);
-  return out;
+  return planDrafter(settings, target, plannedTokenizer(settings.evaluation.target),
+                     evaluatedPrompts(settings.evaluation), drafter)
+      .plan.lint;
 }
 
 DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sink,
@@ -235,16 +236,9 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
   if (prompts.empty()) throw UsageError("no prompts to diagnose on", {.file = base.prompts.string()});
 
   // Lint and battery of every drafter before any weight is read.
-  struct Planned {
-    analysis::DiagnosisPlan plan;
-    std::vector<Hypothesis> hypotheses;
-  };
   std::vector<Planned> planned;
   for (const fs::path& dir : base.drafters) {
-    const auto config = tensorfile::parseDrafterConfig(dir / "config.json", targetConfig.numHiddenLayers);
-    const BatteryInputs in{settings, config, targetConfig, planTokenizer, prompts};
-    Planned p{{lintFindings(in, dir), {}}, planHypotheses(in)};
-    for (const Hypothesis& h : p.hypotheses) p.plan.battery.push_back(h.planned);
+    Planned p = planDrafter(settings, targetConfig, planTokenizer, prompts, dir);
     for (const analysis::LintFinding& f : p.plan.lint)
       logText("engine", f.severity == analysis::LintSeverity::Info ? LogLevel::Info : LogLevel::Warn,
               "lint " + std::string(analysis::lintSeverityName(f.severity)) + " " + f.code + ": " + f.subject + ": " +
@@ -266,7 +260,6 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
   const int topK = base.topK;
   const std::string settingsJson = base.toJson();
   TokenStringBook book(models.tokenizer, sink);
-  const auto started = Clock::now();
   DiagnosisOutcome outcome;
   const double budgetSeconds = settings.budgetMinutes ? *settings.budgetMinutes * 60 / static_cast<double>(base.drafters.size()) : 0;
 
@@ -276,21 +269,16 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
     const auto drafterStarted = Clock::now();
     auto newRun = [&](const std::string& name, EvaluationMode mode, const std::string& hypothesis,
                       const Hypothesis* h) {
-      session::RunRecord run;
+      session::RunRecord run = runRecordOf(models, drafter, base);
       run.name = name;
-      run.target = models.targetIdentity;
-      run.drafter = drafter.identity;
-      run.engineVersion = version() + " (git " + gitHash() + ")";
-      for (const auto& dev : base.model.devices) run.device += (run.device.empty() ? "" : ",") + dev;
-      run.dtype = h && h->kind == K::TargetDtype ? h->dtype : base.model.dtype;
       run.mode = mode;
-      run.maskVariant = h && h->kind == K::Mask ? h->variant : analysis::MaskVariant::Reference;
-      run.blockSize = h && h->kind == K::BlockSize ? h->blockSize : drafter.model->blockSize();
-      run.slidingWindow = h && h->kind == K::WindowFull ? 0 : slidingWindowOf(drafter.model->config());
+      if (h && h->kind == K::TargetDtype) run.dtype = h->dtype;
+      if (h && h->kind == K::Mask) run.maskVariant = h->variant;
+      if (h && h->kind == K::BlockSize) run.blockSize = h->blockSize;
+      if (h && h->kind == K::WindowFull) run.slidingWindow = 0;
       run.topK = topK;
       run.hypothesis = hypothesis;
       run.settingsJson = hypothesis == "baseline" ? analysis::withDiagnosisPlan(settingsJson, plan.plan) : settingsJson;
-      run.startedAt = unixNow();
       return sink.addRun(run);
     };
     const session::RunId liveRun = newRun(hypothesisRunName(drafter.dir, "live"), EvaluationMode::Live, "", nullptr);
@@ -311,8 +299,7 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
     for (const auto& [h, id] : targetSide) allRuns.push_back(id);
 
     const auto& config = drafter.model->config();
-    analysis::GarbleContext garble{config.maskTokenId, std::nullopt};
-    if (models.tokenizer) garble.tokenizerVocabSize = static_cast<std::int32_t>(models.tokenizer->vocabSize());
+    const analysis::GarbleContext garble = garbleContextOf(models, *drafter.model);
     std::set<int> layers;
     for (int id : config.targetLayerIds)
       for (int shift : {-1, 0, 1})
@@ -425,10 +412,8 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
                                     .dump();
     for (session::RunId run : allRuns) sink.finishRun(run, unixNow(), timings);
     outcome.prompts = static_cast<std::int64_t>(passes.size());
-    outcome.baselineSeconds += baselineSeconds;
   }
   sink.flush();
-  outcome.seconds = seconds(Clock::now() - started);
   return outcome;
 }
 

@@ -69,7 +69,7 @@ std::vector<LintFinding> trainingDumpFindings(const std::filesystem::path& dump,
   for (int l = 0; l < layers; ++l) all[static_cast<std::size_t>(l)] = l;
   const at::Tensor input = ids.to(at::kLong).view({1, -1});
   const ForwardOutput out = target.forward(input, nullptr, {.tapLayers = all, .logits = false});
-  std::vector<at::Tensor> states{target.embeddingWeight().index_select(0, input[0].to(target.embeddingWeight().device()))};
+  std::vector<at::Tensor> states{target.embed(input[0])};
   for (const at::Tensor& tap : out.taps) states.push_back(tap[0]);
 
   std::vector<LintFinding> findings;

@@ -18,7 +18,6 @@
 #include "dfi/base/error.h"
 #include "dfi/base/field_json.h"
 #include "dfi/base/log_text.h"
-#include "dfi/base/version.h"
 #include "dfi/engine/prompt_set.h"
 #include "dfi/protocol/message_fields.h"
 #include "dfi/session/record_fields.h"
@@ -261,28 +260,19 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
     const LoadedDrafter& drafter = *pass;
     std::vector<RunSummary> runs;
     for (const RunKey& key : keys) {
-      session::RunRecord run;
+      session::RunRecord run = runRecordOf(models, drafter, settings);
       run.name = runName(drafter.dir, key.mode, key.variant, settings, repeat);
-      run.target = models.targetIdentity;
-      run.drafter = drafter.identity;
-      run.engineVersion = version() + " (git " + gitHash() + ")";
-      for (const auto& d : settings.model.devices) run.device += (run.device.empty() ? "" : ",") + d;
-      run.dtype = settings.model.dtype;
       run.mode = key.mode;
       run.maskVariant = key.variant;
-      run.blockSize = drafter.model->blockSize();
-      run.slidingWindow = slidingWindowOf(drafter.model->config());
       run.topK = k;
       run.temperature = settings.sampling.temperature;
       run.sample = repeat;
       run.settingsJson = settingsJson;
       if (settings.shardCount > 1)
         run.shard = std::to_string(settings.shardIndex) + "/" + std::to_string(settings.shardCount);
-      run.startedAt = unixNow();
       runs.push_back({sink.addRun(run), run.name, drafter.dir.string(), key.mode, key.variant, repeat});
     }
-    analysis::GarbleContext garble{drafter.model->config().maskTokenId, std::nullopt};
-    if (models.tokenizer) garble.tokenizerVocabSize = static_cast<std::int32_t>(models.tokenizer->vocabSize());
+    const analysis::GarbleContext garble = garbleContextOf(models, *drafter.model);
     double liveSeconds = 0, teacherForcedSeconds = 0;
 
     for (std::size_t p = 0; p < prompts.size(); ++p) {

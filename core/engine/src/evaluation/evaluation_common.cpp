@@ -4,6 +4,7 @@
 
 #include "dfi/base/error.h"
 #include "dfi/base/log_text.h"
+#include "dfi/base/version.h"
 #include "dfi/tokenizer/chat_template.h"
 
 namespace dfi::engine {
@@ -45,6 +46,26 @@ std::vector<std::int64_t> promptIds(const PromptSpec& prompt, const std::optiona
 std::int32_t slidingWindowOf(const tensorfile::DrafterConfig& config) {
   const bool sliding = std::ranges::count(config.layerTypes, tensorfile::LayerType::SlidingAttention) > 0;
   return sliding ? config.slidingWindow.value_or(0) : 0;
+}
+
+session::RunRecord runRecordOf(const LoadedModels& models, const LoadedDrafter& drafter,
+                               const EvaluationSettings& settings) {
+  session::RunRecord run;
+  run.target = models.targetIdentity;
+  run.drafter = drafter.identity;
+  run.engineVersion = version() + " (git " + gitHash() + ")";
+  for (const auto& d : settings.model.devices) run.device += (run.device.empty() ? "" : ",") + d;
+  run.dtype = settings.model.dtype;
+  run.blockSize = drafter.model->blockSize();
+  run.slidingWindow = slidingWindowOf(drafter.model->config());
+  run.startedAt = unixNow();
+  return run;
+}
+
+analysis::GarbleContext garbleContextOf(const LoadedModels& models, const DFlashDrafter& drafter) {
+  analysis::GarbleContext garble{drafter.config().maskTokenId, std::nullopt};
+  if (models.tokenizer) garble.tokenizerVocabSize = static_cast<std::int32_t>(models.tokenizer->vocabSize());
+  return garble;
 }
 
 void TokenStringBook::note(std::span<const session::TokenId> ids) {

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "dfi/analysis/garble.h"
 #include "dfi/engine/evaluation.h"
 #include "dfi/engine/prompt_set.h"
 #include "dfi/tensorfile/drafter_config.h"
@@ -30,6 +31,16 @@ std::vector<std::int64_t> promptIds(const PromptSpec& prompt, const std::optiona
 // The window of the drafter's sliding-attention layers, 0 when it has none: what a mask
 // picture of the run must use.
 std::int32_t slidingWindowOf(const tensorfile::DrafterConfig& config);
+
+// A run of `drafter` as every evaluation records it: both models' identities, this engine, the
+// devices and dtype, the drafter's block size and window, started now. The caller adds its name,
+// mode, variant and the rest.
+session::RunRecord runRecordOf(const LoadedModels& models, const LoadedDrafter& drafter,
+                               const EvaluationSettings& settings);
+
+// What the garble detectors know of this drafter's vocabulary: its mask token, and the ids the
+// tokenizer has.
+analysis::GarbleContext garbleContextOf(const LoadedModels& models, const DFlashDrafter& drafter);
 
 // Adds the strings of token ids the session has not seen yet, so a reader needs no tokenizer.
 class TokenStringBook {

@@ -40,16 +40,10 @@ struct DiagnosisOutcome {
   std::vector<session::RunId> baselines;  // one per drafter, in drafter order
   std::int64_t prompts = 0;               // prompts every hypothesis was measured on
   bool budgetReached = false;
-  double seconds = 0;
-  double baselineSeconds = 0;  // the live loop and the baseline's teacher-forced pass
 };
 
 // The lint findings of one drafter against the target (no weights read).
 std::vector<analysis::LintFinding> lintDrafter(const DiagnosisSettings& settings, const std::filesystem::path& drafter);
-
-// The battery planned for one drafter: every hypothesis, applicable or not, with why not.
-std::vector<analysis::PlannedHypothesis> planBattery(const DiagnosisSettings& settings,
-                                                     const std::filesystem::path& drafter);
 
 // Throws dfi::Error subclasses for bad input before any compute, and dfi::CancelledError when
 // cancelled: every step already written stays in the sink, so the hypotheses measured so far
