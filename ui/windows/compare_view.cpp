@@ -17,6 +17,7 @@
 
 #include "context/session_context.h"
 #include "context/session_source.h"
+#include "context/worker_result.h"
 #include "dfi/analysis/alignment.h"
 #include "models/block_regression_model.h"
 #include "models/tau_table_model.h"
@@ -201,20 +202,14 @@ void CompareView::reload() {
   computing_ = true;
   status_->setText(tr("Reading the runs..."));
   auto shared = std::shared_ptr<SessionSource>(std::move(source));
-  pool_.start([this, generation, shared] {
-    auto result = std::make_shared<Result>();
-    try {
-      const auto runs = shared->runs();
-      result->series = std::make_shared<const std::vector<analysis::ComparedSeries>>(analysis::loadComparedSeries(
-          runs, [&](session::RunId run, const auto& visit) { shared->forEachStepSummary(run, visit); }));
-      result->a = 0;
-      result->b = result->series->size() > 1 ? 1 : -1;
-      if (const auto pair = importedPair(runs, *result->series)) std::tie(result->a, result->b) = *pair;
-      result->compute();
-    } catch (const std::exception& e) {
-      result->error = QString::fromStdString(e.what());
-    }
-    QMetaObject::invokeMethod(this, [this, generation, result] { finish(generation, result); }, Qt::QueuedConnection);
+  computeOnWorker(pool_, this, &CompareView::finish, generation, std::make_shared<Result>(), [shared](Result& result) {
+    const auto runs = shared->runs();
+    result.series = std::make_shared<const std::vector<analysis::ComparedSeries>>(analysis::loadComparedSeries(
+        runs, [&](session::RunId run, const auto& visit) { shared->forEachStepSummary(run, visit); }));
+    result.a = 0;
+    result.b = result.series->size() > 1 ? 1 : -1;
+    if (const auto pair = importedPair(runs, *result.series)) std::tie(result.a, result.b) = *pair;
+    result.compute();
   });
 }
 
@@ -245,14 +240,7 @@ void CompareView::start(std::shared_ptr<const std::vector<analysis::ComparedSeri
   result->stats = std::move(stats);
   result->a = a;
   result->b = b;
-  pool_.start([this, generation, result] {
-    try {
-      result->compute();
-    } catch (const std::exception& e) {
-      result->error = QString::fromStdString(e.what());
-    }
-    QMetaObject::invokeMethod(this, [this, generation, result] { finish(generation, result); }, Qt::QueuedConnection);
-  });
+  computeOnWorker(pool_, this, &CompareView::finish, generation, std::move(result), [](Result& r) { r.compute(); });
 }
 
 void CompareView::finish(quint64 generation, const std::shared_ptr<Result>& result) {

@@ -17,6 +17,7 @@
 
 #include "context/session_context.h"
 #include "context/session_source.h"
+#include "context/worker_result.h"
 #include "dfi/session/record_fields.h"
 #include "models/block_regression_model.h"
 #include "models/diagnosis_model.h"
@@ -272,15 +273,8 @@ void DiagnosisView::reload() {
   computing_ = true;
   if (!result_) hint_->setText(tr("Reading the session's diagnoses..."));
   auto shared = std::shared_ptr<SessionSource>(std::move(source));
-  pool_.start([this, generation, shared] {
-    auto result = std::make_shared<Result>();
-    try {
-      result->compute(*shared);
-    } catch (const std::exception& e) {
-      result->error = QString::fromStdString(e.what());
-    }
-    QMetaObject::invokeMethod(this, [this, generation, result] { finish(generation, result); }, Qt::QueuedConnection);
-  });
+  computeOnWorker(pool_, this, &DiagnosisView::finish, generation, std::make_shared<Result>(),
+                  [shared](Result& result) { result.compute(*shared); });
 }
 
 void DiagnosisView::finish(quint64 generation, const std::shared_ptr<Result>& result) {

@@ -12,6 +12,7 @@
 
 #include "context/session_context.h"
 #include "context/session_source.h"
+#include "context/worker_result.h"
 #include "dfi/session/record_fields.h"
 
 namespace dfi::ui {
@@ -153,15 +154,8 @@ void OverviewView::reload() {
   computing_ = true;
   render();
   auto shared = std::shared_ptr<SessionSource>(std::move(source));
-  pool_.start([this, generation, shared] {
-    auto result = std::make_shared<Result>();
-    try {
-      result->compute(*shared);
-    } catch (const std::exception& e) {
-      result->error = QString::fromStdString(e.what());
-    }
-    QMetaObject::invokeMethod(this, [this, generation, result] { finish(generation, result); }, Qt::QueuedConnection);
-  });
+  computeOnWorker(pool_, this, &OverviewView::finish, generation, std::make_shared<Result>(),
+                  [shared](Result& result) { result.compute(*shared); });
 }
 
 void OverviewView::finish(quint64 generation, const std::shared_ptr<Result>& result) {
