@@ -65,6 +65,50 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, DrafterVariants, ::testing::ValuesIn(analy
                            return name;
                          });
 
+// draftsUntilRejected, the diagnosis's acceptance-only forward, against the argmax of the full
+// teacher-forced logits: the same drafts through each block's first rejection, -1 after it,
+// for every mask variant (the last layer is a sliding one), in one forward or in several.
+class DraftsUntilRejected : public ::testing::TestWithParam<MaskVariant> {};
+
+TEST_P(DraftsUntilRejected, EqualTheFullForwardThroughTheFirstRejection) {
+  const MaskVariant variant = GetParam();
+  tensorfile::DrafterConfig config = testing::smallDrafterConfig();
+  config.blockSize = 10;  // nine slots: rounds over slots 1, 2-3, 4-7 and 8-9
+  const DFlashDrafter drafter{config, testing::randomDrafterWeights(config, 32, 11), testing::randomTargetHead(64, 32, 12)};
+  const at::Tensor features = at::randn({20, 64});
+  const at::Tensor tokens = at::randint(0, 60, {20}, at::kLong);
+  const std::vector<std::int64_t> anchors{0, 3, 7, 12, 15, 19};
+  const at::Tensor full = drafter.teacherForced(features, tokens, anchors, variant).argmax(-1);
+  // Expected tokens that reject block j at slot firstRejected[j] (9: never; -1 from slot 5 on
+  // for the fourth block: the sequence's end).
+  const std::vector<int> firstRejected{0, 9, 1, 5, 3, 8};
+  at::Tensor expected = full.clone();
+  for (std::size_t j = 0; j < anchors.size(); ++j) {
+    const auto row = static_cast<std::int64_t>(j);
+    if (j == 3) expected[row].narrow(0, 5, 4).fill_(-1);
+    else if (firstRejected[j] < 9) expected[row][firstRejected[j]] = (full[row][firstRejected[j]] + 1) % 64;
+  }
+  for (std::int64_t perForward : {0, 4}) {
+    const at::Tensor drafts = drafter.draftsUntilRejected(features, tokens, anchors, variant, expected, perForward);
+    ASSERT_EQ(drafts.sizes().vec(), (std::vector<std::int64_t>{6, 9}));
+    for (std::size_t j = 0; j < anchors.size(); ++j) {
+      const auto row = static_cast<std::int64_t>(j);
+      const int computed = std::min(firstRejected[j] + 1, 9);
+      EXPECT_TRUE(drafts[row].narrow(0, 0, computed).equal(full[row].narrow(0, 0, computed)))
+          << "block " << j << " " << dfi::enumName(variant);
+      EXPECT_TRUE((drafts[row].narrow(0, computed, 9 - computed) == -1).all().item<bool>()) << "block " << j;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, DraftsUntilRejected, ::testing::ValuesIn(analysis::kAllMaskVariants),
+                         [](const auto& info) {
+                           std::string name(dfi::enumName(info.param));
+                           for (char& ch : name)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return name;
+                         });
+
 TEST_F(DrafterLayouts, AnchorsInSeveralForwardsEqualOneForward) {
   for (MaskVariant variant : {MaskVariant::Reference, MaskVariant::AnchorVisible}) {
     const at::Tensor one = drafter.teacherForced(features, tokens, anchors, variant);

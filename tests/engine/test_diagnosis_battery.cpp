@@ -160,16 +160,24 @@ TEST_F(DiagnosisBattery, DrafterSideHypothesesEqualAnIndependentlyConfiguredDraf
       const auto recorded = reader.steps(runs.at(c.name).runId, prompt.promptId);
       ASSERT_EQ(recorded.size(), expected.size()) << c.name;
       for (std::size_t i = 0; i < expected.size(); ++i) {
-        EXPECT_EQ(recorded[i].draftTokens, expected[i].draftTokens) << c.name << " step " << i;
+        // A hypothesis keeps its drafts through the first rejected slot, and no top-k.
+        std::vector<session::TokenId> through = expected[i].draftTokens;
+        const auto computed = std::min<std::size_t>(through.size(), static_cast<std::size_t>(expected[i].acceptedCount) + 1);
+        std::fill(through.begin() + static_cast<std::ptrdiff_t>(computed), through.end(), session::TokenId{-1});
+        EXPECT_EQ(recorded[i].draftTokens, through) << c.name << " step " << i;
         EXPECT_EQ(recorded[i].targetTokens, expected[i].targetTokens) << c.name << " step " << i;
         EXPECT_EQ(recorded[i].acceptedCount, expected[i].acceptedCount) << c.name << " step " << i;
-        EXPECT_EQ(recorded[i].topKIds, expected[i].topKIds) << c.name << " step " << i;
+        EXPECT_EQ(recorded[i].bonusToken, expected[i].bonusToken) << c.name << " step " << i;
+        EXPECT_TRUE(recorded[i].topKIds.empty()) << c.name << " step " << i;
       }
     }
     // The baseline itself is the ordinary teacher-forced pass.
     const auto expected = teacherForcedSteps(*target, *good, sequence, anchors, analysis::MaskVariant::Reference, 8);
     const auto recorded = reader.steps(runs.at("baseline").runId, prompt.promptId);
-    for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(recorded[i].draftTokens, expected[i].draftTokens);
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      EXPECT_EQ(recorded[i].draftTokens, expected[i].draftTokens);
+      EXPECT_EQ(recorded[i].topKIds, expected[i].topKIds);
+    }
   }
 }
 
@@ -188,7 +196,10 @@ TEST_F(DiagnosisBattery, AblationAndNoiseChangeTheDraftsDeterministically) {
       ASSERT_EQ(a.size(), b.size());
       for (std::size_t i = 0; i < a.size(); ++i) {
         EXPECT_EQ(a[i].draftTokens, b[i].draftTokens) << name;  // the same seed, the same noise
-        differing += a[i].draftTokens != base[i].draftTokens;
+        // The slots the hypothesis drafted (through its first rejection) against the baseline's.
+        const auto drafted = static_cast<std::ptrdiff_t>(std::ranges::find(a[i].draftTokens, -1) - a[i].draftTokens.begin());
+        ASSERT_GT(drafted, 0);
+        differing += !std::equal(a[i].draftTokens.begin(), a[i].draftTokens.begin() + drafted, base[i].draftTokens.begin());
       }
     }
     EXPECT_GT(differing, 0) << name << " drafted exactly as the baseline";

@@ -52,17 +52,19 @@ std::span<const GarbleDetector> garbleDetectors() { return kDetectors; }
 std::vector<std::uint8_t> detectGarble(std::span<const std::int32_t> draftTokens, const GarbleContext& context,
                                        std::optional<std::int32_t> anchorToken) {
   std::vector<std::uint8_t> flags(draftTokens.size(), kGarbleNone);
-  if (draftTokens.empty()) return flags;
+  // The drafts end at the first slot without one (kNoDraft): nothing after it is judged.
+  const auto drafts = draftTokens.first(static_cast<std::size_t>(std::ranges::find(draftTokens, kNoDraft) - draftTokens.begin()));
+  if (drafts.empty()) return flags;
   std::vector<std::int32_t> sequence;
   if (anchorToken) sequence.push_back(*anchorToken);
-  sequence.insert(sequence.end(), draftTokens.begin(), draftTokens.end());
+  sequence.insert(sequence.end(), drafts.begin(), drafts.end());
   const std::size_t lead = anchorToken ? 1 : 0;
   markTokenRuns(sequence, lead, flags);
   for (std::size_t width = 2; width <= 4; ++width) markRepeatedSpans(sequence, lead, width, flags);
-  if (anchorToken && draftTokens[0] == *anchorToken) flags[0] |= kGarbleAnchorEcho;
-  for (std::size_t i = 0; i < draftTokens.size(); ++i) {
-    if (context.maskTokenId && draftTokens[i] == *context.maskTokenId) flags[i] |= kGarbleMaskToken;
-    if (context.tokenizerVocabSize && (draftTokens[i] < 0 || draftTokens[i] >= *context.tokenizerVocabSize))
+  if (anchorToken && drafts[0] == *anchorToken) flags[0] |= kGarbleAnchorEcho;
+  for (std::size_t i = 0; i < drafts.size(); ++i) {
+    if (context.maskTokenId && drafts[i] == *context.maskTokenId) flags[i] |= kGarbleMaskToken;
+    if (context.tokenizerVocabSize && (drafts[i] < 0 || drafts[i] >= *context.tokenizerVocabSize))
       flags[i] |= kGarbleInvalidToken;
   }
   return flags;

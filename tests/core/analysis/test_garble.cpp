@@ -59,6 +59,16 @@ TEST(Garble, MaskTokenAndPaddedRowsAreFlagged) {
   EXPECT_EQ(flags[3], kGarbleNone);
 }
 
+// A hypothesis's run keeps its drafts through the first rejection: the -1 after it are no
+// drafts, not a run of one token.
+TEST(Garble, SlotsWithoutADraftEndTheDrafts) {
+  constexpr std::uint8_t R = kGarbleRepeatedToken;
+  const GarbleContext ctx{.tokenizerVocabSize = 100};
+  EXPECT_EQ(detectGarble(Tokens{30, 30, 30, -1, -1, -1}, ctx), (Flags{R, R, R, 0, 0, 0}));
+  EXPECT_EQ(detectGarble(Tokens{5, -1, -1, -1, -1}, ctx), (Flags{0, 0, 0, 0, 0}));
+  EXPECT_EQ(detectGarble(Tokens{-1, -1, -1}, ctx), (Flags{0, 0, 0}));
+}
+
 TEST(Garble, FlagNames) {
   EXPECT_EQ(garbleFlagNames(kGarbleRepeatedToken | kGarbleMaskToken), "repeated-token, mask-token");
   EXPECT_EQ(garbleFlagNames(kGarbleAnchorEcho | kGarbleRepeatedSpan), "repeated-span, anchor-echo");

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include <ATen/ops/empty.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/InferenceMode.h>
 
@@ -16,6 +17,55 @@ namespace {
 // Bounds the attention scores of one drafter forward: heads * 32*B * (T + 32*B) floats, about
 // 170 MB for a 32-head, B=16 drafter on a 2048-token sequence.
 constexpr std::int64_t kAnchorsPerForward = 32;
+
+// One step's tokens from a sequence: the drafts of its B-1 slots, the target's token for each
+// (kUnknownToken past the sequence), the accepted run and the bonus token.
+class StepMaker {
+ public:
+  StepMaker(const SequenceFeatures& sequence, analysis::MaskVariant variant, int blockSize)
+      : predictions_(sequence.predictions.to(at::kLong).contiguous()),
+        ids_(sequence.ids.to(at::kLong).contiguous()),
+        length_(sequence.ids.size(0)),
+        variant_(enumName(variant)),
+        slots_(blockSize - 1) {}
+
+  // The target's token for slot i's position (anchor+i+1), if the sequence reaches it.
+  session::TokenId target(std::int64_t anchor, int slot) const {
+    const std::int64_t p = anchor + slot;
+    // Host copies read through pointers: a per-element item() is a dispatcher round trip each.
+    return p < length_ ? static_cast<session::TokenId>(predictions_.data_ptr<std::int64_t>()[p]) : kUnknownToken;
+  }
+
+  session::StepRecord operator()(std::int32_t index, std::int64_t anchor, const std::int64_t* drafts) const {
+    session::StepRecord step;
+    step.stepIndex = index;
+    step.mode = session::EvaluationMode::TeacherForced;
+    step.anchorPosition = anchor;
+    step.anchorToken = static_cast<session::TokenId>(ids_.data_ptr<std::int64_t>()[anchor]);
+    for (int i = 0; i < slots_; ++i) {
+      step.draftTokens.push_back(static_cast<session::TokenId>(drafts[i]));
+      step.targetTokens.push_back(target(anchor, i));
+    }
+    step.maskVariant = variant_;
+    return step;
+  }
+
+  // After the drafts are final (DFlash2's selector may replace them).
+  void accept(session::StepRecord& step) const {
+    const auto slots = static_cast<std::size_t>(slots_);
+    auto& n = step.acceptedCount;
+    while (static_cast<std::size_t>(n) < slots && step.targetTokens[static_cast<std::size_t>(n)] != kUnknownToken &&
+           step.draftTokens[static_cast<std::size_t>(n)] == step.targetTokens[static_cast<std::size_t>(n)])
+      ++n;
+    step.bonusToken = target(step.anchorPosition, n);
+  }
+
+ private:
+  at::Tensor predictions_, ids_;
+  std::int64_t length_;
+  std::string variant_;
+  int slots_;
+};
 
 }  // namespace
 
@@ -49,13 +99,7 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
                                                     DrafterProbes* probes) {
   c10::InferenceMode inference;
   const int b = drafter.blockSize();
-  const std::int64_t length = sequence.ids.size(0);
-  // Host copies read through pointers: a per-element item() is a dispatcher round trip each.
-  const at::Tensor predictions = sequence.predictions.to(at::kLong).contiguous();
-  const at::Tensor ids = sequence.ids.to(at::kLong).contiguous();
-  const std::int64_t* predicted = predictions.data_ptr<std::int64_t>();
-  const std::string variantName(enumName(variant));
-
+  const StepMaker make(sequence, variant, b);
   std::vector<session::StepRecord> steps;
   steps.reserve(anchors.size());
   const std::optional<CandidateSelector> selector = drafter.selector();
@@ -68,30 +112,11 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
     if (topK > 0) fillTopK(logits, topK, topIds, topProbs);
     const auto perAnchor = static_cast<std::ptrdiff_t>(b - 1) * topK;
     for (std::int64_t j = 0; j < logits.size(0); ++j) {
-      const std::int64_t anchor = anchors[first + static_cast<std::size_t>(j)];
-      // The target's token for slot i's position (anchor+i+1), if the sequence reaches it.
-      auto targetToken = [&](int slot) -> session::TokenId {
-        const std::int64_t p = anchor + slot;
-        return p < length ? static_cast<session::TokenId>(predicted[p]) : kUnknownToken;
-      };
-      session::StepRecord step;
-      step.stepIndex = static_cast<std::int32_t>(steps.size());
-      step.mode = session::EvaluationMode::TeacherForced;
-      step.anchorPosition = anchor;
-      step.anchorToken = static_cast<session::TokenId>(ids.data_ptr<std::int64_t>()[anchor]);
-      for (int i = 0; i < b - 1; ++i) {
-        step.draftTokens.push_back(static_cast<session::TokenId>(draft[j * (b - 1) + i]));
-        step.targetTokens.push_back(targetToken(i));
-      }
+      session::StepRecord step = make(static_cast<std::int32_t>(steps.size()),
+                                      anchors[first + static_cast<std::size_t>(j)], draft + j * (b - 1));
       // DFlash2: the drafts are the selector's greedy path from the anchor, not the argmax.
       if (selector) recordSelection(selector->select(slotStates[j], logits[j], step.anchorToken), step);
-      while (step.acceptedCount < b - 1 &&
-             step.targetTokens[static_cast<std::size_t>(step.acceptedCount)] != kUnknownToken &&
-             step.draftTokens[static_cast<std::size_t>(step.acceptedCount)] ==
-                 step.targetTokens[static_cast<std::size_t>(step.acceptedCount)])
-        ++step.acceptedCount;
-      step.bonusToken = targetToken(step.acceptedCount);
-      step.maskVariant = variantName;
+      make.accept(step);
       if (topK > 0) {
         const auto from = static_cast<std::ptrdiff_t>(j) * perAnchor;
         step.topKIds.assign(topIds.begin() + from, topIds.begin() + from + perAnchor);
@@ -102,6 +127,31 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
     if (alsoSee) alsoSee(first, logits, slotStates);
   };
   drafter.teacherForcedChunks(sequence.features, sequence.ids, anchors, variant, kAnchorsPerForward, record, probes);
+  return steps;
+}
+
+std::vector<session::StepRecord> stepsUntilRejected(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
+                                                    std::span<const std::int64_t> anchors,
+                                                    analysis::MaskVariant variant) {
+  if (!drafter.draftsStopAtRejection()) return teacherForcedSteps(sequence, drafter, anchors, variant, 0);
+  c10::InferenceMode inference;
+  const int b = drafter.blockSize();
+  const StepMaker make(sequence, variant, b);
+  const auto n = static_cast<std::int64_t>(anchors.size());
+  at::Tensor expected = at::empty({n, b - 1}, at::kLong);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (int i = 0; i < b - 1; ++i)
+      expected.data_ptr<std::int64_t>()[j * (b - 1) + i] = make.target(anchors[static_cast<std::size_t>(j)], i);
+  const at::Tensor drafts =
+      drafter.draftsUntilRejected(sequence.features, sequence.ids, anchors, variant, expected, kAnchorsPerForward);
+  std::vector<session::StepRecord> steps;
+  steps.reserve(anchors.size());
+  for (std::int64_t j = 0; j < n; ++j) {
+    session::StepRecord step = make(static_cast<std::int32_t>(j), anchors[static_cast<std::size_t>(j)],
+                                    drafts.data_ptr<std::int64_t>() + j * (b - 1));
+    make.accept(step);
+    steps.push_back(std::move(step));
+  }
   return steps;
 }
 

@@ -43,6 +43,14 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
                                                     const DFlashDrafter::ChunkLogitsSink& alsoSee = {},
                                                     DrafterProbes* probes = nullptr);
 
+// Teacher-forced records for acceptance alone, as the diagnosis's hypotheses need them: each
+// step's drafts up to and including its first rejected slot, kUnknownToken after it, no top-k
+// (DFlashDrafter::draftsUntilRejected). Accepted counts and bonus tokens are
+// teacherForcedSteps()'s. A DFlash2 drafter, whose slots cannot be cut, records every draft.
+std::vector<session::StepRecord> stepsUntilRejected(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
+                                                    std::span<const std::int64_t> anchors,
+                                                    analysis::MaskVariant variant);
+
 // Both stages at once.
 std::vector<session::StepRecord> teacherForcedSteps(
     const TargetModel& target, const DFlashDrafter& drafter, std::span<const std::int64_t> sequence,

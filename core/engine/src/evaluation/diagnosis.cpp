@@ -150,21 +150,22 @@ std::unique_ptr<DFlashDrafter> variantDrafter(const Hypothesis& h, const fs::pat
   return loadDrafterAs(dir, target, std::move(config));
 }
 
-// The drafts of one drafter-side hypothesis at the baseline's anchors.
+// The drafts of one drafter-side hypothesis at the baseline's anchors, through each block's
+// first rejected slot: a hypothesis is measured by its acceptance alone.
 std::vector<session::StepRecord> drafterSideSteps(const Hypothesis& h, const LayerStates& states, const at::Tensor& ids,
                                                   const DFlashDrafter& drafter, const DFlashDrafter* own,
-                                                  const PromptPass& pass, int topK, std::uint64_t seed) {
+                                                  const PromptPass& pass, std::uint64_t seed) {
   const std::vector<int>& tapIds = drafter.config().targetLayerIds;
   const SequenceFeatures sequence = featuresOf(ids, states.predictions(), hypothesisTaps(h, states, tapIds, seed));
   const DFlashDrafter& model = own ? *own : drafter;
-  if (h.kind == K::Mask) return teacherForcedSteps(sequence, model, pass.anchors, h.variant, topK);
-  if (h.kind != K::SlotZeroMask) return teacherForcedSteps(sequence, model, pass.anchors, analysis::MaskVariant::Reference, topK);
+  if (h.kind == K::Mask) return stepsUntilRejected(sequence, model, pass.anchors, h.variant);
+  if (h.kind != K::SlotZeroMask) return stepsUntilRejected(sequence, model, pass.anchors, analysis::MaskVariant::Reference);
   // Every block's first slot reads the token at its anchor: all mask tokens here. The records
   // keep the real anchor tokens.
   SequenceFeatures masked = sequence;
   masked.ids = at::full_like(ids, static_cast<std::int64_t>(*drafter.config().maskTokenId));
   std::vector<session::StepRecord> steps =
-      teacherForcedSteps(masked, model, pass.anchors, analysis::MaskVariant::Reference, topK);
+      stepsUntilRejected(masked, model, pass.anchors, analysis::MaskVariant::Reference);
   const std::int64_t* real = ids.data_ptr<std::int64_t>();
   for (session::StepRecord& step : steps) step.anchorToken = static_cast<session::TokenId>(real[step.anchorPosition]);
   return steps;
@@ -174,7 +175,7 @@ std::vector<session::StepRecord> drafterSideSteps(const Hypothesis& h, const Lay
 // prompt, other dtype, other Gated DeltaNet form) and the drafter reads its taps.
 std::vector<session::StepRecord> targetSideSteps(const Hypothesis& h, const TargetModel& target,
                                                  const DFlashDrafter& drafter, const PromptPass& pass,
-                                                 const LoadedModels& models, const EvaluationSettings& base, int topK) {
+                                                 const LoadedModels& models, const EvaluationSettings& base) {
   std::vector<std::int64_t> sequence = pass.tokens;
   std::vector<std::int64_t> anchors = pass.anchors;
   if (h.kind == K::Formatting) {
@@ -194,9 +195,7 @@ std::vector<session::StepRecord> targetSideSteps(const Hypothesis& h, const Targ
   // Only the taps change under another dtype or form: the served target, and so the tokens it
   // verifies, stay the baseline's. Another formatting changes the context the target verifies in.
   if (h.kind != K::Formatting) features.predictions = pass.predictions;
-  std::vector<session::StepRecord> steps =
-      teacherForcedSteps(features, drafter, anchors, analysis::MaskVariant::Reference, topK);
-  return steps;
+  return stepsUntilRejected(features, drafter, anchors, analysis::MaskVariant::Reference);
 }
 
 // One drafter's lint and battery, from the configs, tokenizer and prompts alone.
@@ -259,6 +258,11 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
   const auto stops = stopTokens(models);
   const int topK = base.topK;
   const std::string settingsJson = base.toJson();
+  // A hypothesis is measured by its acceptance: its runs keep each block's drafts through the
+  // first rejected slot (stepsUntilRejected), and no top-k.
+  nlohmann::json withDrafts = nlohmann::json::parse(settingsJson);
+  withDrafts["drafts"] = "through each block's first rejected slot";
+  const std::string hypothesisSettings = withDrafts.dump();
   TokenStringBook book(models.tokenizer, sink);
   DiagnosisOutcome outcome;
   const double budgetSeconds = settings.budgetMinutes ? *settings.budgetMinutes * 60 / static_cast<double>(base.drafters.size()) : 0;
@@ -276,9 +280,11 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
       if (h && h->kind == K::Mask) run.maskVariant = h->variant;
       if (h && h->kind == K::BlockSize) run.blockSize = h->blockSize;
       if (h && h->kind == K::WindowFull) run.slidingWindow = 0;
-      run.topK = topK;
       run.hypothesis = hypothesis;
-      run.settingsJson = hypothesis == "baseline" ? analysis::withDiagnosisPlan(settingsJson, plan.plan) : settingsJson;
+      run.topK = h ? 0 : topK;
+      run.settingsJson = hypothesis == "baseline" ? analysis::withDiagnosisPlan(settingsJson, plan.plan)
+                         : h                      ? hypothesisSettings
+                                                  : settingsJson;
       return sink.addRun(run);
     };
     const session::RunId liveRun = newRun(hypothesisRunName(drafter.dir, "live"), EvaluationMode::Live, "", nullptr);
@@ -346,9 +352,13 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
       const LayerStates states(*models.target, sequence, layers);
       pass.predictions = states.predictions();
       const auto t2 = Clock::now();
+      // The baseline records every draft and its top-k, as `run` does.
       const Hypothesis none{.kind = K::Mask};
+      const std::vector<int>& taps = config.targetLayerIds;
       writeSteps(sink, book, baselineRun, prompt.id,
-                 drafterSideSteps(none, states, sequence, *drafter.model, nullptr, pass, topK, 0), garble);
+                 teacherForcedSteps(featuresOf(sequence, pass.predictions, hypothesisTaps(none, states, taps, 0)),
+                                    *drafter.model, pass.anchors, analysis::MaskVariant::Reference, topK),
+                 garble);
       const auto t3 = Clock::now();
       for (const auto& [h, run] : drafterSide) {
         stopIfCancelled();  // a cancel waits for one drafter forward, not the whole prompt
@@ -356,7 +366,7 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
         const std::uint64_t seed = settings.seed ^ (static_cast<std::uint64_t>(prompt.id) * 0x9E3779B97F4A7C15ULL);
         writeSteps(sink, book, run, prompt.id,
                    drafterSideSteps(*h, states, sequence, *drafter.model,
-                                    own == ownDrafters.end() ? nullptr : own->second.get(), pass, topK, seed),
+                                    own == ownDrafters.end() ? nullptr : own->second.get(), pass, seed),
                    garble);
       }
       const auto t4 = Clock::now();
@@ -397,7 +407,7 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
       for (std::size_t p = 0; p < passes.size(); ++p) {
         stopIfCancelled();
         writeSteps(sink, book, run, passes[p].prompt->id,
-                   targetSideSteps(*h, target, *drafter.model, passes[p], models, base, topK), garble);
+                   targetSideSteps(*h, target, *drafter.model, passes[p], models, base), garble);
         book.flush();
         report(h->planned.name + ", prompt " + std::to_string(p + 1) + "/" + std::to_string(passes.size()));
       }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -23,6 +24,7 @@
 
 #include "dfi/base/error.h"
 #include "io/weight_loader.h"
+#include "kernels/argmax.h"
 #include "kernels/norms.h"
 #include "kernels/projection.h"
 #include "kernels/tensor_cast.h"
@@ -155,11 +157,9 @@ at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Te
   return out;
 }
 
-void DFlashDrafter::teacherForcedChunks(const at::Tensor& features, const at::Tensor& tokens,
-                                        std::span<const std::int64_t> anchors, MaskVariant variant,
-                                        std::int64_t anchorsPerForward, const ChunkLogitsSink& sink,
-                                        DrafterProbes* probes) const {
-  c10::InferenceMode inference;
+void DFlashDrafter::forEachChunk(const at::Tensor& features, const at::Tensor& tokens,
+                                 std::span<const std::int64_t> anchors, std::int64_t anchorsPerForward,
+                                 DrafterProbes* probes, const ChunkForward& forward) const {
   const std::int64_t length = features.size(0);
   if (tokens.dim() != 1 || tokens.size(0) != length)
     throw UsageError("teacher forcing needs one token per feature row: " +
@@ -175,6 +175,23 @@ void DFlashDrafter::teacherForcedChunks(const at::Tensor& features, const at::Te
   // The first forward stores the whole sequence's context keys and values in the cache;
   // later chunks only add their blocks (blocks never see each other, so chunks are exact).
   DrafterKvCache cache = newCache();
+  for (std::int64_t first = 0; first < n; first += chunk) {
+    const auto part = anchors.subspan(static_cast<std::size_t>(first),
+                                      static_cast<std::size_t>(std::min(chunk, n - first)));
+    const at::Tensor ctx = first == 0 ? contextStates(features, probes) : contextStates(features.narrow(0, 0, 0));
+    const at::Tensor anchorTokens =
+        tokensCpu.index_select(0, at::tensor(std::vector<std::int64_t>(part.begin(), part.end()), at::kLong));
+    forward(static_cast<std::size_t>(first), part, cache, ctx, anchorTokens, length);
+  }
+}
+
+void DFlashDrafter::teacherForcedChunks(const at::Tensor& features, const at::Tensor& tokens,
+                                        std::span<const std::int64_t> anchors, MaskVariant variant,
+                                        std::int64_t anchorsPerForward, const ChunkLogitsSink& sink,
+                                        DrafterProbes* probes) const {
+  c10::InferenceMode inference;
+  const std::int64_t chunk = anchorsPerForward > 0 ? std::min<std::int64_t>(anchorsPerForward, std::ssize(anchors))
+                                                   : std::ssize(anchors);
   // One buffer for every forward's logits: fresh pages per forward cost as much as the
   // LM head's product itself on the CPU.
   const at::Tensor logits = at::empty({chunk, blockSize() - 1, target_.lmHead.size(0)}, target_.lmHead.options());
@@ -183,28 +200,96 @@ void DFlashDrafter::teacherForcedChunks(const at::Tensor& features, const at::Te
     probes->attention.clear();
     probes->layerOutputs.clear();
   }
-  for (std::int64_t first = 0; first < n; first += chunk) {
-    const auto part = anchors.subspan(static_cast<std::size_t>(first),
-                                      static_cast<std::size_t>(std::min(chunk, n - first)));
-    const at::Tensor ctx = first == 0 ? contextStates(features, probes) : contextStates(features.narrow(0, 0, 0));
-    const at::Tensor partLogits = logits.narrow(0, 0, static_cast<std::int64_t>(part.size()));
-    const at::Tensor slotStates = teacherForcedChunk(cache, ctx, tokensCpu, part, variant, length, probes, partLogits);
-    sink(static_cast<std::size_t>(first), partLogits, slotStates);
-    if (probes && probes->wantLayerOutputs) layerOutputs.push_back(std::exchange(probes->layerOutputs, {}));
-  }
+  forEachChunk(features, tokens, anchors, anchorsPerForward, probes,
+               [&](std::size_t first, std::span<const std::int64_t> part, DrafterKvCache& cache, const at::Tensor& ctx,
+                   const at::Tensor& anchorTokens, std::int64_t length) {
+                 const int b = blockSize();
+                 const auto n = static_cast<std::int64_t>(part.size());
+                 const QueryLayout layout = trainingLayout(part, variant, length, probes);
+                 const at::Tensor states = decode(blockEmbeddings(anchorTokens), ctx, layout, cache);
+                 const at::Tensor slotStates = states.view({n, b, config_.hiddenSize}).narrow(1, 1, b - 1);
+                 const at::Tensor partLogits = logits.narrow(0, 0, n);
+                 logitsInto(slotStates, partLogits);
+                 sink(first, partLogits, slotStates);
+                 if (probes && probes->wantLayerOutputs) layerOutputs.push_back(std::exchange(probes->layerOutputs, {}));
+               });
   if (probes && probes->wantLayerOutputs) probes->layerOutputs = concatenatePerLayer(layerOutputs);
 }
 
-at::Tensor DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
-                                       std::span<const std::int64_t> anchors, MaskVariant variant,
-                                       std::int64_t length, DrafterProbes* probes, at::Tensor logitsOut) const {
+bool DFlashDrafter::draftsStopAtRejection() const { return !config_.dflash2; }
+
+at::Tensor DFlashDrafter::draftsUntilRejected(const at::Tensor& features, const at::Tensor& tokens,
+                                              std::span<const std::int64_t> anchors, MaskVariant variant,
+                                              const at::Tensor& expected, std::int64_t anchorsPerForward) const {
+  c10::InferenceMode inference;
+  if (!draftsStopAtRejection())
+    throw UsageError("a DFlash2 drafter mixes every slot of its block: its drafts cannot stop at a rejection");
   const int b = blockSize();
   const auto n = static_cast<std::int64_t>(anchors.size());
-  std::vector<std::int64_t> positions;
-  for (std::int64_t anchor : anchors)
-    for (int slot = 0; slot < b; ++slot) positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
+  if (expected.dim() != 2 || expected.size(0) != n || expected.size(1) != b - 1)
+    throw UsageError("expected tokens of shape " + shapeText(expected.sizes().vec()) + " for " + std::to_string(n) +
+                     " anchors of " + std::to_string(b - 1) + " slots");
+  const at::Tensor want = expected.to(at::kCPU, at::kLong).contiguous();
+  at::Tensor drafts = at::full({n, b - 1}, std::int64_t{-1}, at::TensorOptions().dtype(at::kLong));
+  const int last = config_.numHiddenLayers - 1;
+  const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(last)];
+  const double eps = config_.rmsNormEps;
+  forEachChunk(features, tokens, anchors, anchorsPerForward, nullptr,
+               [&](std::size_t first, std::span<const std::int64_t> part, DrafterKvCache& cache, const at::Tensor& ctx,
+                   const at::Tensor& anchorTokens, std::int64_t length) {
+                 const QueryLayout layout = trainingLayout(part, variant, length, nullptr);
+                 const LayerInputs in = layerInputs(layout, cache, ctx);
+                 // Every layer but the last over every row, and the last one's keys and values.
+                 const at::Tensor h = runLayers(blockEmbeddings(anchorTokens), ctx, layout, cache, in, last);
+                 const at::Tensor x = rmsNormQwen3(h, w.inputLayernorm, eps);
+                 const auto [keys, values] = blockKeysValues(last, x, ctx, in, layout.blocks, cache);
+                 const at::Tensor& mask = isSliding(last) ? layout.slidingMask : layout.fullMask;
+                 // Rounds over slots 1, 2-3, 4-7, ...: the rest of the last layer, the final norm
+                 // and the LM head for the blocks whose drafts all matched so far.
+                 std::vector<std::int64_t> accepting(part.size());
+                 std::iota(accepting.begin(), accepting.end(), 0);
+                 for (int start = 0, count = 1; start < b - 1 && !accepting.empty(); start += count, count *= 2) {
+                   const int slots = std::min(count, b - 1 - start);
+                   std::vector<std::int64_t> rows;  // block-major, slot row = slot + 1
+                   for (std::int64_t j : accepting)
+                     for (int s = start; s < start + slots; ++s) rows.push_back(j * b + 1 + s);
+                   const at::Tensor rowIndex = onDevice(at::tensor(rows, at::kLong), device_);
+                   const at::Tensor blockIndex = onDevice(at::tensor(accepting, at::kLong), device_);
+                   const RotaryAngles angles{in.blockAngles.cos.index_select(0, rowIndex),
+                                             in.blockAngles.sin.index_select(0, rowIndex)};
+                   const at::Tensor attended =
+                       h.index_select(0, rowIndex) +
+                       attend(last, x.index_select(0, rowIndex), angles, keys.index_select(0, blockIndex),
+                              values.index_select(0, blockIndex),
+                              mask.index_select(0, blockIndex).narrow(2, 1 + start, slots), std::ssize(accepting),
+                              nullptr);
+                   const at::Tensor out = attended + mlp(w, rmsNormQwen3(attended, w.postAttentionLayernorm, eps));
+                   const at::Tensor drafted =
+                       argmaxLastDim(logits(rmsNormQwen3(out, weights_.norm, eps))).to(at::kCPU, at::kLong).contiguous();
+                   std::vector<std::int64_t> still;
+                   for (std::size_t a = 0; a < accepting.size(); ++a) {
+                     const std::int64_t offset = (static_cast<std::int64_t>(first) + accepting[a]) * (b - 1) + start;
+                     bool matched = true;
+                     for (int s = 0; s < slots && matched; ++s) {
+                       const std::int64_t token = drafted.data_ptr<std::int64_t>()[static_cast<std::int64_t>(a) * slots + s];
+                       drafts.data_ptr<std::int64_t>()[offset + s] = token;
+                       matched = token == want.data_ptr<std::int64_t>()[offset + s];
+                     }
+                     if (matched) still.push_back(accepting[a]);
+                   }
+                   accepting = std::move(still);
+                 }
+               });
+  return drafts;
+}
+
+DFlashDrafter::QueryLayout DFlashDrafter::trainingLayout(std::span<const std::int64_t> anchors, MaskVariant variant,
+                                                         std::int64_t length, DrafterProbes* probes) const {
+  const int b = blockSize();
+  const auto n = static_cast<std::int64_t>(anchors.size());
   QueryLayout layout;
-  layout.positions = std::move(positions);
+  for (std::int64_t anchor : anchors)
+    for (int slot = 0; slot < b; ++slot) layout.positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
   layout.probes = probes;
   layout.blocks = n;
   for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
@@ -214,11 +299,7 @@ at::Tensor DFlashDrafter::teacherForcedChunk(DrafterKvCache& cache, const at::Te
                           .view({n, 1, b, length + b});
     (kind == LayerAttention::Full ? layout.fullMask : layout.slidingMask) = std::move(mask);
   }
-  const at::Tensor anchorIndex = at::tensor(std::vector<std::int64_t>(anchors.begin(), anchors.end()), at::kLong);
-  const at::Tensor states = decode(blockEmbeddings(tokens.index_select(0, anchorIndex)), ctx, layout, cache);
-  const at::Tensor slotStates = states.view({n, b, config_.hiddenSize}).narrow(1, 1, b - 1);
-  logitsInto(slotStates, std::move(logitsOut));
-  return slotStates;
+  return layout;
 }
 
 at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens, int blockLength) const {
@@ -232,13 +313,22 @@ at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens, int bl
   return onDevice(embedded, device_, dtype_);
 }
 
+DFlashDrafter::LayerInputs DFlashDrafter::layerInputs(const QueryLayout& layout, const DrafterKvCache& cache,
+                                                      const at::Tensor& ctx) const {
+  return {anglesAt(layout.positions), rotary_.angles(cache.length(), ctx.size(0), dtype_, device_)};
+}
+
 at::Tensor DFlashDrafter::decode(at::Tensor h, const at::Tensor& ctx, const QueryLayout& layout,
                                  DrafterKvCache& cache) const {
-  const std::int64_t contextStart = cache.length();
-  const RotaryAngles blockAngles = anglesAt(layout.positions);
-  const RotaryAngles contextAngles = rotary_.angles(contextStart, ctx.size(0), dtype_, device_);
+  const LayerInputs in = layerInputs(layout, cache, ctx);
+  return rmsNormQwen3(runLayers(std::move(h), ctx, layout, cache, in, config_.numHiddenLayers), weights_.norm,
+                      config_.rmsNormEps);
+}
+
+at::Tensor DFlashDrafter::runLayers(at::Tensor h, const at::Tensor& ctx, const QueryLayout& layout,
+                                    DrafterKvCache& cache, const LayerInputs& in, int layers) const {
   const double eps = config_.rmsNormEps;
-  for (int i = 0; i < config_.numHiddenLayers; ++i) {
+  for (int i = 0; i < layers; ++i) {
     const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(i)];
     const at::Tensor& mask = isSliding(i) ? layout.slidingMask : layout.fullMask;
     DrafterProbes* probes = layout.probes;
@@ -251,15 +341,19 @@ at::Tensor DFlashDrafter::decode(at::Tensor h, const at::Tensor& ctx, const Quer
       return mix.finish(sublayer(mixed.view_as(x)).view_as(mixed), dynamic).view_as(x);
     };
     h = h + around(w.attentionConv, rmsNormQwen3(h, w.inputLayernorm, eps), [&](const at::Tensor& x) {
-          return attention(i, x, ctx, blockAngles, contextAngles, mask, layout.blocks, cache,
-                           layout.collectAttention ? &probes->attention : nullptr);
+          const auto [keys, values] = blockKeysValues(i, x, ctx, in, layout.blocks, cache);
+          return attend(i, x, in.blockAngles, keys, values, mask, layout.blocks,
+                        layout.collectAttention ? &probes->attention : nullptr);
         });
-    h = h + around(w.mlpConv, rmsNormQwen3(h, w.postAttentionLayernorm, eps), [&](const at::Tensor& x) {
-          return project(at::silu(project(x, w.gateProj)) * project(x, w.upProj), w.downProj);
-        });
+    h = h + around(w.mlpConv, rmsNormQwen3(h, w.postAttentionLayernorm, eps),
+                   [&](const at::Tensor& x) { return mlp(w, x); });
     if (probes && probes->wantLayerOutputs) probes->layerOutputs.push_back(h);
   }
-  return rmsNormQwen3(h, weights_.norm, eps);
+  return h;
+}
+
+at::Tensor DFlashDrafter::mlp(const DrafterLayerWeights& w, const at::Tensor& x) const {
+  return project(at::silu(project(x, w.gateProj)) * project(x, w.upProj), w.downProj);
 }
 
 std::pair<at::Tensor, at::Tensor> DFlashDrafter::keysValues(int layer, const at::Tensor& x,
@@ -275,11 +369,32 @@ std::pair<at::Tensor, at::Tensor> DFlashDrafter::keysValues(int layer, const at:
   return {Rotary::apply(k.transpose(0, 1), angles), v.transpose(0, 1)};
 }
 
-at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Tensor& ctx,
-                                    const RotaryAngles& blockAngles,
-                                    const RotaryAngles& contextAngles, const at::Tensor& mask,
-                                    std::int64_t blocks, DrafterKvCache& cache,
-                                    std::vector<at::Tensor>* probabilities) const {
+std::pair<at::Tensor, at::Tensor> DFlashDrafter::blockKeysValues(int layer, const at::Tensor& x, const at::Tensor& ctx,
+                                                                 const LayerInputs& in, std::int64_t blocks,
+                                                                 DrafterKvCache& cache) const {
+  const int kvHeads = config_.numKeyValueHeads;
+  const int d = config_.headDim;
+  // Context rows contribute keys and values only, and persist; block rows are transient.
+  const auto [contextKeys, contextValues] = keysValues(layer, ctx, in.contextAngles);
+  cache.append(layer, contextKeys, contextValues);
+  const auto [blockKeys, blockValues] = keysValues(layer, x, in.blockAngles);
+  if (blocks == 0) {  // drafting: the block goes after the cached context, in place
+    const auto [keys, values] = cache.withBlock(layer, blockKeys, blockValues);
+    return {keys.unsqueeze(0), values.unsqueeze(0)};
+  }
+  // The training layout: one batch per block over [context | own block] (see
+  // analysis::trainingMaskPerBlock).
+  const std::int64_t perBatch = x.size(0) / blocks;
+  auto withOwnBlock = [&](const at::Tensor& context, const at::Tensor& block) {  // [kvHeads, *, d] each
+    const at::Tensor perBlock = block.view({kvHeads, blocks, perBatch, d}).transpose(0, 1);
+    return at::cat({context.unsqueeze(0).expand({blocks, kvHeads, context.size(1), d}), perBlock}, 2);
+  };
+  return {withOwnBlock(cache.keys(layer), blockKeys), withOwnBlock(cache.values(layer), blockValues)};
+}
+
+at::Tensor DFlashDrafter::attend(int layer, const at::Tensor& x, const RotaryAngles& angles, const at::Tensor& keys,
+                                 const at::Tensor& values, const at::Tensor& mask, std::int64_t blocks,
+                                 std::vector<at::Tensor>* probabilities) const {
   const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(layer)];
   const std::int64_t rows = x.size(0);
   const int heads = config_.numAttentionHeads;
@@ -288,28 +403,10 @@ at::Tensor DFlashDrafter::attention(int layer, const at::Tensor& x, const at::Te
   const at::Tensor q = Rotary::apply(
       rmsNormQwen3(project(x, w.qProj, w.qBias).view({rows, heads, d}), w.qNorm, config_.rmsNormEps)
           .transpose(0, 1),
-      blockAngles);  // [heads, Q, d]
-
-  // Context rows contribute keys and values only, and persist; block rows are transient.
-  const auto [contextKeys, contextValues] = keysValues(layer, ctx, contextAngles);
-  cache.append(layer, contextKeys, contextValues);
-  const auto [blockKeys, blockValues] = keysValues(layer, x, blockAngles);
+      angles);  // [heads, Q, d]
   // [batch, heads, rows per batch, d] against [batch, kvHeads, keys, d]: one batch of all rows
-  // over [context | block] when drafting, one per block over [context | own block] in the
-  // training layout (see analysis::trainingMaskPerBlock).
+  // when drafting, one per block in the training layout.
   const std::int64_t batch = std::max<std::int64_t>(1, blocks), perBatch = rows / batch;
-  auto withOwnBlock = [&](const at::Tensor& context, const at::Tensor& block) {  // [kvHeads, *, d] each
-    const at::Tensor perBlock = block.view({kvHeads, batch, perBatch, d}).transpose(0, 1);
-    return at::cat({context.unsqueeze(0).expand({batch, kvHeads, context.size(1), d}), perBlock}, 2);
-  };
-  at::Tensor keys, values;
-  if (blocks == 0) {  // drafting: the block goes after the cached context, in place
-    std::tie(keys, values) = cache.withBlock(layer, blockKeys, blockValues);
-    keys = keys.unsqueeze(0), values = values.unsqueeze(0);
-  } else {
-    keys = withOwnBlock(cache.keys(layer), blockKeys);
-    values = withOwnBlock(cache.values(layer), blockValues);
-  }
   const at::Tensor queries = q.view({heads, batch, perBatch, d}).transpose(0, 1);  // [batch, heads, rows, d]
   auto merged = [&](const at::Tensor& out) {  // [batch, heads, rows, d] -> [rows, heads * d]
     return out.permute({0, 2, 1, 3}).reshape({rows, heads * d});

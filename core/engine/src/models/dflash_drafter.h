@@ -114,6 +114,20 @@ class DFlashDrafter {
                            std::int64_t anchorsPerForward, const ChunkLogitsSink& sink,
                            DrafterProbes* probes = nullptr) const;
 
+  // Teacher forcing for acceptance alone (the diagnosis's hypotheses): each anchor's drafts up
+  // to and including the first slot that differs from `expected` [N, B-1] (int64, host: the
+  // target's token for every slot, -1 past the sequence), and -1 after it. Every layer but
+  // the last runs as in teacherForced(); the last layer's queries and MLP, the final norm and
+  // the LM head run in rounds over slots 1, 2-3, 4-7, 8.. only for the blocks whose drafts all
+  // matched so far, so a block rejected at slot s pays for about s slots of the LM head, not
+  // B-1. Returns [N, B-1] int64 on the host; each slot it fills is teacherForced()'s argmax
+  // (up to rounding: fewer rows may take another product kernel). Not for DFlash2
+  // (draftsStopAtRejection()), whose block mixing and selector read every slot.
+  bool draftsStopAtRejection() const;
+  at::Tensor draftsUntilRejected(const at::Tensor& features, const at::Tensor& tokens,
+                                 std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
+                                 const at::Tensor& expected, std::int64_t anchorsPerForward = 0) const;
+
  private:
   struct QueryLayout {
     std::vector<std::int64_t> positions;  // RoPE position of every block row (host: no sync)
@@ -126,22 +140,43 @@ class DFlashDrafter {
     bool collectAttention = false;  // draft() only
   };
 
-  // One forward of teacherForced(), writing its anchors' [n, B-1, V] logits into `logitsOut`
-  // and returning their slots' states [n, B-1, H]; `cache` holds the whole sequence's context
-  // after it.
-  at::Tensor teacherForcedChunk(DrafterKvCache& cache, const at::Tensor& ctx, const at::Tensor& tokens,
-                          std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
-                          std::int64_t length, DrafterProbes* probes, at::Tensor logitsOut) const;
+  // The teacher-forced forwards' common part: checks the sequence, then calls `forward` for
+  // each chunk of anchors with the cache (the whole context after the first chunk), the
+  // context rows this chunk adds, and the anchors' tokens [n].
+  using ChunkForward = std::function<void(std::size_t first, std::span<const std::int64_t> part,
+                                          DrafterKvCache& cache, const at::Tensor& ctx,
+                                          const at::Tensor& anchorTokens, std::int64_t length)>;
+  void forEachChunk(const at::Tensor& features, const at::Tensor& tokens, std::span<const std::int64_t> anchors,
+                    std::int64_t anchorsPerForward, DrafterProbes* probes, const ChunkForward& forward) const;
+  // The training layout of blocks at `anchors` in a sequence of `length`: positions and masks.
+  QueryLayout trainingLayout(std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
+                             std::int64_t length, DrafterProbes* probes) const;
   // [N*b, H]: target embeddings of [anchorToken_j, MASK x (b-1)] for each j (b = B unless given).
   at::Tensor blockEmbeddings(const at::Tensor& anchorTokens, int blockLength = 0) const;
+  // RoPE angles of a forward's block rows and of the context rows it adds.
+  struct LayerInputs {
+    RotaryAngles blockAngles, contextAngles;
+  };
+  LayerInputs layerInputs(const QueryLayout& layout, const DrafterKvCache& cache, const at::Tensor& ctx) const;
   // Runs every layer: appends the context rows `ctx` (positions cache.length() ..) to `cache`,
   // then lets the block rows `h` attend over [cache | block]. Returns final-normed states.
   at::Tensor decode(at::Tensor h, const at::Tensor& ctx, const QueryLayout& layout,
                     DrafterKvCache& cache) const;
-  at::Tensor attention(int layer, const at::Tensor& x, const at::Tensor& ctx,
-                       const RotaryAngles& blockAngles, const RotaryAngles& contextAngles,
-                       const at::Tensor& mask, std::int64_t blocks, DrafterKvCache& cache,
-                       std::vector<at::Tensor>* probabilities) const;
+  // decode()'s first `layers` layers, without the final norm.
+  at::Tensor runLayers(at::Tensor h, const at::Tensor& ctx, const QueryLayout& layout, DrafterKvCache& cache,
+                       const LayerInputs& in, int layers) const;
+  at::Tensor mlp(const DrafterLayerWeights& w, const at::Tensor& x) const;
+  // `layer`'s keys and values for the block rows `x` (input-normed) after appending the
+  // context rows `ctx` to `cache`: [1, kvHeads, context + Q, d] when drafting (blocks == 0),
+  // [blocks, kvHeads, context + B, d] in the training layout.
+  std::pair<at::Tensor, at::Tensor> blockKeysValues(int layer, const at::Tensor& x, const at::Tensor& ctx,
+                                                    const LayerInputs& in, std::int64_t blocks,
+                                                    DrafterKvCache& cache) const;
+  // `layer`'s attention output for the query rows `x` (at RoPE `angles`; `blocks` equal groups
+  // in the training layout) over `keys` and `values` under `mask`.
+  at::Tensor attend(int layer, const at::Tensor& x, const RotaryAngles& angles, const at::Tensor& keys,
+                    const at::Tensor& values, const at::Tensor& mask, std::int64_t blocks,
+                    std::vector<at::Tensor>* probabilities) const;
   // Keys (RoPE'd) and values [kvHeads, n, headDim] of `layer` for rows `x` [n, H].
   std::pair<at::Tensor, at::Tensor> keysValues(int layer, const at::Tensor& x,
                                                const RotaryAngles& angles) const;

@@ -52,7 +52,11 @@ struct GarbleContext {
   std::optional<std::int32_t> tokenizerVocabSize;  // ids >= this are invalid
 };
 
-// One flag byte per draft slot. `anchorToken`, the token the block was drafted from, lets the
+// A slot without a draft: not recorded by another engine, or not computed past a rejection (a
+// diagnosis hypothesis's run). The drafts end at the first one.
+inline constexpr std::int32_t kNoDraft = -1;
+
+// One flag byte per draft slot (none from the first kNoDraft on). `anchorToken`, the token the block was drafted from, lets the
 // repeat detectors see a pattern that starts at the anchor and enables anchor-echo.
 std::vector<std::uint8_t> detectGarble(std::span<const std::int32_t> draftTokens, const GarbleContext& context = {},
                                        std::optional<std::int32_t> anchorToken = std::nullopt);
