@@ -8,8 +8,10 @@
 // (DFlashDrafter::draftsUntilRejected): on the demo, whose target is as small as its drafter,
 // the full drafter forward alone is half a pass.
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -61,32 +63,53 @@ int main() {
       seconds = nlohmann::json::parse(run.timingsJson).value("teacher_forced_seconds", 0.0);
     return seconds;
   };
-  const double teacherForced = teacherForcedSeconds(false), withParity = teacherForcedSeconds(true);
+  // The battery: the drafter-side and target-side hypotheses, without the baseline's
+  // evaluation (reported for scale).
+  auto diagnose = [&] {
+    engine::DiagnosisSettings diagnosis;
+    diagnosis.evaluation = demo();
+    {
+      session::Writer writer((dir / "diagnosis.dfi").string(), {.mode = session::OpenMode::Overwrite});
+      engine::SessionSink sink(writer);
+      engine::runDiagnosis(diagnosis, sink, {}, cancel);
+    }
+    return timingsOf(dir / "diagnosis.dfi", "baseline");
+  };
 
-  engine::DiagnosisSettings diagnosis;
-  diagnosis.evaluation = demo();
-  {
-    session::Writer writer((dir / "diagnosis.dfi").string(), {.mode = session::OpenMode::Overwrite});
-    engine::SessionSink sink(writer);
-    engine::runDiagnosis(diagnosis, sink, {}, cancel);
+  // This machine's speed wanders by a third within a minute: each battery is compared with
+  // the mean of the passes just before and just after it, three times, and the median of the
+  // three ratios is the figure.
+  nlohmann::json rounds = nlohmann::json::array();
+  std::vector<double> ratios;
+  for (int round = 0; round < 3; ++round) {
+    const double before = teacherForcedSeconds(false);
+    const nlohmann::json t = diagnose();
+    const double after = teacherForcedSeconds(false);
+    const double battery = t["drafter_side_seconds"].get<double>() + t["target_side_seconds"].get<double>();
+    const double pass = (before + after) / 2;
+    ratios.push_back(battery / pass);
+    rounds.push_back({{"battery_seconds", battery},
+                      {"drafter_side_seconds", t["drafter_side_seconds"]},
+                      {"target_side_seconds", t["target_side_seconds"]},
+                      {"teacher_forced_pass_seconds", {before, after}},
+                      {"ratio", ratios.back()},
+                      // The baseline with its live loop (what places the anchors), for scale.
+                      {"baseline_evaluation_seconds", t["baseline_seconds"]},
+                      {"prompts", t["prompts"]}});
   }
-  const nlohmann::json t = timingsOf(dir / "diagnosis.dfi", "baseline");
-  const double battery = t["drafter_side_seconds"].get<double>() + t["target_side_seconds"].get<double>();
-  const double evaluation = t["baseline_seconds"].get<double>();
+  const double withParity = teacherForcedSeconds(true);
+  std::vector<double> sorted = ratios;
+  std::ranges::sort(sorted);
+  const double ratio = sorted[1];
+  const nlohmann::json& median = rounds[static_cast<std::size_t>(std::ranges::find(ratios, ratio) - ratios.begin())];
   std::cout << nlohmann::json{{"bench", "diagnose_battery_vs_teacher_forced_pass"},
-                              {"prompts", t["prompts"]},
-                              {"battery_seconds", battery},
-                              {"drafter_side_seconds", t["drafter_side_seconds"]},
-                              {"target_side_seconds", t["target_side_seconds"]},
-                              {"teacher_forced_pass_seconds", teacherForced},
-                              {"ratio", battery / teacherForced},
+                              {"ratio", ratio},
                               {"goal", "< 10"},
-                              {"meets_goal", battery / teacherForced < 10},
+                              {"meets_goal", ratio < 10},
+                              {"ratios", ratios},
+                              {"rounds", rounds},
                               {"teacher_forced_pass_with_parity_seconds", withParity},
-                              {"ratio_to_pass_with_parity", battery / withParity},
-                              // The baseline with its live loop (what places the anchors) for scale.
-                              {"baseline_evaluation_seconds", evaluation},
-                              {"ratio_to_baseline_evaluation", battery / evaluation}}
+                              {"ratio_to_pass_with_parity", median["battery_seconds"].get<double>() / withParity}}
                    .dump()
             << "\n";
   fs::remove_all(dir);

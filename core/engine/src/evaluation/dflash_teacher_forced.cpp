@@ -3,9 +3,11 @@
 #include <string>
 
 #include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/tensor.h>
 #include <c10/core/InferenceMode.h>
 
+#include "dfi/base/error.h"
 #include "evaluation/dflash_decode.h"
 #include "evaluation/draft_distribution.h"
 #include "kernels/argmax.h"
@@ -70,18 +72,27 @@ class StepMaker {
 }  // namespace
 
 SequenceFeatures sequenceFeatures(const TargetModel& target, const DFlashDrafter& drafter,
-                                  std::span<const std::int64_t> sequence) {
+                                  std::span<const std::int64_t> sequence, std::int64_t predictFrom) {
   c10::InferenceMode inference;
+  const auto length = static_cast<std::int64_t>(sequence.size());
+  if (predictFrom < 0 || predictFrom > length)
+    throw UsageError("predictions from position " + std::to_string(predictFrom) + " of a sequence of " +
+                     std::to_string(length));
   SequenceFeatures out;
   out.ids = at::tensor(std::vector<std::int64_t>(sequence.begin(), sequence.end()), at::kLong);
-  const ForwardOutput full = target.forward(
-      out.ids.view({1, -1}), nullptr, {.tapLayers = drafter.config().targetLayerIds, .routing = true, .logits = true});
+  const ForwardOutput full = target.forward(out.ids.view({1, -1}), nullptr,
+                                            {.tapLayers = drafter.config().targetLayerIds,
+                                             .routing = true,
+                                             .logits = predictFrom < length,
+                                             .logitsToKeep = length - predictFrom});
   for (const at::Tensor& tap : full.taps) out.taps.push_back(tap[0]);
   for (const ExpertRouting& r : full.routing)
     out.routing.push_back(r.experts.defined() ? ExpertRouting{r.experts[0], r.weights[0]} : ExpertRouting{});
   out.features = concatenatedTaps(full.taps);
   // predictions[p]: the target's greedy token for position p+1 given positions 0..p.
-  out.predictions = argmaxLastDim(full.logits[0]).to(at::kCPU).contiguous();
+  out.predictions = at::full({length}, static_cast<std::int64_t>(kUnknownToken), at::kLong);
+  if (predictFrom < length)
+    out.predictions.narrow(0, predictFrom, length - predictFrom).copy_(argmaxLastDim(full.logits[0]).to(at::kCPU));
   return out;
 }
 

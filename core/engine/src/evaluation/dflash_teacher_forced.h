@@ -30,8 +30,11 @@ struct SequenceFeatures {
   std::vector<ExpertRouting> routing;
 };
 
+// The target's forward over `sequence`: its taps for the drafter, and its predictions from
+// position `predictFrom` on (kUnknownToken before it; `sequence.size()`: no LM head at all,
+// for a caller that brings its own predictions).
 SequenceFeatures sequenceFeatures(const TargetModel& target, const DFlashDrafter& drafter,
-                                  std::span<const std::int64_t> sequence);
+                                  std::span<const std::int64_t> sequence, std::int64_t predictFrom = 0);
 
 // One TeacherForced record per anchor (anchors in [0, T)), with the per-slot top-k of the
 // draft distribution when topK > 0. `alsoSee`, if given, gets each drafter forward's logits

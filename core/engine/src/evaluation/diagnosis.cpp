@@ -190,11 +190,15 @@ std::vector<session::StepRecord> targetSideSteps(const Hypothesis& h, const Targ
   }
   std::optional<ScopedDeltaRuleForm> form;
   if (h.kind == K::DeltaRuleForm) form.emplace(h.recurrent ? DeltaRuleForm::Recurrent : DeltaRuleForm::Chunked);
-  SequenceFeatures features = sequenceFeatures(target, drafter, sequence);
-  features.features = features.features.to(models.target->embeddingWeight().scalar_type());
   // Only the taps change under another dtype or form: the served target, and so the tokens it
-  // verifies, stay the baseline's. Another formatting changes the context the target verifies in.
-  if (h.kind != K::Formatting) features.predictions = pass.predictions;
+  // verifies, stay the baseline's. Another formatting changes the context the target verifies
+  // in: its predictions from the first anchor on.
+  const bool formatting = h.kind == K::Formatting;
+  const auto length = static_cast<std::int64_t>(sequence.size());
+  SequenceFeatures features = sequenceFeatures(
+      target, drafter, sequence, formatting && !anchors.empty() ? std::ranges::min(anchors) : length);
+  features.features = features.features.to(models.target->embeddingWeight().scalar_type());
+  if (!formatting) features.predictions = pass.predictions;
   return stepsUntilRejected(features, drafter, anchors, analysis::MaskVariant::Reference);
 }
 

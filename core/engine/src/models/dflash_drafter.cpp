@@ -254,15 +254,17 @@ at::Tensor DFlashDrafter::draftsUntilRejected(const at::Tensor& features, const 
                    for (std::int64_t j : accepting)
                      for (int s = start; s < start + slots; ++s) rows.push_back(j * b + 1 + s);
                    const at::Tensor rowIndex = onDevice(at::tensor(rows, at::kLong), device_);
+                   // The blocks still accepting: every block in the first round, no copy needed.
+                   const bool all = std::ssize(accepting) == std::ssize(part);
                    const at::Tensor blockIndex = onDevice(at::tensor(accepting, at::kLong), device_);
+                   auto ofAccepting = [&](const at::Tensor& t) { return all ? t : t.index_select(0, blockIndex); };
                    const RotaryAngles angles{in.blockAngles.cos.index_select(0, rowIndex),
                                              in.blockAngles.sin.index_select(0, rowIndex)};
                    const at::Tensor attended =
-                       h.index_select(0, rowIndex) +
-                       attend(last, x.index_select(0, rowIndex), angles, keys.index_select(0, blockIndex),
-                              values.index_select(0, blockIndex),
-                              mask.index_select(0, blockIndex).narrow(2, 1 + start, slots), std::ssize(accepting),
-                              nullptr);
+                       h.index_select(0, rowIndex) + attend(last, x.index_select(0, rowIndex), angles, ofAccepting(keys),
+                                                            ofAccepting(values),
+                                                            ofAccepting(mask).narrow(2, 1 + start, slots),
+                                                            std::ssize(accepting), nullptr);
                    const at::Tensor out = attended + mlp(w, rmsNormQwen3(attended, w.postAttentionLayernorm, eps));
                    const at::Tensor drafted =
                        argmaxLastDim(logits(rmsNormQwen3(out, weights_.norm, eps))).to(at::kCPU, at::kLong).contiguous();
