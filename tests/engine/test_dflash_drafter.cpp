@@ -67,7 +67,8 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, DrafterVariants, ::testing::ValuesIn(analy
 
 // draftsUntilRejected, the diagnosis's acceptance-only forward, against the argmax of the full
 // teacher-forced logits: the same drafts through each block's first rejection, -1 after it,
-// for every mask variant (the last layer is a sliding one), in one forward or in several.
+// for every mask variant (the last layer is a sliding one), for several feature sets in one
+// forward, in one chunk of anchors or in several.
 class DraftsUntilRejected : public ::testing::TestWithParam<MaskVariant> {};
 
 TEST_P(DraftsUntilRejected, EqualTheFullForwardThroughTheFirstRejection) {
@@ -78,26 +79,36 @@ TEST_P(DraftsUntilRejected, EqualTheFullForwardThroughTheFirstRejection) {
   const at::Tensor features = at::randn({20, 64});
   const at::Tensor tokens = at::randint(0, 60, {20}, at::kLong);
   const std::vector<std::int64_t> anchors{0, 3, 7, 12, 15, 19};
-  const at::Tensor full = drafter.teacherForced(features, tokens, anchors, variant).argmax(-1);
-  // Expected tokens that reject block j at slot firstRejected[j] (9: never; -1 from slot 5 on
-  // for the fourth block: the sequence's end).
+  // Three feature sets: the first, the first nudged (mostly the same drafts), another.
+  const std::vector<at::Tensor> sets{features, features + 1e-3 * at::randn({20, 64}), at::randn({20, 64})};
+  std::vector<at::Tensor> full;
+  for (const at::Tensor& set : sets) full.push_back(drafter.teacherForced(set, tokens, anchors, variant).argmax(-1));
+  // Expected tokens that reject the first set's block j at slot firstRejected[j] (9: never;
+  // the fourth block's run into the sequence's end, -1, at slot 5).
   const std::vector<int> firstRejected{0, 9, 1, 5, 3, 8};
-  at::Tensor expected = full.clone();
+  at::Tensor expected = full[0].clone();
   for (std::size_t j = 0; j < anchors.size(); ++j) {
     const auto row = static_cast<std::int64_t>(j);
     if (j == 3) expected[row].narrow(0, 5, 4).fill_(-1);
-    else if (firstRejected[j] < 9) expected[row][firstRejected[j]] = (full[row][firstRejected[j]] + 1) % 64;
+    else if (firstRejected[j] < 9) expected[row][firstRejected[j]] = (full[0][row][firstRejected[j]] + 1) % 64;
   }
   for (std::int64_t perForward : {0, 4}) {
-    const at::Tensor drafts = drafter.draftsUntilRejected(features, tokens, anchors, variant, expected, perForward);
-    ASSERT_EQ(drafts.sizes().vec(), (std::vector<std::int64_t>{6, 9}));
-    for (std::size_t j = 0; j < anchors.size(); ++j) {
-      const auto row = static_cast<std::int64_t>(j);
-      const int computed = std::min(firstRejected[j] + 1, 9);
-      EXPECT_TRUE(drafts[row].narrow(0, 0, computed).equal(full[row].narrow(0, 0, computed)))
-          << "block " << j << " " << dfi::enumName(variant);
-      EXPECT_TRUE((drafts[row].narrow(0, computed, 9 - computed) == -1).all().item<bool>()) << "block " << j;
-    }
+    const at::Tensor drafts = drafter.draftsUntilRejected(sets, tokens, anchors, variant, expected, perForward);
+    ASSERT_EQ(drafts.sizes().vec(), (std::vector<std::int64_t>{3, 6, 9}));
+    int deep = 0;
+    for (std::size_t g = 0; g < sets.size(); ++g)
+      for (std::size_t j = 0; j < anchors.size(); ++j) {
+        const at::Tensor mine = full[g][static_cast<std::int64_t>(j)], want = expected[static_cast<std::int64_t>(j)];
+        int computed = 1;
+        while (computed < 9 && mine[computed - 1].item<std::int64_t>() == want[computed - 1].item<std::int64_t>()) ++computed;
+        if (g == 0) EXPECT_EQ(computed, std::min(firstRejected[j] + 1, 9)) << "block " << j;
+        deep += computed > 3;
+        const at::Tensor got = drafts[static_cast<std::int64_t>(g)][static_cast<std::int64_t>(j)];
+        EXPECT_TRUE(got.narrow(0, 0, computed).equal(mine.narrow(0, 0, computed)))
+            << "set " << g << " block " << j << " " << dfi::enumName(variant);
+        EXPECT_TRUE((got.narrow(0, computed, 9 - computed) == -1).all().item<bool>()) << "set " << g << " block " << j;
+      }
+    EXPECT_GE(deep, 6) << "too few blocks reach the later rounds to test them";
   }
 }
 

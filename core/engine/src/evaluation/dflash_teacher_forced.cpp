@@ -1,5 +1,6 @@
 #include "evaluation/dflash_teacher_forced.h"
 
+#include <algorithm>
 #include <string>
 
 #include <ATen/ops/empty.h>
@@ -141,10 +142,20 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
   return steps;
 }
 
-std::vector<session::StepRecord> stepsUntilRejected(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
-                                                    std::span<const std::int64_t> anchors,
-                                                    analysis::MaskVariant variant) {
-  if (!drafter.draftsStopAtRejection()) return teacherForcedSteps(sequence, drafter, anchors, variant, 0);
+std::vector<std::vector<session::StepRecord>> stepsUntilRejected(const SequenceFeatures& sequence,
+                                                                 std::span<const at::Tensor> featureSets,
+                                                                 const DFlashDrafter& drafter,
+                                                                 std::span<const std::int64_t> anchors,
+                                                                 analysis::MaskVariant variant) {
+  std::vector<std::vector<session::StepRecord>> perSet;
+  if (!drafter.draftsStopAtRejection()) {
+    for (const at::Tensor& features : featureSets) {
+      SequenceFeatures set = sequence;
+      set.features = features;
+      perSet.push_back(teacherForcedSteps(set, drafter, anchors, variant, 0));
+    }
+    return perSet;
+  }
   c10::InferenceMode inference;
   const int b = drafter.blockSize();
   const StepMaker make(sequence, variant, b);
@@ -153,17 +164,29 @@ std::vector<session::StepRecord> stepsUntilRejected(const SequenceFeatures& sequ
   for (std::int64_t j = 0; j < n; ++j)
     for (int i = 0; i < b - 1; ++i)
       expected.data_ptr<std::int64_t>()[j * (b - 1) + i] = make.target(anchors[static_cast<std::size_t>(j)], i);
-  const at::Tensor drafts =
-      drafter.draftsUntilRejected(sequence.features, sequence.ids, anchors, variant, expected, kAnchorsPerForward);
-  std::vector<session::StepRecord> steps;
-  steps.reserve(anchors.size());
-  for (std::int64_t j = 0; j < n; ++j) {
-    session::StepRecord step = make(static_cast<std::int32_t>(j), anchors[static_cast<std::size_t>(j)],
-                                    drafts.data_ptr<std::int64_t>() + j * (b - 1));
-    make.accept(step);
-    steps.push_back(std::move(step));
+  // Every set's blocks in one forward, within the keys one forward of kAnchorsPerForward blocks
+  // has on a 2048-token sequence.
+  const auto sets = static_cast<std::int64_t>(featureSets.size());
+  const std::int64_t perForward =
+      std::clamp<std::int64_t>(kAnchorsPerForward * (2048 + b) / (sets * (sequence.ids.size(0) + b)), 1, kAnchorsPerForward);
+  const at::Tensor drafts = drafter.draftsUntilRejected(featureSets, sequence.ids, anchors, variant, expected, perForward);
+  for (std::int64_t g = 0; g < sets; ++g) {
+    std::vector<session::StepRecord>& steps = perSet.emplace_back();
+    steps.reserve(anchors.size());
+    for (std::int64_t j = 0; j < n; ++j) {
+      session::StepRecord step = make(static_cast<std::int32_t>(j), anchors[static_cast<std::size_t>(j)],
+                                      drafts.data_ptr<std::int64_t>() + (g * n + j) * (b - 1));
+      make.accept(step);
+      steps.push_back(std::move(step));
+    }
   }
-  return steps;
+  return perSet;
+}
+
+std::vector<session::StepRecord> stepsUntilRejected(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
+                                                    std::span<const std::int64_t> anchors,
+                                                    analysis::MaskVariant variant) {
+  return std::move(stepsUntilRejected(sequence, std::span(&sequence.features, 1), drafter, anchors, variant).front());
 }
 
 }  // namespace dfi::engine

@@ -53,6 +53,13 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
 std::vector<session::StepRecord> stepsUntilRejected(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
                                                     std::span<const std::int64_t> anchors,
                                                     analysis::MaskVariant variant);
+// The same for several feature sets of the sequence (`sequence`'s ids and predictions; the
+// diagnosis's tap hypotheses), in one drafter forward: the steps of each set.
+std::vector<std::vector<session::StepRecord>> stepsUntilRejected(const SequenceFeatures& sequence,
+                                                                 std::span<const at::Tensor> featureSets,
+                                                                 const DFlashDrafter& drafter,
+                                                                 std::span<const std::int64_t> anchors,
+                                                                 analysis::MaskVariant variant);
 
 // Both stages at once.
 std::vector<session::StepRecord> teacherForcedSteps(

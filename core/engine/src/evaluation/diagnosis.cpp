@@ -96,7 +96,7 @@ SequenceFeatures featuresOf(const at::Tensor& ids, const at::Tensor& predictions
   SequenceFeatures s;
   s.ids = ids;
   s.predictions = predictions;
-  s.features = sideBySide(taps);
+  if (!taps.empty()) s.features = sideBySide(taps);
   s.taps = std::move(taps);
   return s;
 }
@@ -364,10 +364,27 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
                                     *drafter.model, pass.anchors, analysis::MaskVariant::Reference, topK),
                  garble);
       const auto t3 = Clock::now();
+      const std::uint64_t seed = settings.seed ^ (static_cast<std::uint64_t>(prompt.id) * 0x9E3779B97F4A7C15ULL);
+      // The hypotheses that change only the taps share one drafter forward.
+      std::vector<at::Tensor> tapSets;
+      std::vector<session::RunId> tapRuns;
       for (const auto& [h, run] : drafterSide) {
+        if (!h->tapsOnly()) continue;
+        tapSets.push_back(sideBySide(hypothesisTaps(*h, states, taps, seed)));
+        tapRuns.push_back(run);
+      }
+      if (!tapSets.empty()) {
+        stopIfCancelled();
+        const SequenceFeatures baselineSequence = featuresOf(sequence, pass.predictions, {});
+        auto perSet = stepsUntilRejected(baselineSequence, tapSets, *drafter.model, pass.anchors,
+                                         analysis::MaskVariant::Reference);
+        for (std::size_t i = 0; i < tapRuns.size(); ++i)
+          writeSteps(sink, book, tapRuns[i], prompt.id, std::move(perSet[i]), garble);
+      }
+      for (const auto& [h, run] : drafterSide) {
+        if (h->tapsOnly()) continue;
         stopIfCancelled();  // a cancel waits for one drafter forward, not the whole prompt
         const auto own = ownDrafters.find(h);
-        const std::uint64_t seed = settings.seed ^ (static_cast<std::uint64_t>(prompt.id) * 0x9E3779B97F4A7C15ULL);
         writeSteps(sink, book, run, prompt.id,
                    drafterSideSteps(*h, states, sequence, *drafter.model,
                                     own == ownDrafters.end() ? nullptr : own->second.get(), pass, seed),

@@ -41,6 +41,8 @@ struct Hypothesis {
   std::string dtype;   // TargetDtype
   bool recurrent = false;  // DeltaRuleForm
 
+  // Changes only the taps the drafter reads: the drafter, mask and tokens stay the baseline's.
+  bool tapsOnly() const { return kind == Kind::TapShift || kind == Kind::TapAblate || kind == Kind::TapNoise; }
   // Runs the target again (its features differ); the others reuse the baseline's target pass.
   bool targetSide() const {
     return kind == Kind::Formatting || kind == Kind::TargetDtype || kind == Kind::DeltaRuleForm;

@@ -159,11 +159,11 @@ at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Te
 
 void DFlashDrafter::forEachChunk(const at::Tensor& features, const at::Tensor& tokens,
                                  std::span<const std::int64_t> anchors, std::int64_t anchorsPerForward,
-                                 DrafterProbes* probes, const ChunkForward& forward) const {
-  const std::int64_t length = features.size(0);
-  if (tokens.dim() != 1 || tokens.size(0) != length)
-    throw UsageError("teacher forcing needs one token per feature row: " +
-                     std::to_string(length) + " feature rows, tokens of shape " +
+                                 DrafterProbes* probes, const ChunkForward& forward, std::int64_t groups) const {
+  const std::int64_t length = features.size(0) / groups;
+  if (tokens.dim() != 1 || tokens.size(0) != length || features.size(0) != groups * length)
+    throw UsageError("teacher forcing needs one token per feature row: " + std::to_string(features.size(0)) +
+                     " feature rows in " + std::to_string(groups) + " sets, tokens of shape " +
                      shapeText(tokens.sizes().vec()));
   for (std::int64_t anchor : anchors)
     if (anchor < 0 || anchor >= length)
@@ -172,8 +172,9 @@ void DFlashDrafter::forEachChunk(const at::Tensor& features, const at::Tensor& t
   const auto n = static_cast<std::int64_t>(anchors.size());
   const std::int64_t chunk = anchorsPerForward > 0 ? std::min(anchorsPerForward, n) : n;
   const at::Tensor tokensCpu = tokens.to(at::kCPU, at::kLong);
-  // The first forward stores the whole sequence's context keys and values in the cache;
-  // later chunks only add their blocks (blocks never see each other, so chunks are exact).
+  // The first forward stores the whole sequence's context keys and values in the cache (every
+  // feature set's, one after the other); later chunks only add their blocks (blocks never see
+  // each other, so chunks are exact).
   DrafterKvCache cache = newCache();
   for (std::int64_t first = 0; first < n; first += chunk) {
     const auto part = anchors.subspan(static_cast<std::size_t>(first),
@@ -218,7 +219,7 @@ void DFlashDrafter::teacherForcedChunks(const at::Tensor& features, const at::Te
 
 bool DFlashDrafter::draftsStopAtRejection() const { return !config_.dflash2; }
 
-at::Tensor DFlashDrafter::draftsUntilRejected(const at::Tensor& features, const at::Tensor& tokens,
+at::Tensor DFlashDrafter::draftsUntilRejected(std::span<const at::Tensor> features, const at::Tensor& tokens,
                                               std::span<const std::int64_t> anchors, MaskVariant variant,
                                               const at::Tensor& expected, std::int64_t anchorsPerForward) const {
   c10::InferenceMode inference;
@@ -229,24 +230,33 @@ at::Tensor DFlashDrafter::draftsUntilRejected(const at::Tensor& features, const 
   if (expected.dim() != 2 || expected.size(0) != n || expected.size(1) != b - 1)
     throw UsageError("expected tokens of shape " + shapeText(expected.sizes().vec()) + " for " + std::to_string(n) +
                      " anchors of " + std::to_string(b - 1) + " slots");
+  const auto groups = static_cast<std::int64_t>(features.size());
+  if (groups == 0) throw UsageError("no feature set to draft from");
+  for (const at::Tensor& set : features)
+    if (!set.sizes().equals(features.front().sizes()))
+      throw UsageError("feature sets of shapes " + shapeText(features.front().sizes().vec()) + " and " +
+                       shapeText(set.sizes().vec()));
   const at::Tensor want = expected.to(at::kCPU, at::kLong).contiguous();
-  at::Tensor drafts = at::full({n, b - 1}, std::int64_t{-1}, at::TensorOptions().dtype(at::kLong));
+  at::Tensor drafts = at::full({groups, n, b - 1}, std::int64_t{-1}, at::TensorOptions().dtype(at::kLong));
   const int last = config_.numHiddenLayers - 1;
   const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(last)];
   const double eps = config_.rmsNormEps;
-  forEachChunk(features, tokens, anchors, anchorsPerForward, nullptr,
+  // One forward for every feature set: set g's blocks are blocks g*n .. g*n+n-1 of the layout.
+  const at::Tensor sets = groups == 1 ? features.front() : at::cat(std::vector<at::Tensor>(features.begin(), features.end()), 0);
+  forEachChunk(sets, tokens, anchors, anchorsPerForward, nullptr,
                [&](std::size_t first, std::span<const std::int64_t> part, DrafterKvCache& cache, const at::Tensor& ctx,
                    const at::Tensor& anchorTokens, std::int64_t length) {
-                 const QueryLayout layout = trainingLayout(part, variant, length, nullptr);
+                 const auto n = static_cast<std::int64_t>(part.size());
+                 const QueryLayout layout = trainingLayout(part, variant, length, nullptr, groups);
                  const LayerInputs in = layerInputs(layout, cache, ctx);
                  // Every layer but the last over every row, and the last one's keys and values.
-                 const at::Tensor h = runLayers(blockEmbeddings(anchorTokens), ctx, layout, cache, in, last);
+                 const at::Tensor h = runLayers(blockEmbeddings(anchorTokens.repeat({groups})), ctx, layout, cache, in, last);
                  const at::Tensor x = rmsNormQwen3(h, w.inputLayernorm, eps);
-                 const auto [keys, values] = blockKeysValues(last, x, ctx, in, layout.blocks, cache);
+                 const auto [keys, values] = blockKeysValues(last, x, ctx, in, layout, cache);
                  const at::Tensor& mask = isSliding(last) ? layout.slidingMask : layout.fullMask;
                  // Rounds over slots 1, 2-3, 4-7, ...: the rest of the last layer, the final norm
                  // and the LM head for the blocks whose drafts all matched so far.
-                 std::vector<std::int64_t> accepting(part.size());
+                 std::vector<std::int64_t> accepting(static_cast<std::size_t>(layout.blocks));
                  std::iota(accepting.begin(), accepting.end(), 0);
                  for (int start = 0, count = 1; start < b - 1 && !accepting.empty(); start += count, count *= 2) {
                    const int slots = std::min(count, b - 1 - start);
@@ -255,7 +265,7 @@ at::Tensor DFlashDrafter::draftsUntilRejected(const at::Tensor& features, const 
                      for (int s = start; s < start + slots; ++s) rows.push_back(j * b + 1 + s);
                    const at::Tensor rowIndex = onDevice(at::tensor(rows, at::kLong), device_);
                    // The blocks still accepting: every block in the first round, no copy needed.
-                   const bool all = std::ssize(accepting) == std::ssize(part);
+                   const bool all = std::ssize(accepting) == layout.blocks;
                    const at::Tensor blockIndex = onDevice(at::tensor(accepting, at::kLong), device_);
                    auto ofAccepting = [&](const at::Tensor& t) { return all ? t : t.index_select(0, blockIndex); };
                    const RotaryAngles angles{in.blockAngles.cos.index_select(0, rowIndex),
@@ -270,36 +280,41 @@ at::Tensor DFlashDrafter::draftsUntilRejected(const at::Tensor& features, const 
                        argmaxLastDim(logits(rmsNormQwen3(out, weights_.norm, eps))).to(at::kCPU, at::kLong).contiguous();
                    std::vector<std::int64_t> still;
                    for (std::size_t a = 0; a < accepting.size(); ++a) {
-                     const std::int64_t offset = (static_cast<std::int64_t>(first) + accepting[a]) * (b - 1) + start;
+                     const std::int64_t set = accepting[a] / n, anchor = static_cast<std::int64_t>(first) + accepting[a] % n;
+                     const std::int64_t expectedAt = anchor * (b - 1) + start, draftAt = (set * anchors.size() + anchor) * (b - 1) + start;
                      bool matched = true;
                      for (int s = 0; s < slots && matched; ++s) {
                        const std::int64_t token = drafted.data_ptr<std::int64_t>()[static_cast<std::int64_t>(a) * slots + s];
-                       drafts.data_ptr<std::int64_t>()[offset + s] = token;
-                       matched = token == want.data_ptr<std::int64_t>()[offset + s];
+                       drafts.data_ptr<std::int64_t>()[draftAt + s] = token;
+                       matched = token == want.data_ptr<std::int64_t>()[expectedAt + s];
                      }
                      if (matched) still.push_back(accepting[a]);
                    }
                    accepting = std::move(still);
                  }
-               });
+               },
+               groups);
   return drafts;
 }
 
 DFlashDrafter::QueryLayout DFlashDrafter::trainingLayout(std::span<const std::int64_t> anchors, MaskVariant variant,
-                                                         std::int64_t length, DrafterProbes* probes) const {
+                                                         std::int64_t length, DrafterProbes* probes,
+                                                         std::int64_t groups) const {
   const int b = blockSize();
   const auto n = static_cast<std::int64_t>(anchors.size());
   QueryLayout layout;
-  for (std::int64_t anchor : anchors)
-    for (int slot = 0; slot < b; ++slot) layout.positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
+  for (std::int64_t set = 0; set < groups; ++set)
+    for (std::int64_t anchor : anchors)
+      for (int slot = 0; slot < b; ++slot) layout.positions.push_back(analysis::blockSlotPosition(variant, anchor, slot));
   layout.probes = probes;
-  layout.blocks = n;
+  layout.blocks = groups * n;
+  layout.groups = groups;
   for (LayerAttention kind : {LayerAttention::Full, LayerAttention::Sliding}) {
     if (!hasLayersOf(kind)) continue;
     at::Tensor mask = maskTensor(analysis::trainingMaskPerBlock(maskSpec(variant, kind), anchors, length), n * b,
                                  length + b, device_)
                           .view({n, 1, b, length + b});
-    (kind == LayerAttention::Full ? layout.fullMask : layout.slidingMask) = std::move(mask);
+    (kind == LayerAttention::Full ? layout.fullMask : layout.slidingMask) = groups == 1 ? mask : mask.repeat({groups, 1, 1, 1});
   }
   return layout;
 }
@@ -317,7 +332,12 @@ at::Tensor DFlashDrafter::blockEmbeddings(const at::Tensor& anchorTokens, int bl
 
 DFlashDrafter::LayerInputs DFlashDrafter::layerInputs(const QueryLayout& layout, const DrafterKvCache& cache,
                                                       const at::Tensor& ctx) const {
-  return {anglesAt(layout.positions), rotary_.angles(cache.length(), ctx.size(0), dtype_, device_)};
+  // With several feature sets the cache holds each set's context after the other, all at
+  // positions 0 ..: every set's rows take the same angles.
+  const std::int64_t groups = layout.groups;
+  RotaryAngles context = rotary_.angles(cache.length() / groups, ctx.size(0) / groups, dtype_, device_);
+  if (groups > 1) context = {context.cos.repeat({groups, 1}), context.sin.repeat({groups, 1})};
+  return {anglesAt(layout.positions), std::move(context)};
 }
 
 at::Tensor DFlashDrafter::decode(at::Tensor h, const at::Tensor& ctx, const QueryLayout& layout,
@@ -343,7 +363,7 @@ at::Tensor DFlashDrafter::runLayers(at::Tensor h, const at::Tensor& ctx, const Q
       return mix.finish(sublayer(mixed.view_as(x)).view_as(mixed), dynamic).view_as(x);
     };
     h = h + around(w.attentionConv, rmsNormQwen3(h, w.inputLayernorm, eps), [&](const at::Tensor& x) {
-          const auto [keys, values] = blockKeysValues(i, x, ctx, in, layout.blocks, cache);
+          const auto [keys, values] = blockKeysValues(i, x, ctx, in, layout, cache);
           return attend(i, x, in.blockAngles, keys, values, mask, layout.blocks,
                         layout.collectAttention ? &probes->attention : nullptr);
         });
@@ -372,7 +392,7 @@ std::pair<at::Tensor, at::Tensor> DFlashDrafter::keysValues(int layer, const at:
 }
 
 std::pair<at::Tensor, at::Tensor> DFlashDrafter::blockKeysValues(int layer, const at::Tensor& x, const at::Tensor& ctx,
-                                                                 const LayerInputs& in, std::int64_t blocks,
+                                                                 const LayerInputs& in, const QueryLayout& layout,
                                                                  DrafterKvCache& cache) const {
   const int kvHeads = config_.numKeyValueHeads;
   const int d = config_.headDim;
@@ -380,16 +400,18 @@ std::pair<at::Tensor, at::Tensor> DFlashDrafter::blockKeysValues(int layer, cons
   const auto [contextKeys, contextValues] = keysValues(layer, ctx, in.contextAngles);
   cache.append(layer, contextKeys, contextValues);
   const auto [blockKeys, blockValues] = keysValues(layer, x, in.blockAngles);
-  if (blocks == 0) {  // drafting: the block goes after the cached context, in place
+  if (layout.blocks == 0) {  // drafting: the block goes after the cached context, in place
     const auto [keys, values] = cache.withBlock(layer, blockKeys, blockValues);
     return {keys.unsqueeze(0), values.unsqueeze(0)};
   }
-  // The training layout: one batch per block over [context | own block] (see
-  // analysis::trainingMaskPerBlock).
-  const std::int64_t perBatch = x.size(0) / blocks;
+  // The training layout: one batch per block over [its feature set's context | own block]
+  // (see analysis::trainingMaskPerBlock), [blocks, kvHeads, context + B, d].
+  const std::int64_t groups = layout.groups, perSet = layout.blocks / groups, perBatch = x.size(0) / layout.blocks;
   auto withOwnBlock = [&](const at::Tensor& context, const at::Tensor& block) {  // [kvHeads, *, d] each
-    const at::Tensor perBlock = block.view({kvHeads, blocks, perBatch, d}).transpose(0, 1);
-    return at::cat({context.unsqueeze(0).expand({blocks, kvHeads, context.size(1), d}), perBlock}, 2);
+    const at::Tensor contexts = context.view({kvHeads, groups, -1, d}).transpose(0, 1);  // [sets, kvHeads, T, d]
+    const at::Tensor blocks = block.view({kvHeads, groups, perSet, perBatch, d}).permute({1, 2, 0, 3, 4});
+    return at::cat({contexts.unsqueeze(1).expand({groups, perSet, kvHeads, contexts.size(2), d}), blocks}, 3)
+        .view({layout.blocks, kvHeads, -1, d});
   };
   return {withOwnBlock(cache.keys(layer), blockKeys), withOwnBlock(cache.values(layer), blockValues)};
 }

@@ -120,11 +120,13 @@ class DFlashDrafter {
   // the last runs as in teacherForced(); the last layer's queries and MLP, the final norm and
   // the LM head run in rounds over slots 1, 2-3, 4-7, 8.. only for the blocks whose drafts all
   // matched so far, so a block rejected at slot s pays for about s slots of the LM head, not
-  // B-1. Returns [N, B-1] int64 on the host; each slot it fills is teacherForced()'s argmax
-  // (up to rounding: fewer rows may take another product kernel). Not for DFlash2
-  // (draftsStopAtRejection()), whose block mixing and selector read every slot.
+  // B-1. Several feature sets of the same tokens (G, each [T, F*Ht]) go through one forward,
+  // as G times the blocks: the tap hypotheses of a diagnosis. Returns [G, N, B-1] int64 on the
+  // host; each slot it fills is teacherForced()'s argmax on that set (up to rounding: fewer
+  // rows may take another product kernel). Not for DFlash2 (draftsStopAtRejection()), whose
+  // block mixing and selector read every slot.
   bool draftsStopAtRejection() const;
-  at::Tensor draftsUntilRejected(const at::Tensor& features, const at::Tensor& tokens,
+  at::Tensor draftsUntilRejected(std::span<const at::Tensor> features, const at::Tensor& tokens,
                                  std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
                                  const at::Tensor& expected, std::int64_t anchorsPerForward = 0) const;
 
@@ -134,6 +136,9 @@ class DFlashDrafter {
     // Training layout: the rows are `blocks` blocks of B, each attending to [context | its own
     // block] ([blocks, 1, B, T + B] masks); 0 when drafting one block ([Q, Kv] masks).
     std::int64_t blocks = 0;
+    // Feature sets side by side (draftsUntilRejected): the cache holds each set's context after
+    // the other, and set g's blocks are g*blocks/groups ...
+    std::int64_t groups = 1;
     at::Tensor fullMask;      // bool; undefined when no layer of that kind exists
     at::Tensor slidingMask;
     DrafterProbes* probes = nullptr;
@@ -146,11 +151,13 @@ class DFlashDrafter {
   using ChunkForward = std::function<void(std::size_t first, std::span<const std::int64_t> part,
                                           DrafterKvCache& cache, const at::Tensor& ctx,
                                           const at::Tensor& anchorTokens, std::int64_t length)>;
+  // `features` may hold `groups` feature sets of the sequence one after the other.
   void forEachChunk(const at::Tensor& features, const at::Tensor& tokens, std::span<const std::int64_t> anchors,
-                    std::int64_t anchorsPerForward, DrafterProbes* probes, const ChunkForward& forward) const;
+                    std::int64_t anchorsPerForward, DrafterProbes* probes, const ChunkForward& forward,
+                    std::int64_t groups = 1) const;
   // The training layout of blocks at `anchors` in a sequence of `length`: positions and masks.
   QueryLayout trainingLayout(std::span<const std::int64_t> anchors, analysis::MaskVariant variant,
-                             std::int64_t length, DrafterProbes* probes) const;
+                             std::int64_t length, DrafterProbes* probes, std::int64_t groups = 1) const;
   // [N*b, H]: target embeddings of [anchorToken_j, MASK x (b-1)] for each j (b = B unless given).
   at::Tensor blockEmbeddings(const at::Tensor& anchorTokens, int blockLength = 0) const;
   // RoPE angles of a forward's block rows and of the context rows it adds.
@@ -170,7 +177,7 @@ class DFlashDrafter {
   // context rows `ctx` to `cache`: [1, kvHeads, context + Q, d] when drafting (blocks == 0),
   // [blocks, kvHeads, context + B, d] in the training layout.
   std::pair<at::Tensor, at::Tensor> blockKeysValues(int layer, const at::Tensor& x, const at::Tensor& ctx,
-                                                    const LayerInputs& in, std::int64_t blocks,
+                                                    const LayerInputs& in, const QueryLayout& layout,
                                                     DrafterKvCache& cache) const;
   // `layer`'s attention output for the query rows `x` (at RoPE `angles`; `blocks` equal groups
   // in the training layout) over `keys` and `values` under `mask`.
