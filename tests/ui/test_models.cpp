@@ -11,6 +11,7 @@
 #include "context/file_session_source.h"
 #include "context/log_relay.h"
 #include "context/session_context.h"
+#include "dfi/analysis/garble.h"
 #include "dfi/base/log.h"
 #include "gui_test_support.h"
 #include "models/token_table_model.h"
@@ -44,6 +45,22 @@ class TestModels : public QObject {
     QCOMPARE(model.index(7, TokenTableModel::TargetRankColumn).data().toString(), QStringLiteral("> 4"));
     model.clear();
     QCOMPARE(model.rowCount(), 0);
+  }
+
+  // A diagnosis hypothesis's step holds drafts through its first rejection only: the slots
+  // after it show no token, and say why.
+  void tokenTableMarksSlotsWithoutADraft() {
+    TokenTableModel model;
+    StepRecord step = dfi::fixture::fixtureStep(0, 0, 1, 20, 7, 4);  // accepts 5 of 7
+    step.draftTokens[6] = dfi::analysis::kNoDraft;
+    step.topKIds.clear();
+    step.topKProbs.clear();
+    model.setBlock(step, 0, [](dfi::session::TokenId id) { return QStringLiteral("tok%1").arg(id); });
+    QCOMPARE(model.index(6, TokenTableModel::DraftColumn).data().toString(), QStringLiteral("tok%1").arg(step.draftTokens[5]));
+    QVERIFY(model.index(6, TokenTableModel::DraftColumn).data(Qt::ToolTipRole).toString().isEmpty());
+    QCOMPARE(model.index(7, TokenTableModel::DraftColumn).data().toString(), QStringLiteral("\u2014"));
+    QCOMPARE(model.index(7, TokenTableModel::VerdictColumn).data().toString(), QStringLiteral("rejected"));
+    QVERIFY(model.index(7, TokenTableModel::DraftColumn).data(Qt::ToolTipRole).toString().contains(QStringLiteral("first rejected slot")));
   }
 
   // A DFlash2 step shows which candidate its selector chose (amber where it overruled the

@@ -138,7 +138,10 @@ void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenT
     Row row;
     row.slot = static_cast<int>(i) + 1;
     row.position = step.anchorPosition + row.slot;
-    row.draft = text(step.draftTokens[i]);
+    // No draft here: another engine did not record it, or a diagnosis hypothesis stopped at its
+    // block's first rejection (analysis::kNoDraft).
+    row.drafted = step.draftTokens[i] != analysis::kNoDraft;
+    row.draft = row.drafted ? text(step.draftTokens[i]) : QStringLiteral("\u2014");
     const session::TokenId target = i < step.targetTokens.size() ? step.targetTokens[i] : -1;
     row.target = target >= 0 ? text(target) : QString();
     row.special = isSpecial(row.draft) || isSpecial(row.target);
@@ -210,6 +213,10 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
             .arg(row.slot)
             .arg(row.treeToken)
             .arg(row.treeToken != row.draft ? tr(" (the chain drafted '%1' here)").arg(row.draft) : QString());
+      if (index.column() == DraftColumn && !row.drafted)
+        return tr("no draft recorded at slot %1: the run stops each block at its first rejected slot (a diagnosis "
+                  "hypothesis), or the engine it was imported from did not record it")
+            .arg(row.slot);
       if (index.column() == DraftColumn || index.column() == DraftProbColumn || index.column() == TargetRankColumn)
         return row.topK.isEmpty() ? QVariant() : QVariant(tr("draft top-%1 at slot %2:\n%3").arg(topK_).arg(row.slot).arg(row.topK));
       return {};

@@ -64,6 +64,7 @@ class TokenTableModel : public QAbstractTableModel {
     QString draft;
     QString target;  // empty for the anchor
     SlotState state = SlotState::Anchor;
+    bool drafted = true;  // false: the run holds no draft for this slot
     std::optional<float> draftProb;
     std::optional<int> targetRank;  // 1-based; nullopt when not in the stored top-k
     std::optional<double> entropy;
