@@ -39,6 +39,14 @@ class DrafterLayouts : public ::testing::Test {
   }
 };
 
+// A test name per mask variant ("anchor_visible").
+std::string variantTestName(const ::testing::TestParamInfo<MaskVariant>& info) {
+  std::string name(dfi::enumName(info.param));
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return name;
+}
+
 class DrafterVariants : public DrafterLayouts, public ::testing::WithParamInterface<MaskVariant> {};
 
 TEST_P(DrafterVariants, TeacherForcedEqualsOneLiveDraftPerAnchor) {
@@ -58,12 +66,7 @@ TEST_P(DrafterVariants, TeacherForcedEqualsOneLiveDraftPerAnchor) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, DrafterVariants, ::testing::ValuesIn(analysis::kAllMaskVariants),
-                         [](const auto& info) {
-                           std::string name(dfi::enumName(info.param));
-                           for (char& ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
-                         });
+                         variantTestName);
 
 // draftsUntilRejected, the diagnosis's acceptance-only forward, against the argmax of the full
 // teacher-forced logits: the same drafts through each block's first rejection, -1 after it,
@@ -113,12 +116,7 @@ TEST_P(DraftsUntilRejected, EqualTheFullForwardThroughTheFirstRejection) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, DraftsUntilRejected, ::testing::ValuesIn(analysis::kAllMaskVariants),
-                         [](const auto& info) {
-                           std::string name(dfi::enumName(info.param));
-                           for (char& ch : name)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return name;
-                         });
+                         variantTestName);
 
 TEST_F(DrafterLayouts, AnchorsInSeveralForwardsEqualOneForward) {
   for (MaskVariant variant : {MaskVariant::Reference, MaskVariant::AnchorVisible}) {
