@@ -77,7 +77,8 @@ struct FieldTable<session::RunRecord> {
       field<R>("temperature", &R::temperature, "the live loop's sampling temperature; 0: greedy"),
       field<R>("sample", &R::sample, "repeat of a sampled evaluation (--samples N): 0..N-1"),
       field<R>("hypothesis", &R::hypothesis,
-               "diagnose: \"baseline\" or the hypothesis the run tests (\"taps-shift:-1\"); empty otherwise"),
+               "diagnose: \"baseline\" or the hypothesis the run tests (\"taps-shift:-1\"), whose steps hold drafts "
+               "through each block's first rejected slot (-1 after it) and no top-k; empty otherwise"),
       field<R>("origin", &R::origin, "empty when this engine recorded the run; else the imported file and its format"),
       field<R>("settings_json", &R::settingsJson, "every setting of the run, as JSON", {.jsonText = true}),
       field<R>("shard", &R::shard, "\"i/N\" when recorded with --shard, else empty"),
@@ -113,7 +114,9 @@ struct FieldTable<session::StepRecord> {
       field<R>("mode", &R::mode, "live, teacher-forced or ddtree"),
       field<R>("anchor_position", &R::anchorPosition, "sequence position of the anchor token"),
       field<R>("anchor_token", &R::anchorToken, "the anchor's token id"),
-      field<R>("draft_tokens", &R::draftTokens, "B-1 slots: slot i drafts position anchor+i+1",
+      field<R>("draft_tokens", &R::draftTokens,
+               "B-1 slots: slot i drafts position anchor+i+1; -1: no draft (not recorded by an imported engine, or "
+               "past a diagnosis hypothesis's first rejection)",
                {.unit = "int32[]"}),
       field<R>("target_tokens", &R::targetTokens, "the target's token at each slot's position", {.unit = "int32[]"}),
       field<R>("accepted_count", &R::acceptedCount, "leading slots equal to the target (0..B-1)"),
