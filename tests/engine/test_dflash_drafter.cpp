@@ -104,7 +104,9 @@ TEST_P(DraftsUntilRejected, EqualTheFullForwardThroughTheFirstRejection) {
         const at::Tensor mine = full[g][static_cast<std::int64_t>(j)], want = expected[static_cast<std::int64_t>(j)];
         int computed = 1;
         while (computed < 9 && mine[computed - 1].item<std::int64_t>() == want[computed - 1].item<std::int64_t>()) ++computed;
-        if (g == 0) EXPECT_EQ(computed, std::min(firstRejected[j] + 1, 9)) << "block " << j;
+        if (g == 0) {
+          EXPECT_EQ(computed, std::min(firstRejected[j] + 1, 9)) << "block " << j;
+        }
         deep += computed > 3;
         const at::Tensor got = drafts[static_cast<std::int64_t>(g)][static_cast<std::int64_t>(j)];
         EXPECT_TRUE(got.narrow(0, 0, computed).equal(mine.narrow(0, 0, computed)))

@@ -96,7 +96,7 @@ SequenceFeatures featuresOf(const at::Tensor& ids, const at::Tensor& predictions
   SequenceFeatures s;
   s.ids = ids;
   s.predictions = predictions;
-  if (!taps.empty()) s.features = sideBySide(taps);
+  s.features = sideBySide(taps);
   s.taps = std::move(taps);
   return s;
 }
@@ -359,9 +359,9 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
       // The baseline records every draft and its top-k, as `run` does.
       const Hypothesis none{.kind = K::Mask};
       const std::vector<int>& taps = config.targetLayerIds;
+      const SequenceFeatures baseline = featuresOf(sequence, pass.predictions, hypothesisTaps(none, states, taps, 0));
       writeSteps(sink, book, baselineRun, prompt.id,
-                 teacherForcedSteps(featuresOf(sequence, pass.predictions, hypothesisTaps(none, states, taps, 0)),
-                                    *drafter.model, pass.anchors, analysis::MaskVariant::Reference, topK),
+                 teacherForcedSteps(baseline, *drafter.model, pass.anchors, analysis::MaskVariant::Reference, topK),
                  garble);
       const auto t3 = Clock::now();
       const std::uint64_t seed = settings.seed ^ (static_cast<std::uint64_t>(prompt.id) * 0x9E3779B97F4A7C15ULL);
@@ -375,9 +375,8 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
       }
       if (!tapSets.empty()) {
         stopIfCancelled();
-        const SequenceFeatures baselineSequence = featuresOf(sequence, pass.predictions, {});
-        auto perSet = stepsUntilRejected(baselineSequence, tapSets, *drafter.model, pass.anchors,
-                                         analysis::MaskVariant::Reference);
+        auto perSet =
+            stepsUntilRejected(baseline, tapSets, *drafter.model, pass.anchors, analysis::MaskVariant::Reference);
         for (std::size_t i = 0; i < tapRuns.size(); ++i)
           writeSteps(sink, book, tapRuns[i], prompt.id, std::move(perSet[i]), garble);
       }

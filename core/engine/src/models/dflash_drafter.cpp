@@ -43,6 +43,11 @@ at::Tensor maskTensor(const std::vector<std::uint8_t>& mask, std::int64_t rows, 
   return at::tensor(mask, at::kByte).view({rows, columns}).to(device, at::kBool);
 }
 
+// Anchors per forward of a teacher-forced pass over n anchors (0: all in one).
+std::int64_t chunkLength(std::int64_t anchorsPerForward, std::int64_t n) {
+  return anchorsPerForward > 0 ? std::min(anchorsPerForward, n) : n;
+}
+
 void require(bool ok, const std::string& item, const std::string& message) {
   if (!ok) throw ValidationError(message, ErrorContext{.file = "", .item = item});
 }
@@ -170,7 +175,7 @@ void DFlashDrafter::forEachChunk(const at::Tensor& features, const at::Tensor& t
       throw UsageError("anchor " + std::to_string(anchor) + " is outside the sequence of " +
                        std::to_string(length) + " positions");
   const auto n = static_cast<std::int64_t>(anchors.size());
-  const std::int64_t chunk = anchorsPerForward > 0 ? std::min(anchorsPerForward, n) : n;
+  const std::int64_t chunk = chunkLength(anchorsPerForward, n);
   const at::Tensor tokensCpu = tokens.to(at::kCPU, at::kLong);
   // The first forward stores the whole sequence's context keys and values in the cache (every
   // feature set's, one after the other); later chunks only add their blocks (blocks never see
@@ -191,8 +196,7 @@ void DFlashDrafter::teacherForcedChunks(const at::Tensor& features, const at::Te
                                         std::int64_t anchorsPerForward, const ChunkLogitsSink& sink,
                                         DrafterProbes* probes) const {
   c10::InferenceMode inference;
-  const std::int64_t chunk = anchorsPerForward > 0 ? std::min<std::int64_t>(anchorsPerForward, std::ssize(anchors))
-                                                   : std::ssize(anchors);
+  const std::int64_t chunk = chunkLength(anchorsPerForward, std::ssize(anchors));
   // One buffer for every forward's logits: fresh pages per forward cost as much as the
   // LM head's product itself on the CPU.
   const at::Tensor logits = at::empty({chunk, blockSize() - 1, target_.lmHead.size(0)}, target_.lmHead.options());
@@ -237,7 +241,9 @@ at::Tensor DFlashDrafter::draftsUntilRejected(std::span<const at::Tensor> featur
       throw UsageError("feature sets of shapes " + shapeText(features.front().sizes().vec()) + " and " +
                        shapeText(set.sizes().vec()));
   const at::Tensor want = expected.to(at::kCPU, at::kLong).contiguous();
-  at::Tensor drafts = at::full({groups, n, b - 1}, std::int64_t{-1}, at::TensorOptions().dtype(at::kLong));
+  const at::Tensor drafts = at::full({groups, n, b - 1}, std::int64_t{-1}, at::TensorOptions().dtype(at::kLong));
+  const std::int64_t* wanted = want.data_ptr<std::int64_t>();
+  std::int64_t* drafted = drafts.data_ptr<std::int64_t>();
   const int last = config_.numHiddenLayers - 1;
   const DrafterLayerWeights& w = weights_.layers[static_cast<std::size_t>(last)];
   const double eps = config_.rmsNormEps;
@@ -276,17 +282,18 @@ at::Tensor DFlashDrafter::draftsUntilRejected(std::span<const at::Tensor> featur
                                                             ofAccepting(mask).narrow(2, 1 + start, slots),
                                                             std::ssize(accepting), nullptr);
                    const at::Tensor out = attended + mlp(w, rmsNormQwen3(attended, w.postAttentionLayernorm, eps));
-                   const at::Tensor drafted =
+                   const at::Tensor argmax =
                        argmaxLastDim(logits(rmsNormQwen3(out, weights_.norm, eps))).to(at::kCPU, at::kLong).contiguous();
                    std::vector<std::int64_t> still;
                    for (std::size_t a = 0; a < accepting.size(); ++a) {
+                     const std::int64_t* tokens = argmax.data_ptr<std::int64_t>() + static_cast<std::int64_t>(a) * slots;
                      const std::int64_t set = accepting[a] / n, anchor = static_cast<std::int64_t>(first) + accepting[a] % n;
-                     const std::int64_t expectedAt = anchor * (b - 1) + start, draftAt = (set * anchors.size() + anchor) * (b - 1) + start;
+                     const std::int64_t expectedAt = anchor * (b - 1) + start;
+                     const std::int64_t draftAt = (set * std::ssize(anchors) + anchor) * (b - 1) + start;
                      bool matched = true;
                      for (int s = 0; s < slots && matched; ++s) {
-                       const std::int64_t token = drafted.data_ptr<std::int64_t>()[static_cast<std::int64_t>(a) * slots + s];
-                       drafts.data_ptr<std::int64_t>()[draftAt + s] = token;
-                       matched = token == want.data_ptr<std::int64_t>()[expectedAt + s];
+                       drafted[draftAt + s] = tokens[s];
+                       matched = tokens[s] == wanted[expectedAt + s];
                      }
                      if (matched) still.push_back(accepting[a]);
                    }

@@ -137,7 +137,7 @@ class DFlashDrafter {
     // block] ([blocks, 1, B, T + B] masks); 0 when drafting one block ([Q, Kv] masks).
     std::int64_t blocks = 0;
     // Feature sets side by side (draftsUntilRejected): the cache holds each set's context after
-    // the other, and set g's blocks are g*blocks/groups ...
+    // the other, and the blocks are set-major (blocks / groups per set).
     std::int64_t groups = 1;
     at::Tensor fullMask;      // bool; undefined when no layer of that kind exists
     at::Tensor slidingMask;
