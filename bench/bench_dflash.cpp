@@ -28,8 +28,8 @@
 #include <c10/core/InferenceMode.h>
 #include <nlohmann/json.hpp>
 
-#include "evaluation/dflash_decode.h"
-#include "evaluation/dflash_teacher_forced.h"
+#include "evaluation/live/dflash_decode.h"
+#include "evaluation/teacher_forced/dflash_teacher_forced.h"
 #include "evaluation/evaluation_models.h"
 #include "kernels/argmax.h"
 #include "models/target_model.h"

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Python reference of bench_dflash: the greedy DFlash live loop (spec-dflash 3) and the
-teacher-forced pass (spec-dflash 4) with transformers (target) and a plain-PyTorch drafter,
+"""Python reference of bench_dflash: the greedy DFlash live loop (docs/dflash.md 3) and the
+teacher-forced pass (docs/dflash.md 4) with transformers (target) and a plain-PyTorch drafter,
 on the bundled demo models, the same work the engine does.
 
 Live loop, as the reference benchmark runs it, with caches:
 - target prefill over the prompt (transformers, DynamicCache), taps = hidden_states[l + 1];
 - per step: the drafter drafts B-1 tokens from [anchor, MASK x (B-1)] with a context K/V
   cache (per layer, RoPE'd K and V of the committed context; the block's K/V are dropped
-  after the call, spec 2.4); the target verifies the block in one cached forward with taps;
+  after the call, docs/dflash.md 2.4); the target verifies the block in one cached forward
+  with taps;
   accepted = leading drafts equal to the target's argmax; commit those and the bonus;
 - rollback: attention layers' KV cropped to the committed length; the Gated DeltaNet layers
   (recurrent, not croppable) are restored to their state before the verify and rerun on the
@@ -18,8 +19,9 @@ Live loop, as the reference benchmark runs it, with caches:
 Teacher-forced: one target forward over the whole sequence (prompt + the live loop's
 tokens); drafter blocks at every anchor of the generated part, 32 anchors per batched
 drafter forward with the training anchor-block mask (tools/demo/dflash_torch.forward and
-training_mask, spec 4.4), acceptance per anchor against the target's greedy predictions. The
-best pass's time is also split into its two stages (target forward, drafter).
+training_mask, docs/dflash.md 4.4), acceptance per anchor against the target's greedy
+predictions. The best pass's time is also split into its two stages (target forward,
+drafter).
 
 The drafter math is tools/demo/dflash_torch.py's (rms_norm, rotate_half, rope_tables; its
 batched forward for teacher forcing), imported, not copied. Prints one JSON object.
@@ -64,9 +66,9 @@ class Drafter:
         return [[None, None] for _ in range(self.cfg["layers"])]
 
     def draft(self, cache, new_ctx, anchor_token, start):
-        """Live call (spec 2.2): new_ctx [S, F*Ht] = features of the S committed tokens the
-        drafter has not seen (positions start-S .. start-1); cache holds the earlier context's
-        K/V per layer. Returns logits [B-1, V]; the cache keeps the context only."""
+        """Live call (docs/dflash.md 2.2): new_ctx [S, F*Ht] = features of the S committed
+        tokens the drafter has not seen (positions start-S .. start-1); cache holds the earlier
+        context's K/V per layer. Returns logits [B-1, V]; the cache keeps the context only."""
         cfg, w, b = self.cfg, self.w, self.block
         nh, nkv, d = cfg["heads"], cfg["kv_heads"], cfg["head_dim"]
         s = new_ctx.shape[0]
@@ -103,7 +105,8 @@ class Drafter:
         return out[1:] @ self.lm_head.T
 
     def teacher_forced(self, feats, tokens, anchors):
-        """Training layout (spec 4.3-4.4) through dflash_torch.forward: logits [N, B-1, V]."""
+        """Training layout (docs/dflash.md 4.3-4.4) through dflash_torch.forward:
+        logits [N, B-1, V]."""
         cfg = dict(self.cfg, tap_ids=self.taps)
         b, t = self.block, feats.shape[0]
         a = torch.tensor(anchors, dtype=torch.long)[None]

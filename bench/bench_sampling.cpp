@@ -20,7 +20,7 @@
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
-#include "evaluation/dflash_decode.h"
+#include "evaluation/live/dflash_decode.h"
 #include "evaluation/evaluation_models.h"
 #include "models/target_model.h"
 #include "reference_script.h"

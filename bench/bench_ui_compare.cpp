@@ -14,7 +14,7 @@
 #include <QTest>
 
 #include "dfi/analysis/run_comparison.h"
-#include "windows/compare_view.h"
+#include "panels/compare_view.h"
 
 using namespace dfi;
 

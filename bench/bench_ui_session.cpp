@@ -41,14 +41,14 @@
 #include <QStandardPaths>
 #include <QTreeView>
 
-#include "context/session_context.h"
+#include "session/session_context.h"
 #include "dfi/session/writer.h"
 #include "models/navigator_filter.h"
 #include "models/navigator_model.h"
 #include "widgets/heatmap_plot.h"
 #include "windows/main_window.h"
-#include "windows/mask_view.h"
-#include "windows/navigator.h"
+#include "panels/mask_view.h"
+#include "panels/navigator.h"
 
 using namespace dfi;
 namespace fs = std::filesystem;

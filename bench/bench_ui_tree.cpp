@@ -13,12 +13,12 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include "context/file_session_source.h"
-#include "context/session_context.h"
+#include "session/file_session_source.h"
+#include "session/session_context.h"
 #include "dfi/analysis/ddtree.h"
 #include "dfi/session/writer.h"
 #include "widgets/tree_canvas.h"
-#include "windows/tree_view.h"
+#include "panels/tree_view.h"
 
 using namespace dfi;
 

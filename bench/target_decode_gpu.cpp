@@ -4,7 +4,7 @@
 //                    [--dtype bf16] [--prefill 512] [--steps 64]
 //
 // Writes a random checkpoint of that shape to DIR (config.json and one safetensors shard per
-// layer; names and shapes from tensorfile::expectedTargetTensors, so they are exactly what the
+// layer; names and shapes from modelspec::expectedTargetTensors, so they are exactly what the
 // loader reads), unless DIR already holds one; `--layers` keeps the real layer shapes but
 // fewer of them, so a 27B-shaped run fits a small disk (the bound is computed from the bytes
 // actually loaded, so the ratio stays meaningful). Then it loads the model, prefills, times
@@ -25,8 +25,8 @@
 #include <torch/cuda.h>
 
 #include "dfi/tensorfile/safetensors_writer.h"
-#include "dfi/tensorfile/target_config.h"
-#include "dfi/tensorfile/weight_layout.h"
+#include "dfi/modelspec/target_config.h"
+#include "dfi/modelspec/weight_layout.h"
 #include "models/model_cache.h"
 #include "models/target_model.h"
 
@@ -35,7 +35,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// Published configs (spec-qwen 2.1 and 3.1), layer count left to --layers.
+// Published configs (docs/qwen.md 2.1 and 3.1), layer count left to --layers.
 nlohmann::json shapeConfig(const std::string& shape, int layers) {
   if (shape == "qwen3-8b")
     return {{"architectures", {"Qwen3ForCausalLM"}}, {"model_type", "qwen3"}, {"vocab_size", 151936},
@@ -65,10 +65,10 @@ std::string shardOf(const std::string& name) {
 int64_t writeRandomCheckpoint(const fs::path& dir, const nlohmann::json& config) {
   fs::create_directories(dir);
   std::ofstream(dir / "config.json") << config.dump(2);
-  const auto parsed = dfi::tensorfile::parseTargetConfig(dir / "config.json");
-  const auto expected = dfi::tensorfile::expectedTargetTensors(parsed);
+  const auto parsed = dfi::modelspec::parseTargetConfig(dir / "config.json");
+  const auto expected = dfi::modelspec::expectedTargetTensors(parsed);
   if (!expected) throw std::runtime_error("no weight layout for this config");
-  std::map<std::string, std::vector<dfi::tensorfile::ExpectedTensor>> shards;
+  std::map<std::string, std::vector<dfi::modelspec::ExpectedTensor>> shards;
   for (const auto& tensor : *expected) shards[shardOf(tensor.name)].push_back(tensor);
   nlohmann::json weightMap = nlohmann::json::object();
   int64_t bytes = 0;

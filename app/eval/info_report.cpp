@@ -3,20 +3,22 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "dfi/base/error.h"
 #include "dfi/engine/memory_plan.h"
-#include "dfi/tensorfile/compatibility.h"
-#include "dfi/tensorfile/config_error.h"
-#include "dfi/tensorfile/config_kind.h"
-#include "dfi/tensorfile/weight_layout.h"
-#include "dfi/tensorfile/weights_summary.h"
+#include "dfi/modelspec/compatibility.h"
+#include "dfi/modelspec/config_error.h"
+#include "dfi/modelspec/config_kind.h"
+#include "dfi/modelspec/weight_layout.h"
+#include "dfi/modelspec/weights_summary.h"
 
 namespace dfi::eval {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace dfi::tensorfile;
+using namespace dfi::modelspec;
 using nlohmann::json;
 
 fs::path modelDirOf(const fs::path& dirOrConfig) {
@@ -49,22 +51,23 @@ json layerTypesJson(const std::vector<LayerType>& types) {
   return {{"counts", counts}, {"per_layer", names}};
 }
 
+// The shared decoder geometry, by its field table: config.json's own keys.
+json geometryJson(const DecoderGeometry& g) {
+  json j = json::object();
+  for (const GeometryField& field : kGeometryFields)
+    std::visit([&](auto member) { j[std::string(field.key)] = g.*member; }, field.member);
+  return j;
+}
+
 json targetJson(const TargetConfig& c) {
-  json j = {{"family", targetFamilyName(c.family)},
+  json j = geometryJson(c);
+  j.update({{"family", targetFamilyName(c.family)},
             {"model_type", c.modelType},
             {"architectures", c.architectures},
-            {"hidden_size", c.hiddenSize},
-            {"intermediate_size", c.intermediateSize},
-            {"num_hidden_layers", c.numHiddenLayers},
-            {"num_attention_heads", c.numAttentionHeads},
-            {"num_key_value_heads", c.numKeyValueHeads},
-            {"head_dim", c.headDim},
-            {"vocab_size", c.vocabSize},
             {"tie_word_embeddings", c.tieWordEmbeddings},
-            {"max_position_embeddings", c.maxPositionEmbeddings},
             {"rope", ropeJson(c.rope, c.headDim)},
             {"layer_types", layerTypesJson(c.layerTypes)},
-            {"eos_token_ids", c.eosTokenIds}};
+            {"eos_token_ids", c.eosTokenIds}});
   if (c.numLayersOfType(LayerType::LinearAttention) > 0) {
     j["linear_attention"] = {{"conv_kernel", c.linearConvKernelDim},
                              {"key_heads", c.linearNumKeyHeads},
@@ -101,21 +104,15 @@ std::string attentionStyle(const DrafterConfig& c) {
 }
 
 json drafterJson(const DrafterConfig& c) {
-  json j = {{"model_type", c.modelType},
+  json j = geometryJson(c);
+  j.update({{"model_type", c.modelType},
             {"architectures", c.architectures},
-            {"hidden_size", c.hiddenSize},
-            {"intermediate_size", c.intermediateSize},
-            {"num_hidden_layers", c.numHiddenLayers},
-            {"num_attention_heads", c.numAttentionHeads},
-            {"num_key_value_heads", c.numKeyValueHeads},
-            {"head_dim", c.headDim},
-            {"vocab_size", c.vocabSize},
             {"block_size", c.blockSize},
             {"target_layer_ids", c.targetLayerIds},
             {"target_layer_ids_source", c.targetLayerIdsFromConfig ? "config" : "default rule"},
             {"num_target_layers", c.numTargetLayers},
             {"rope", ropeJson(c.rope, c.headDim)},
-            {"layer_types", layerTypesJson(c.layerTypes)}};
+            {"layer_types", layerTypesJson(c.layerTypes)}});
   j["mask_token_id"] = c.maskTokenId ? json(*c.maskTokenId) : json(nullptr);
   if (c.slidingWindow) j["sliding_window"] = *c.slidingWindow;
   j["is_causal"] = c.isCausal ? json(*c.isCausal) : json(nullptr);

@@ -11,10 +11,11 @@
 
 namespace dfi::eval {
 
-// One SummaryRun per (settings without the shard, drafter), in the order runs were recorded.
+// One analysis::SummaryRun per (settings without the shard, drafter), in the order runs were recorded.
+// A diagnosis's runs are left out: they are read by their diagnosis (readSessionDiagnoses).
 // Labels as the live summary's: the drafter's shortest distinct path tail, "ddtree-N", and the
 // prompts file's name for prompts without a dataset.
-std::vector<SummaryRun> recordedSummaryRuns(const std::string& sessionPath);
+std::vector<analysis::SummaryRun> recordedSummaryRuns(const std::string& sessionPath);
 
 // Acceptance by position of every recorded run (a shard is a run of its own here), per step
 // mode, with the run's name: the summary's per-run sections.

@@ -37,19 +37,19 @@ std::string drafterLabel(const std::string& path, const engine::EvaluationSettin
   std::vector<std::string> drafters;
   for (const auto& d : settings.drafters) drafters.push_back(d.string());
   const auto which = std::ranges::find(drafters, path) - drafters.begin();
-  return drafterLabels(drafters).at(static_cast<std::size_t>(which));
+  return analysis::drafterLabels(drafters).at(static_cast<std::size_t>(which));
 }
 
 // The repeats of a sampled evaluation are one summary run each, their responses tagged.
-std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
+std::vector<analysis::SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
                                     const std::vector<engine::RunSummary>& runs) {
-  std::vector<SummaryRun> out;
+  std::vector<analysis::SummaryRun> out;
   for (const auto& r : runs) {
-    SummaryRun run{drafterLabel(r.drafter, settings), modeLabel(enumName(r.mode), settings.ddtreeBudget),
+    analysis::SummaryRun run{drafterLabel(r.drafter, settings), modeLabel(enumName(r.mode), settings.ddtreeBudget),
                    std::string(enumName(r.variant)), {}};
     if (r.mode == engine::EvaluationMode::Live) run.stepCounting = engine::stepCountingName(settings.stepCounting);
     run.sampling = engine::samplingLabel(settings.sampling);
-    auto same = std::ranges::find_if(out, [&](const SummaryRun& o) {
+    auto same = std::ranges::find_if(out, [&](const analysis::SummaryRun& o) {
       return o.drafter == run.drafter && o.mode == run.mode && o.variant == run.variant;
     });
     if (same == out.end()) same = out.insert(out.end(), std::move(run));
@@ -61,18 +61,18 @@ std::vector<SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
 }
 
 // The table for people (stdout, or stderr when stdout carries JSON) and the JSON summary event.
-void printSummary(const std::vector<SummaryRun>& runs, ProgressReporter& progress, const std::string& sessionPath,
+void printSummary(const std::vector<analysis::SummaryRun>& runs, ProgressReporter& progress, const std::string& sessionPath,
                   bool partial) {
-  const auto rows = summarize(runs);
-  const auto comparisons = pairedComparisons(runs);
+  const auto rows = analysis::summarizeRuns(runs);
+  const auto comparisons = analysis::pairedComparisons(runs);
   const std::string table = (partial ? "cancelled: the summary covers the prompts finished so far\n" : std::string()) +
                             formatSummaryTable(rows) + formatComparisons(comparisons);
   if (progress.style() == ProgressStyle::Json) {
     std::fputs(table.c_str(), stderr);
     progress.event("summary", {{"session", sessionPath},
                                {"partial", partial},
-                               {"rows", summaryJson(rows)},
-                               {"comparisons", comparisonsJson(comparisons)}});
+                               {"rows", analysis::summaryJson(rows)},
+                               {"comparisons", analysis::comparisonsJson(comparisons)}});
   } else {
     std::fputs(table.c_str(), stdout);
     std::printf("session: %s\n", sessionPath.c_str());
@@ -102,7 +102,7 @@ int evaluate(const engine::EvaluationSettings& settings, const std::string& sess
   // take minutes, so the work ahead is shown before it.
   const auto prompts = engine::selectPrompts(
       engine::readPromptSet(settings.prompts, {.skipMalformed = settings.skipBadPrompts}).prompts, settings.limit,
-      settings.shardIndex, settings.shardCount);
+      settings.shard.index, settings.shard.count);
   session::Writer writer(sessionPath,
                          {.mode = overwrite ? session::OpenMode::Overwrite : session::OpenMode::CreateNew});
   engine::SessionSink sink(writer);

@@ -8,8 +8,8 @@
 
 namespace dfi::engine::testing {
 
-inline tensorfile::DrafterConfig smallDrafterConfig() {
-  tensorfile::DrafterConfig c;
+inline modelspec::DrafterConfig smallDrafterConfig() {
+  modelspec::DrafterConfig c;
   c.modelType = "qwen3";
   c.hiddenSize = 32;
   c.numHiddenLayers = 3;
@@ -26,14 +26,14 @@ inline tensorfile::DrafterConfig smallDrafterConfig() {
   c.rope.theta = 10000;
   c.rope.factor = 4;
   c.rope.originalMaxPositionEmbeddings = 16;
-  c.layerTypes = {tensorfile::LayerType::SlidingAttention, tensorfile::LayerType::FullAttention,
-                  tensorfile::LayerType::SlidingAttention};
+  c.layerTypes = {modelspec::LayerType::SlidingAttention, modelspec::LayerType::FullAttention,
+                  modelspec::LayerType::SlidingAttention};
   c.slidingWindow = 5;
   return c;
 }
 
 // Weights with unit-scale activations and norm weights away from 1 (so a misplaced norm shows).
-inline DrafterWeights randomDrafterWeights(const tensorfile::DrafterConfig& c, int targetHidden,
+inline DrafterWeights randomDrafterWeights(const modelspec::DrafterConfig& c, int targetHidden,
                                            std::uint64_t seed) {
   at::manual_seed(seed);
   auto mat = [](std::int64_t rows, std::int64_t cols) {

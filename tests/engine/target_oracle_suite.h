@@ -142,7 +142,7 @@ TEST_P(TargetOracle, PrefillThenStepsEqualsFullRecompute) {
 
 TEST_P(TargetOracle, MultiTokenContinuationCarriesTheState) {
   // transformers restarted linear-attention state on cached multi-token calls in some versions
-  // (spec-qwen 3.4); the engine continues it, so compare against a full-prefix recompute.
+  // (docs/qwen.md 3.4); the engine continues it, so compare against a full-prefix recompute.
   const Reference ref = reference(GetParam());
   const auto model = loadModel(GetParam());
   const ForwardOutput full = model->forward(ref.ids.narrow(1, 0, 200), nullptr);
@@ -176,7 +176,7 @@ TEST_P(TargetOracle, CropBeforeTheLastRewindableForwardIsRefusedForLinearLayers)
   model->forward(ref.ids.narrow(1, 0, 20), &cache);
   model->forward(ref.ids.narrow(1, 20, 4), &cache, {.rewindable = true});
   EXPECT_THROW(cache.crop(25), UsageError);
-  if (model->config().numLayersOfType(tensorfile::LayerType::LinearAttention) > 0)
+  if (model->config().numLayersOfType(modelspec::LayerType::LinearAttention) > 0)
     EXPECT_THROW(cache.crop(10), UsageError);
   else
     EXPECT_NO_THROW(cache.crop(10));

@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dfi/analysis/ddtree.h"
-#include "evaluation/draft_distribution.h"
+#include "evaluation/live/draft_distribution.h"
 
 namespace dfi::engine {
 namespace {

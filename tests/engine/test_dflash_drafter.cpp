@@ -23,7 +23,7 @@ using testing::maxAbsDiff;
 class DrafterLayouts : public ::testing::Test {
  protected:
   static constexpr std::int64_t kLength = 20;
-  const tensorfile::DrafterConfig config = testing::smallDrafterConfig();
+  const modelspec::DrafterConfig config = testing::smallDrafterConfig();
   const DFlashDrafter drafter{config, testing::randomDrafterWeights(config, 32, 7),
                               testing::randomTargetHead(64, 32, 8)};
   const at::Tensor features = at::randn({kLength, 64});
@@ -76,7 +76,7 @@ class DraftsUntilRejected : public ::testing::TestWithParam<MaskVariant> {};
 
 TEST_P(DraftsUntilRejected, EqualTheFullForwardThroughTheFirstRejection) {
   const MaskVariant variant = GetParam();
-  tensorfile::DrafterConfig config = testing::smallDrafterConfig();
+  modelspec::DrafterConfig config = testing::smallDrafterConfig();
   config.blockSize = 10;  // nine slots: rounds over slots 1, 2-3, 4-7 and 8-9
   const DFlashDrafter drafter{config, testing::randomDrafterWeights(config, 32, 11), testing::randomTargetHead(64, 32, 12)};
   const at::Tensor features = at::randn({20, 64});
@@ -141,7 +141,7 @@ TEST_F(DrafterLayouts, AttentionIsExactlyZeroWhereTheAnalysisMaskForbids) {
     const std::vector<at::Tensor>& attention = probes.attention;
     ASSERT_EQ(attention.size(), 3u);
     for (int l = 0; l < 3; ++l) {
-      const bool sliding = config.layerTypes[static_cast<std::size_t>(l)] == tensorfile::LayerType::SlidingAttention;
+      const bool sliding = config.layerTypes[static_cast<std::size_t>(l)] == modelspec::LayerType::SlidingAttention;
       const analysis::MaskSpec spec{.variant = variant,
                                     .layer = sliding ? analysis::LayerAttention::Sliding : analysis::LayerAttention::Full,
                                     .blockSize = 4,
@@ -212,8 +212,8 @@ TEST_F(DrafterLayouts, Bf16FollowsFp32) {
 }
 
 TEST(DrafterValidation, TargetHeadMustFitTheDrafter) {
-  const tensorfile::DrafterConfig config = testing::smallDrafterConfig();
-  auto build = [&](tensorfile::DrafterConfig c, TargetHead head) {
+  const modelspec::DrafterConfig config = testing::smallDrafterConfig();
+  auto build = [&](modelspec::DrafterConfig c, TargetHead head) {
     return DFlashDrafter(c, testing::randomDrafterWeights(c, 32, 1), head);
   };
   auto expectError = [](auto&& make, const std::string& item, const std::string& text) {
@@ -227,11 +227,11 @@ TEST(DrafterValidation, TargetHeadMustFitTheDrafter) {
   };
   expectError([&] { build(config, testing::randomTargetHead(64, 24, 2)); }, "target embed_tokens",
               "has 24 columns, the drafter's hidden_size is 32");
-  tensorfile::DrafterConfig badMask = config;
+  modelspec::DrafterConfig badMask = config;
   badMask.maskTokenId = 64;
   expectError([&] { build(badMask, testing::randomTargetHead(64, 32, 2)); }, "dflash_config.mask_token_id",
               "mask token id 64 is outside the target's embedding (64 rows)");
-  tensorfile::DrafterConfig noMask = config;
+  modelspec::DrafterConfig noMask = config;
   noMask.maskTokenId.reset();
   expectError([&] { build(noMask, testing::randomTargetHead(64, 32, 2)); }, "dflash_config.mask_token_id",
               "no mask token id");

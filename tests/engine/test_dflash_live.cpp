@@ -19,12 +19,12 @@
 #include <ATen/ATen.h>
 
 #include "dfi/tensorfile/checkpoint.h"
-#include "dfi/tensorfile/drafter_config.h"
-#include "evaluation/dflash_decode.h"
-#include "evaluation/dflash_parity.h"
-#include "evaluation/dflash_teacher_forced.h"
-#include "evaluation/draft_distribution.h"
-#include "evaluation/teacher_forced_pass.h"
+#include "dfi/modelspec/drafter_config.h"
+#include "evaluation/live/dflash_decode.h"
+#include "evaluation/teacher_forced/dflash_parity.h"
+#include "evaluation/teacher_forced/dflash_teacher_forced.h"
+#include "evaluation/live/draft_distribution.h"
+#include "evaluation/teacher_forced/teacher_forced_pass.h"
 
 namespace dfi::engine {
 namespace {
@@ -40,7 +40,7 @@ class LiveLoop : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     target = TargetModel::load(kLiveDir / "target", ModelOptions{}).release();
-    const tensorfile::DrafterConfig config = tensorfile::parseDrafterConfig(
+    const modelspec::DrafterConfig config = modelspec::parseDrafterConfig(
         kLiveDir / "drafter/config.json", target->config().numHiddenLayers);
     // The drafter shares the target's embedding and LM head tensors (no copies).
     drafter = new DFlashDrafter(config,

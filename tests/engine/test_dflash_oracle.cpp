@@ -13,7 +13,7 @@
 
 #include "dfi/base/error.h"
 #include "dfi/tensorfile/checkpoint.h"
-#include "dfi/tensorfile/drafter_config.h"
+#include "dfi/modelspec/drafter_config.h"
 #include "models/dflash_drafter.h"
 #include "models/dflash_weights.h"
 #include "dfi/session/record_fields.h"
@@ -41,7 +41,7 @@ double maxAbsDiff(const at::Tensor& a, const at::Tensor& b) {
 class DrafterOracle : public ::testing::TestWithParam<std::string> {
  protected:
   const std::filesystem::path dir = kOracleDir / GetParam();
-  const tensorfile::DrafterConfig config = tensorfile::parseDrafterConfig(dir / "config.json");
+  const modelspec::DrafterConfig config = modelspec::parseDrafterConfig(dir / "config.json");
   const tensorfile::Checkpoint reference =
       tensorfile::Checkpoint::open(dir / "reference.safetensors", tensorfile::NameMapping::identity());
   const DFlashDrafter drafter{config,
@@ -146,9 +146,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, DrafterOracle, ::testing::Values("yarn_sliding",
 class DrafterCheckpointErrors : public ::testing::Test {
  protected:
   const std::filesystem::path dir = kOracleDir / "yarn_sliding";
-  const tensorfile::DrafterConfig config = tensorfile::parseDrafterConfig(dir / "config.json");
+  const modelspec::DrafterConfig config = modelspec::parseDrafterConfig(dir / "config.json");
 
-  ValidationError loadError(const tensorfile::DrafterConfig& c, int targetHidden) const {
+  ValidationError loadError(const modelspec::DrafterConfig& c, int targetHidden) const {
     try {
       loadDrafterWeights(dir, c, targetHidden, at::kFloat, at::kCPU);
     } catch (const ValidationError& e) {
@@ -160,7 +160,7 @@ class DrafterCheckpointErrors : public ::testing::Test {
 };
 
 TEST_F(DrafterCheckpointErrors, WrongShapeNamesTensorAndBothShapes) {
-  tensorfile::DrafterConfig c = config;
+  modelspec::DrafterConfig c = config;
   c.intermediateSize += 1;
   const ValidationError e = loadError(c, c.hiddenSize);
   EXPECT_EQ(e.context().item, "layers.0.mlp.gate_proj.weight");
@@ -177,9 +177,9 @@ TEST_F(DrafterCheckpointErrors, FcWidthFollowsTheTargetHiddenSize) {
 }
 
 TEST_F(DrafterCheckpointErrors, MissingTensorIsNamed) {
-  tensorfile::DrafterConfig c = config;
+  modelspec::DrafterConfig c = config;
   c.numHiddenLayers = 4;
-  c.layerTypes.push_back(tensorfile::LayerType::FullAttention);
+  c.layerTypes.push_back(modelspec::LayerType::FullAttention);
   const ValidationError e = loadError(c, c.hiddenSize);
   EXPECT_EQ(e.context().item, "layers.3.self_attn.q_proj.weight");  // the first of the layer, in file order
   EXPECT_NE(e.message().find("missing"), std::string::npos) << e.message();

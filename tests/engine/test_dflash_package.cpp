@@ -18,8 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "dfi/tensorfile/safetensors_file.h"
-#include "dfi/tensorfile/drafter_config.h"
-#include "evaluation/dflash_decode.h"
+#include "dfi/modelspec/drafter_config.h"
+#include "evaluation/live/dflash_decode.h"
 #include "models/dflash_drafter.h"
 #include "models/dflash_weights.h"
 #include "reference_tensors.h"
@@ -36,7 +36,7 @@ using test::referenceTensor;
 class PackageDrafterForward : public ::testing::TestWithParam<std::string> {
  protected:
   const std::filesystem::path dir = kPackageDir / "forward" / GetParam();
-  const tensorfile::DrafterConfig config = tensorfile::parseDrafterConfig(dir / "config.json");
+  const modelspec::DrafterConfig config = modelspec::parseDrafterConfig(dir / "config.json");
   const tensorfile::SafetensorsFile reference = tensorfile::SafetensorsFile::open(dir / "reference.safetensors");
   const DFlashDrafter drafter{config,
                               loadDrafterWeights(dir, config, config.hiddenSize, at::kFloat, at::kCPU),
@@ -96,8 +96,8 @@ int expectCasesReproduced(const std::filesystem::path& dir, const nlohmann::json
   const auto target = TargetModel::load(dir / "target", ModelOptions{});
   int steps = 0, stopped = 0, cut = 0;
   for (const nlohmann::json& c : cases) {
-    tensorfile::DrafterConfig config =
-        tensorfile::parseDrafterConfig(dir / "drafter/config.json", target->config().numHiddenLayers);
+    modelspec::DrafterConfig config =
+        modelspec::parseDrafterConfig(dir / "drafter/config.json", target->config().numHiddenLayers);
     config.blockSize = c.at("block_size").get<int>();
     const DFlashDrafter drafter(config,
                                 loadDrafterWeights(dir / "drafter", config, target->config().hiddenSize, at::kFloat,

@@ -17,8 +17,8 @@
 #include "dfi/engine/diagnosis.h"
 #include "dfi/session/reader.h"
 #include "dfi/session/writer.h"
-#include "dfi/tensorfile/drafter_config.h"
-#include "evaluation/dflash_teacher_forced.h"
+#include "dfi/modelspec/drafter_config.h"
+#include "evaluation/teacher_forced/dflash_teacher_forced.h"
 #include "evaluation/evaluation_models.h"
 
 using namespace dfi;
@@ -126,7 +126,7 @@ TEST_F(DiagnosisBattery, DrafterSideHypothesesEqualAnIndependentlyConfiguredDraf
   const auto target = TargetModel::load(kDemo / "target", {});
   const fs::path dir = kDemo / "drafter-good";
   auto configWith = [&](const std::vector<int>& taps) {
-    auto c = tensorfile::parseDrafterConfig(dir / "config.json", target->config().numHiddenLayers);
+    auto c = modelspec::parseDrafterConfig(dir / "config.json", target->config().numHiddenLayers);
     c.targetLayerIds = taps;
     return c;
   };

@@ -10,7 +10,7 @@
 #include <ATen/ATen.h>
 
 #include "dfi/analysis/hidden_statistics.h"
-#include "evaluation/hidden_stats.h"
+#include "evaluation/teacher_forced/hidden_stats.h"
 
 using namespace dfi;
 

@@ -8,7 +8,7 @@
 #include "target_oracle_suite.h"
 
 #include "dfi/tensorfile/checkpoint.h"
-#include "dfi/tensorfile/config_error.h"
+#include "dfi/modelspec/config_error.h"
 #include "io/mxfp4.h"
 #include "io/weight_loader.h"
 #include "models/gpt_oss_mlp.h"
@@ -66,7 +66,7 @@ TEST(Mxfp4, CheckpointExpertsLoadAsTransformersDequantisesThem) {
 TEST(GptOssMlp, Mxfp4ExpertsWithoutAQuantizationConfigAreRefused) {
   const std::filesystem::path dir = modelDir("gpt_oss_mxfp4");
   const tensorfile::Checkpoint checkpoint = tensorfile::Checkpoint::open(dir);
-  tensorfile::TargetConfig config = tensorfile::parseTargetConfig(dir / "config.json");
+  modelspec::TargetConfig config = modelspec::parseTargetConfig(dir / "config.json");
   config.quantization.reset();
   try {
     GptOssMlp(WeightLoader(checkpoint, at::kFloat), config, 1, at::kCPU);
@@ -80,7 +80,7 @@ TEST(GptOssMlp, RouterChoiceAndOutputMatchTransformers) {
   const std::filesystem::path dir = modelDir("gpt_oss_mxfp4");
   const auto ref = tensorfile::SafetensorsFile::open(dir / "mlp.safetensors");
   const tensorfile::Checkpoint checkpoint = tensorfile::Checkpoint::open(dir);
-  const tensorfile::TargetConfig config = tensorfile::parseTargetConfig(dir / "config.json");
+  const modelspec::TargetConfig config = modelspec::parseTargetConfig(dir / "config.json");
   const GptOssMlp mlp(WeightLoader(checkpoint, at::kFloat), config, 0, at::kCPU);
   ExpertRouting routing;
   const at::Tensor out = mlp.forward(test::referenceTensor(ref, "x"), &routing);
@@ -91,21 +91,21 @@ TEST(GptOssMlp, RouterChoiceAndOutputMatchTransformers) {
 }
 
 TEST(LlamaGptOssConfig, FamiliesReadAsTransformersDefinesThem) {
-  const tensorfile::TargetConfig llama = tensorfile::parseTargetConfig(modelDir("llama3_gqa") / "config.json");
-  EXPECT_EQ(llama.family, tensorfile::TargetFamily::Llama);
+  const modelspec::TargetConfig llama = modelspec::parseTargetConfig(modelDir("llama3_gqa") / "config.json");
+  EXPECT_EQ(llama.family, modelspec::TargetFamily::Llama);
   EXPECT_EQ(llama.headDim, 16);  // absent: hidden_size / num_attention_heads
   EXPECT_EQ(llama.rope.type, "llama3");
   EXPECT_EQ(llama.rope.originalMaxPositionEmbeddings, 64);
-  const tensorfile::TargetConfig bias = tensorfile::parseTargetConfig(modelDir("llama_bias_tied") / "config.json");
+  const modelspec::TargetConfig bias = modelspec::parseTargetConfig(modelDir("llama_bias_tied") / "config.json");
   EXPECT_TRUE(bias.attentionBias && bias.mlpBias && bias.tieWordEmbeddings);
 
-  const tensorfile::TargetConfig oss = tensorfile::parseTargetConfig(modelDir("gpt_oss_mxfp4") / "config.json");
-  EXPECT_EQ(oss.family, tensorfile::TargetFamily::GptOss);
+  const modelspec::TargetConfig oss = modelspec::parseTargetConfig(modelDir("gpt_oss_mxfp4") / "config.json");
+  EXPECT_EQ(oss.family, modelspec::TargetFamily::GptOss);
   ASSERT_TRUE(oss.quantization.has_value());
   EXPECT_EQ(oss.quantization->method, "mxfp4");
   EXPECT_EQ(oss.slidingWindow, 32);
-  EXPECT_EQ(oss.layerTypes, (std::vector{tensorfile::LayerType::SlidingAttention, tensorfile::LayerType::FullAttention,
-                                         tensorfile::LayerType::SlidingAttention}));
+  EXPECT_EQ(oss.layerTypes, (std::vector{modelspec::LayerType::SlidingAttention, modelspec::LayerType::FullAttention,
+                                         modelspec::LayerType::SlidingAttention}));
   EXPECT_EQ(oss.rope.type, "yarn");
   EXPECT_FALSE(oss.rope.truncate);
   ASSERT_TRUE(oss.moe && oss.swigluClamp);
@@ -120,9 +120,9 @@ TEST(LlamaGptOssConfig, OtherQuantisationMethodsAreRefusedByName) {
         "intermediate_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 10,
         "num_local_experts": 4, "quantization_config": {"quant_method": ")" + method + R"("}})";
     try {
-      tensorfile::parseTargetConfigText(json, "config.json");
+      modelspec::parseTargetConfigText(json, "config.json");
       ADD_FAILURE() << method << " was accepted";
-    } catch (const tensorfile::ConfigValidationError& e) {
+    } catch (const modelspec::ConfigValidationError& e) {
       ASSERT_EQ(e.problems().size(), 1u) << e.what();
       EXPECT_EQ(e.problems()[0].field, "quantization_config.quant_method");
       EXPECT_NE(e.problems()[0].message.find("\"" + method + "\""), std::string::npos);

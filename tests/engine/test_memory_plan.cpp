@@ -13,7 +13,7 @@
 
 #include "dfi/base/error.h"
 #include "dfi/engine/memory_plan.h"
-#include "dfi/tensorfile/parameter_count.h"
+#include "dfi/modelspec/parameter_count.h"
 #include "models/target_model.h"
 #include "reference_tensors.h"
 
@@ -22,7 +22,7 @@ namespace {
 
 MemoryPlan planFor(const std::string& model, const ModelOptions& options) {
   const auto dir = test::oracleDir() / model;
-  return planTargetMemory(tensorfile::Checkpoint::open(dir), tensorfile::parseTargetConfig(dir / "config.json"),
+  return planTargetMemory(tensorfile::Checkpoint::open(dir), modelspec::parseTargetConfig(dir / "config.json"),
                           options);
 }
 
@@ -39,7 +39,7 @@ TEST(MemoryPlan, OneDeviceHoldsEveryParameterTheModelLoads) {
     // The independent count: the checkpoint's tensors the engine maps (vision and MTP skipped).
     std::uint64_t mapped = 0;
     for (const std::string& name : target->checkpoint().names())
-      mapped += tensorfile::storedParameters(target->checkpoint().info(name));
+      mapped += modelspec::storedParameters(target->checkpoint().info(name));
     EXPECT_EQ(plan.totalParameters, mapped) << model;
     EXPECT_EQ(plan.activeParameters, plan.totalParameters) << model << ": a dense model is active in full";
     ASSERT_EQ(plan.devices.size(), 1u);
@@ -61,7 +61,7 @@ TEST(MemoryPlan, MixtureOfExpertsCountsAsTransformersDoesInEitherLayout) {
     const auto dir = std::filesystem::path(DFI_BINARY_DIR) / "oracle" / model;
     const auto expected = nlohmann::json::parse(std::ifstream(dir / "parameters.json"));
     const MemoryPlan plan = planTargetMemory(tensorfile::Checkpoint::open(dir),
-                                             tensorfile::parseTargetConfig(dir / "config.json"), {.dtype = "bf16"});
+                                             modelspec::parseTargetConfig(dir / "config.json"), {.dtype = "bf16"});
     EXPECT_EQ(plan.totalParameters, expected["total"].get<std::uint64_t>()) << model;
     EXPECT_EQ(plan.activeParameters, expected["active"].get<std::uint64_t>()) << model;
     EXPECT_LT(plan.activeParameters, plan.totalParameters) << model;
@@ -72,7 +72,7 @@ TEST(MemoryPlan, MixtureOfExpertsCountsAsTransformersDoesInEitherLayout) {
 TEST(MemoryPlan, ATiedHeadOnAnotherDeviceIsACopy) {
   const MemoryPlan one = planFor("qwen3_tied_gqa", {.devices = {"cpu"}});
   const MemoryPlan two = planFor("qwen3_tied_gqa", {.devices = {"cpu", "cpu"}});
-  const auto config = tensorfile::parseTargetConfig(test::oracleDir() / "qwen3_tied_gqa" / "config.json");
+  const auto config = modelspec::parseTargetConfig(test::oracleDir() / "qwen3_tied_gqa" / "config.json");
   const std::uint64_t embedding = std::uint64_t(config.vocabSize) * config.hiddenSize;
   ASSERT_EQ(two.devices.size(), 2u);
   EXPECT_EQ(two.devices[0].layerCount + two.devices[1].layerCount, config.numHiddenLayers);

@@ -14,10 +14,10 @@
 #include "dfi/base/error.h"
 #include "dfi/engine/forward_pass.h"
 #include "dfi/tensorfile/checkpoint.h"
-#include "dfi/tensorfile/drafter_config.h"
+#include "dfi/modelspec/drafter_config.h"
 #include "dfi/session/hidden_statistics.h"
-#include "evaluation/dflash_decode.h"
-#include "evaluation/teacher_forced_pass.h"
+#include "evaluation/live/dflash_decode.h"
+#include "evaluation/teacher_forced/teacher_forced_pass.h"
 #include "target_oracle_suite.h"
 
 namespace dfi::engine::test {
@@ -206,8 +206,8 @@ std::vector<std::int64_t> readIds(const tensorfile::Checkpoint& file, const std:
 std::filesystem::path liveDir(const std::string& name) { return oracleRoot() / "moe_models" / name; }
 
 DFlashDrafter liveDrafter(const TargetModel& target, const std::filesystem::path& dir) {
-  const tensorfile::DrafterConfig config =
-      tensorfile::parseDrafterConfig(dir / "drafter/config.json", target.config().numHiddenLayers);
+  const modelspec::DrafterConfig config =
+      modelspec::parseDrafterConfig(dir / "drafter/config.json", target.config().numHiddenLayers);
   return DFlashDrafter(config, loadDrafterWeights(dir / "drafter", config, target.config().hiddenSize, at::kFloat, at::kCPU),
                        {target.embeddingWeight(), target.lmHeadWeight()});
 }

@@ -22,10 +22,10 @@
 #include <ATen/ATen.h>
 
 #include "dfi/analysis/attention_mask.h"
-#include "dfi/tensorfile/drafter_config.h"
+#include "dfi/modelspec/drafter_config.h"
 #include "dfi/tensorfile/safetensors_file.h"
-#include "evaluation/dflash_teacher_forced.h"
-#include "evaluation/teacher_forced_pass.h"
+#include "evaluation/teacher_forced/dflash_teacher_forced.h"
+#include "evaluation/teacher_forced/teacher_forced_pass.h"
 #include "models/dflash_drafter.h"
 #include "models/dflash_weights.h"
 #include "models/target_model.h"
@@ -53,7 +53,7 @@ struct SpecForgeCase {
       : dir(kSpecForgeDir / name),
         reference(tensorfile::SafetensorsFile::open(dir / "reference.safetensors")),
         target(TargetModel::load(dir / "target", ModelOptions{})),
-        config(tensorfile::parseDrafterConfig(dir / "drafter/config.json", target->config().numHiddenLayers)),
+        config(modelspec::parseDrafterConfig(dir / "drafter/config.json", target->config().numHiddenLayers)),
         drafter(config, loadDrafterWeights(dir / "drafter", config, target->config().hiddenSize, at::kFloat, at::kCPU),
                 {target->embeddingWeight(), target->lmHeadWeight()}),
         ids(toVector(referenceTensor(reference, "input_ids"))),
@@ -100,7 +100,7 @@ struct SpecForgeCase {
   const std::filesystem::path dir;
   const tensorfile::SafetensorsFile reference;
   const std::unique_ptr<TargetModel> target;
-  const tensorfile::DrafterConfig config;
+  const modelspec::DrafterConfig config;
   const DFlashDrafter drafter;
   const std::vector<std::int64_t> ids;
   const std::vector<std::int64_t> anchors;

@@ -19,7 +19,7 @@
 
 #include "dfi/base/error.h"
 #include "dfi/tensorfile/safetensors_file.h"
-#include "evaluation/speculative_sampling.h"
+#include "evaluation/live/speculative_sampling.h"
 #include "reference_tensors.h"
 
 namespace dfi::engine {

@@ -90,7 +90,7 @@ def malformed(demo):
          "carries no payload"),
         ("an unknown mode", line({"type": "run", "request_id": 15, "target": target, "drafters": [drafter],
                                   "prompts": str(demo / "prompts.jsonl"), "modes": ["sideways"]}), 15,
-         "unknown mode 'sideways'"),
+         "run.modes[0]: unknown value 'sideways'"),
         ("an unknown mask variant", line({"type": "inspect", "request_id": 16, "target": target, "drafter": drafter,
                                           "ids": [1, 2], "anchor": 1, "mask_variant": "upside-down"}), 16,
          "inspect.mask_variant: unknown value 'upside-down'"),

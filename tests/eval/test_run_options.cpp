@@ -1,4 +1,4 @@
-// The `run` command line as parsed into evaluation settings: mode spellings, DDTree, block
+// The `run` command line as parsed into the settings vocabulary: mode spellings, DDTree, block
 // size, limit, thinking and shard, each refused with the option named.
 
 #include <gtest/gtest.h>
@@ -12,19 +12,20 @@
 #include "dfi/base/error.h"
 #include "dfi/base/field_json.h"
 #include "dfi/protocol/message_fields.h"
+#include "dfi/settings/settings_fields.h"
 #include "run_options.h"
 
 namespace fs = std::filesystem;
 using namespace dfi;
 using namespace dfi::eval;
-using engine::EvaluationMode;
+using settings::EvaluationMode;
 
 namespace {
 
 const EnvLookup kNoEnv = [](const char*) -> std::optional<std::string> { return std::nullopt; };
 
 // Parses `run` options as the command line would (the paths exist: CLI11 checks them).
-engine::EvaluationSettings parse(std::vector<std::string> args, const EnvLookup& env = kNoEnv) {
+settings::RunSettings parse(std::vector<std::string> args, const EnvLookup& env = kNoEnv) {
   static const fs::path dir = [] {
     const fs::path d = fs::path(::testing::TempDir()) / "dfi_run_options";
     fs::create_directories(d / "target");
@@ -33,14 +34,14 @@ engine::EvaluationSettings parse(std::vector<std::string> args, const EnvLookup&
     return d;
   }();
   CLI::App app;
-  RunOptions options;
+  RunCommandLine options;
   addRunOptions(app, options);
   std::vector<std::string> argv{"--target", (dir / "target").string(), "--drafter", (dir / "drafter").string(),
                                 "--prompts", (dir / "prompts.jsonl").string()};
   argv.insert(argv.end(), args.begin(), args.end());
   std::reverse(argv.begin(), argv.end());  // CLI11 takes them last-first
   app.parse(argv);
-  return options.toSettings(env);
+  return options.resolve(env);
 }
 
 std::string usageMessage(std::vector<std::string> args) {
@@ -100,8 +101,8 @@ TEST(RunOptions, LimitAndThinking) {
 }
 
 TEST(RunOptions, StepCountingDefaultsToDflashAndNamesAWrongValue) {
-  EXPECT_EQ(parse({}).stepCounting, engine::StepCounting::Dflash);
-  EXPECT_EQ(parse({"--step-counting", "full-blocks"}).stepCounting, engine::StepCounting::FullBlocks);
+  EXPECT_EQ(parse({}).stepCounting, settings::StepCounting::Dflash);
+  EXPECT_EQ(parse({"--step-counting", "full-blocks"}).stepCounting, settings::StepCounting::FullBlocks);
   EXPECT_NE(usageMessage({"--step-counting", "full"}).find("--step-counting"), std::string::npos);
 }
 
@@ -112,44 +113,30 @@ TEST(RunOptions, ShardFromLauncher) {
     return it == vars.end() ? std::nullopt : std::optional<std::string>(it->second);
   };
   const auto s = parse({"--shard", "auto"}, env);
-  EXPECT_EQ(s.shardIndex, 2);
-  EXPECT_EQ(s.shardCount, 4);
-  EXPECT_EQ(parse({"--shard", "1/3"}).shardIndex, 1);
+  EXPECT_EQ(s.shard, (settings::Shard{2, 4}));
+  EXPECT_EQ(parse({"--shard", "1/3"}).shard.index, 1);
   EXPECT_NE(usageMessage({"--shard", "3/3"}).find("--shard"), std::string::npos);
 }
 
-// The GUI's request lists its modes: an unticked DDTree stays off whatever the budget.
-TEST(RunOptions, RunRequestKeepsItsModes) {
-  protocol::RunRequest request;
-  request.target = "t";
-  request.drafters = {"d"};
-  request.prompts = "p";
-  request.modes = {"live"};
-  request.ddtreeBudget = 8;
-  request.blockSize = 4;
-  request.limit = 2;
-  request.enableThinking = true;
-  const auto s = RunOptions{request}.toSettings(kNoEnv);
-  EXPECT_EQ(s.modes, (Modes{EvaluationMode::Live}));
-  EXPECT_EQ(s.blockSize, 4);
-  EXPECT_EQ(s.limit, 2);
-  EXPECT_TRUE(s.enableThinking);
-}
-
-// What a run records as its settings is the run options' JSON: it reads back as the options
-// (protocol::RunOptions, the GUI's request), and those give the same settings again.
-TEST(RunOptions, RecordedSettingsAreTheRunOptions) {
-  const engine::EvaluationSettings settings =
+// What a run records as its settings is the settings' JSON: it reads back as the same settings,
+// the "run" request's payload, with the command line's spellings resolved.
+TEST(RunOptions, RecordedSettingsReadBackAsTheSettings) {
+  const settings::RunSettings settings =
       parse({"--mode", "teacher,ddtree", "--mask-variant", "anchor-visible", "--anchors", "random:12:7",
-             "--limit", "3", "--thinking", "on", "--block-size", "8", "--no-parity"});
-  const auto recorded = fromJson<protocol::RunOptions>(nlohmann::json::parse(settings.toJson()), "settings_json");
-  EXPECT_EQ(recorded.anchors, "random:12:7");
-  EXPECT_EQ(recorded.limit, 3);
-  EXPECT_TRUE(recorded.noParity);
-  const engine::EvaluationSettings again = RunOptions{recorded}.toSettings(kNoEnv);
-  EXPECT_EQ(again.toJson(), settings.toJson());
-  EXPECT_EQ(again.modes, settings.modes);
+             "--limit", "3", "--thinking", "on", "--block-size", "8", "--no-parity", "--seed", "5"});
+  const nlohmann::json recorded = nlohmann::json::parse(settings::settingsJson(settings));
+  EXPECT_EQ(recorded.at("anchors"), "random:12:7");
+  EXPECT_EQ(recorded.at("limit"), 3);
+  EXPECT_EQ(recorded.at("no_parity"), true);
+  EXPECT_EQ(recorded.at("modes"), (nlohmann::json{"teacher-forced", "ddtree"}));
+  const settings::RunSettings again = settings::recordedRunSettings(settings::settingsJson(settings));
+  EXPECT_EQ(again, settings);
   EXPECT_EQ(again.anchors.count, 12);
   EXPECT_EQ(again.anchors.seed, 7u);
-  EXPECT_EQ(engine::anchorSelectionText(engine::parseAnchorSelection("every:4")), "every:4");
+  EXPECT_EQ(again.sampling.seed, 5u);
+  // The "run" request carries the same fields next to its id.
+  protocol::RunRequest request{settings};
+  request.requestId = 3;
+  const auto decoded = std::get<protocol::RunRequest>(protocol::decodeRequest(protocol::encodeMessage(request), "test"));
+  EXPECT_EQ(static_cast<const settings::RunSettings&>(decoded), settings);
 }

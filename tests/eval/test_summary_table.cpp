@@ -12,6 +12,7 @@
 
 using namespace dfi;
 using namespace dfi::eval;
+using namespace dfi::analysis;
 
 namespace {
 
@@ -34,7 +35,7 @@ std::vector<SummaryRun> twoRuns() {
 
 TEST(SummaryTable, IntervalsContainThePointEstimate) {
   const auto runs = twoRuns();
-  const auto rows = summarize(runs);
+  const auto rows = summarizeRuns(runs);
   ASSERT_EQ(rows.size(), 4u);  // live: gsm8k, mt-bench, all; ddtree: gsm8k only (no "all")
   EXPECT_EQ(rows[0].dataset, "mt-bench");
   EXPECT_EQ(rows[1].dataset, "gsm8k");
@@ -65,7 +66,7 @@ TEST(SummaryTable, ResponseOrderDoesNotMoveTheIntervals) {
   for (int shard = 0; shard < 2; ++shard)  // shard i of 2 takes prompts i, i + 2, ...
     for (int p = shard; p < 9; p += 2) sharded.responses.push_back(whole.responses[static_cast<std::size_t>(p)]);
   const std::vector<SummaryRun> a{whole}, b{sharded};
-  const auto rowA = summarize(a).at(0), rowB = summarize(b).at(0);
+  const auto rowA = summarizeRuns(a).at(0), rowB = summarizeRuns(b).at(0);
   EXPECT_DOUBLE_EQ(rowA.tau.estimate, rowB.tau.estimate);
   EXPECT_DOUBLE_EQ(rowA.tau.low, rowB.tau.low);
   EXPECT_DOUBLE_EQ(rowA.tau.high, rowB.tau.high);
@@ -84,11 +85,11 @@ TEST(SummaryTable, ResponseOrderDoesNotMoveTheIntervals) {
 
 TEST(SummaryTable, SameRunSameTable) {
   const auto runs = twoRuns();
-  EXPECT_EQ(formatSummaryTable(summarize(runs)), formatSummaryTable(summarize(runs)));
+  EXPECT_EQ(formatSummaryTable(summarizeRuns(runs)), formatSummaryTable(summarizeRuns(runs)));
 }
 
 TEST(SummaryTable, TextAndJsonCarryTheRows) {
-  const auto rows = summarize(twoRuns());
+  const auto rows = summarizeRuns(twoRuns());
   const std::string table = formatSummaryTable(rows);
   EXPECT_NE(table.find("tau(ref) [95% CI]"), std::string::npos);
   EXPECT_NE(table.find("ddtree-8"), std::string::npos);
@@ -104,7 +105,7 @@ TEST(SummaryTable, TextAndJsonCarryTheRows) {
 TEST(SummaryTable, LiveRowsSayHowTheirStepsWereCounted) {
   std::vector<SummaryRun> runs = twoRuns();
   runs[0].stepCounting = "dflash";
-  const auto rows = summarize(runs);
+  const auto rows = summarizeRuns(runs);
   const std::string table = formatSummaryTable(rows);
   EXPECT_NE(table.find("live steps counted dflash 0.1.0's"), std::string::npos) << table;
   EXPECT_EQ(table.find("full blocks"), std::string::npos) << table;
@@ -114,13 +115,13 @@ TEST(SummaryTable, LiveRowsSayHowTheirStepsWereCounted) {
   runs.push_back(runs[0]);
   runs.back().drafter = "step40k";
   runs.back().stepCounting = "full-blocks";
-  const std::string mixed = formatSummaryTable(summarize(runs));
+  const std::string mixed = formatSummaryTable(summarizeRuns(runs));
   EXPECT_NE(mixed.find("(full-blocks runs)"), std::string::npos) << mixed;
 }
 
 TEST(SummaryTable, ARunWithoutResponsesHasNoTau) {
   const std::vector<SummaryRun> empty{{"step20k", "live", "reference", {}}};
-  const auto rows = summarize(empty);
+  const auto rows = summarizeRuns(empty);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].dataset, "all");
   EXPECT_EQ(rows[0].responses, 0);
@@ -207,7 +208,7 @@ TEST(SummaryTable, SampledRepeatsGetTheirIntervalAndPairOnPromptAndRepeat) {
       b.responses.push_back(rb);
     }
   const std::vector<SummaryRun> runs{a, b};
-  const auto rows = summarize(runs);
+  const auto rows = summarizeRuns(runs);
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].responses, 18);
   EXPECT_EQ(rows[0].repeats, 3);

@@ -10,12 +10,12 @@
 #include <string_view>
 
 #include "dfi/base/error.h"
-#include "dfi/tensorfile/compatibility.h"
-#include "dfi/tensorfile/config_kind.h"
-#include "dfi/tensorfile/drafter_config.h"
-#include "dfi/tensorfile/target_config.h"
+#include "dfi/modelspec/compatibility.h"
+#include "dfi/modelspec/config_kind.h"
+#include "dfi/modelspec/drafter_config.h"
+#include "dfi/modelspec/target_config.h"
 
-using namespace dfi::tensorfile;
+using namespace dfi::modelspec;
 
 namespace {
 

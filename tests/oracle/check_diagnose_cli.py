@@ -90,6 +90,15 @@ def main():
     if exported != report:
         failures.append("export --what diagnosis differs from diagnose --json")
 
+    # `summary` reads the diagnosis's runs by their diagnosis: no tau row pools the hypothesis
+    # runs (each a variant of the drafter) with each other or with the baseline.
+    summary = json.loads(subprocess.run([engine, "summary", str(session), "--json"], check=True,
+                                        capture_output=True, text=True).stdout)
+    if summary["rows"] or summary["positions"]:
+        failures.append(f"summary pools a diagnosis's runs into tau rows: {summary['rows']}")
+    if len(summary["diagnoses"]) != 1 or summary["diagnoses"][0]["hypotheses"] != report["hypotheses"]:
+        failures.append("summary --json should hold the one diagnosis as diagnose --json reports it")
+
     files = dumps(demo, work)
     right, _ = diagnose(engine, demo, work, "right", "--training-dump", str(files["right"]))
     matched = lint_of(right, "training-dump-tap")

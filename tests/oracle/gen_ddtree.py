@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Reference DDTree trees and acceptance for the engine's DDTree (spec-dflash 5).
+"""Reference DDTree trees and acceptance for the engine's DDTree (docs/dflash.md 5).
 
 An independent plain-Python DDTree written from the published algorithm (Ringel & Romano,
-arXiv 2604.12989; the semantics of `liranringel/ddtree:ddtree.py` as spec-dflash 5.1-5.3
+arXiv 2604.12989; the semantics of `liranringel/ddtree:ddtree.py` as docs/dflash.md 5.1-5.3
 describes them), not from the engine's code:
 
 - per depth d = 1..D (draft slot d-1), K = min(budget, V) candidates: the top-K of the
@@ -90,7 +90,7 @@ def build_tree(top_ids, top_lp, budget, root_token):
 
 
 def verify(tree, children, continuation, rng, vocab):
-    """The greedy tree walk with per-node posteriors (spec 5.2)."""
+    """The greedy tree walk with per-node posteriors (docs/dflash.md 5.2)."""
     n = len(tree["tokens"])
     on_continuation = [False] * n
     on_continuation[0] = True

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Reference draft logits for the engine's DFlash drafter (spec-dflash 1.3, 2.2-2.3, 4.3-4.4).
+"""Reference draft logits for the engine's DFlash drafter (docs/dflash.md 1.3, 2.2-2.3, 4.3-4.4).
 
-An independent plain-torch drafter written from the spec (z-lab model.py semantics): context
+An independent plain-torch drafter written from docs/dflash.md (z-lab model.py semantics): context
 features -> hidden_norm(fc(.)) feed every layer as extra keys/values through the layer's own
 Wk/k_norm/Wv; the block [anchor, MASK x (B-1)] is embedded with the target's embedding; keys
 and values are cat([context, block]); full layers are unmasked (bidirectional), sliding
@@ -18,17 +18,18 @@ model.safetensors) and reference.safetensors:
   inference.bf16 [N, B-1, V]          the same with weights, head and features in bf16
   attention.<l> [heads, B, a+B]       layer l's attention probabilities in the live call at
                                       anchor a = attention_anchor
-  training.reference [N, B-1, V]      all anchors in one forward, training mask (spec 4.4)
+  training.reference [N, B-1, V]      all anchors in one forward, training mask
+                                      (docs/dflash.md 4.4)
   training.anchor-visible [N, B-1, V] the same with context k <= anchor
 
-The training masks are built here from the spec 4.4 formula, not from the engine's code.
+The training masks are built here from the docs/dflash.md 4.4 formula, not from the engine's code.
 
 OUT/live/ holds a tiny random Qwen3 target saved by transformers (target/) and a drafter that
 taps it (drafter/), for the engine's own consistency tests (live against teacher-forced, the
 evaluation). The live loop's reference is z-lab's dflash_generate (gen_dflash_package.py).
 
 What this file keeps that the dflash package cannot give: the training layout (all anchors in
-one forward under the training masks, spec-dflash 4.4), the bf16 reference with the engine's
+one forward under the training masks, docs/dflash.md 4.4), the bf16 reference with the engine's
 rounding points, the attention probabilities per layer, and "model."-prefixed names.
 
 Usage: gen_drafter.py OUT_DIR
@@ -207,7 +208,7 @@ def inference_layout(w, cfg, rope, embed, lm_head, feats, tokens):
 
 
 def training_mask(anchors, t, b, anchor_visible, window=None):
-    """spec-dflash 4.4: ctx_ok = k < T and k < a (k <= a when the anchor is visible);
+    """docs/dflash.md 4.4: ctx_ok = k < T and k < a (k <= a when the anchor is visible);
     block_ok = k >= T and (k - T) // B == q // B. Sliding layers add the causal window."""
     n = len(anchors)
     rows, cols = n * b, t + n * b
@@ -334,7 +335,7 @@ LIVE_MAX_NEW = 40
 
 
 def reference_loop(target, w, cfg, prompt):
-    """spec-dflash 3, greedy, every block in full (StepCounting::FullBlocks): prefill, then per
+    """docs/dflash.md 3, greedy, every block in full (StepCounting::FullBlocks): prefill, then per
     step draft -> verify -> accept + bonus, the target recomputed over the whole sequence. The
     reference of the target families the dflash package cannot run with its own caches (MoE,
     Llama, gpt-oss: gen_moe_models.py, gen_llama_gptoss_models.py); Qwen3 dense and hybrid

@@ -3,7 +3,7 @@
 Targets are transformers models saved with save_pretrained (a Qwen3, a Qwen3.5
 ConditionalGeneration with a vision tower and F32 A_log next to BF16 weights, and a Qwen3-MoE
 with parameters.json: transformers' total and active parameter counts); drafters are
-DFlash configs with the tensor names and shapes of spec-dflash 1.3, written with the
+DFlash configs with the tensor names and shapes of docs/dflash.md 1.3, written with the
 safetensors package. expected.json holds what the safetensors package reads back from each
 checkpoint: tensor count, parameters, bytes, dtype mix, vision/MTP parameters; and, as a
 cross-check, transformers' own num_parameters() for the targets.
@@ -48,7 +48,7 @@ def save_qwen3_5(out):
                   num_position_embeddings=16, patch_size=4)
     model = Qwen3_5ForConditionalGeneration(Qwen3_5Config(text_config=text, vision_config=vision,
                                                           tie_word_embeddings=False)).to(torch.bfloat16)
-    # Real Qwen3.5 checkpoints store A_log in F32 next to BF16 weights (spec-qwen 0.1).
+    # Real Qwen3.5 checkpoints store A_log in F32 next to BF16 weights (docs/qwen.md 0.1).
     for name, p in model.named_parameters():
         if name.endswith("A_log"):
             p.data = p.data.float()

@@ -16,7 +16,7 @@ layout, and transformers loading them back must give the same logits.
 
 OUT/live_<family>/ (qwen35_moe, qwen3_moe, qwen3_next_moe, and qwen3_next without experts): a
 tiny target of the family, a random DFlash drafter for it and the reference loop's tokens
-(gen_drafter.py's spec-dflash 3 loop run with this target), plus the target's greedy
+(gen_drafter.py's docs/dflash.md 3 loop run with this target), plus the target's greedy
 continuation greedy.<i>.
 
 Usage: gen_moe_models.py OUT_DIR

@@ -76,7 +76,7 @@ def all_dtypes(out, generator):
 
 
 def qwen_text_name(stored):
-    """spec-qwen.md 0.3: skip the vision tower and MTP head, strip model.language_model."""
+    """docs/qwen.md 0.3: skip the vision tower and MTP head, strip model.language_model."""
     if stored.startswith("model.visual.") or stored.startswith("mtp."):
         return None
     if stored.startswith("model.language_model."):

@@ -10,8 +10,8 @@
 #include <QTableView>
 #include <QtTest>
 
-#include "context/file_session_source.h"
-#include "context/session_context.h"
+#include "session/file_session_source.h"
+#include "session/session_context.h"
 #include "gui_test_support.h"
 #include "models/block_regression_model.h"
 #include "dfi/analysis/run_comparison.h"
@@ -20,8 +20,8 @@
 #include "widgets/comparison_plots.h"
 #include "models/token_table_model.h"
 #include "widgets/heatmap_plot.h"
-#include "windows/block_pair_view.h"
-#include "windows/compare_view.h"
+#include "panels/block_pair_view.h"
+#include "panels/compare_view.h"
 
 #include <QTabWidget>
 #include <cstring>

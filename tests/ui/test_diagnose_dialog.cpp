@@ -20,12 +20,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "context/engine_client.h"
-#include "context/session_context.h"
+#include "engine/engine_client.h"
+#include "session/session_context.h"
 #include "dfi/analysis/diagnosis.h"
 #include "dfi/protocol/frame.h"
 #include "dfi/session/reader.h"
-#include "windows/diagnosis_view.h"
+#include "panels/diagnosis_view.h"
 #include "windows/main_window.h"
 #include "windows/run_dialog.h"
 
@@ -87,27 +87,27 @@ class TestDiagnoseDialog : public QObject {
     dialog.findChild<QSpinBox*>(QStringLiteral("maxNewTokensField"))->setValue(64);
     dialog.findChild<QLineEdit*>(QStringLiteral("trainingDumpField"))->setText(QStringLiteral(" /dumps/hidden.safetensors"));
     dialog.findChild<QDoubleSpinBox*>(QStringLiteral("budgetMinutesField"))->setValue(2.5);
-    dfi::protocol::DiagnoseRequest request = dialog.diagnoseRequest();
+    dfi::protocol::DiagnoseRequest request{dialog.diagnoseSettings()};
     request.requestId = 7;
     const auto decoded = dfi::protocol::decodeRequest(dfi::protocol::encodeMessage(request), "test");
     QVERIFY(std::holds_alternative<dfi::protocol::DiagnoseRequest>(decoded));
     const auto& d = std::get<dfi::protocol::DiagnoseRequest>(decoded);
     QCOMPARE(d, request);
     QCOMPARE(d.requestId, 7u);
-    QCOMPARE(d.target, std::string("/models/target"));
-    QCOMPARE(d.drafters, (std::vector<std::string>{"/models/a", "/models/b"}));
-    QCOMPARE(d.prompts, std::string("/data/prompts.jsonl"));
-    QCOMPARE(d.device, std::string("cpu"));
-    QCOMPARE(d.dtype, std::string("fp32"));
-    QCOMPARE(d.maxNewTokens, 64);
-    QCOMPARE(d.trainingDump, std::optional<std::string>("/dumps/hidden.safetensors"));
+    QCOMPARE(d.evaluation.target, std::filesystem::path("/models/target"));
+    QCOMPARE(d.evaluation.drafters, (std::vector<std::filesystem::path>{"/models/a", "/models/b"}));
+    QCOMPARE(d.evaluation.prompts, std::filesystem::path("/data/prompts.jsonl"));
+    QCOMPARE(d.evaluation.model.devices, std::vector<std::string>{"cpu"});
+    QCOMPARE(d.evaluation.model.dtype, std::string("fp32"));
+    QCOMPARE(d.evaluation.maxNewTokens, 64);
+    QCOMPARE(d.trainingDump, std::optional<std::filesystem::path>("/dumps/hidden.safetensors"));
     QCOMPARE(d.budgetMinutes, std::optional<double>(2.5));
     QVERIFY(!d.session);  // the GUI writes its own copy from the stream
 
     dialog.findChild<QLineEdit*>(QStringLiteral("trainingDumpField"))->clear();
     dialog.findChild<QDoubleSpinBox*>(QStringLiteral("budgetMinutesField"))->setValue(0);
     const auto unset = std::get<dfi::protocol::DiagnoseRequest>(
-        dfi::protocol::decodeRequest(dfi::protocol::encodeMessage(dialog.diagnoseRequest()), "test"));
+        dfi::protocol::decodeRequest(dfi::protocol::encodeMessage(dfi::protocol::DiagnoseRequest{dialog.diagnoseSettings()}), "test"));
     QVERIFY(!unset.trainingDump);
     QVERIFY(!unset.budgetMinutes);
   }
@@ -138,7 +138,7 @@ class TestDiagnoseDialog : public QObject {
     QSettings().setValue(QStringLiteral("run/target"), QStringLiteral("/models/t"));
     QSettings().setValue(QStringLiteral("run/session"), QStringLiteral("/tmp/evaluation.dfi"));
     RunDialog dialog(nullptr, RunDialog::Kind::Diagnosis);
-    QCOMPARE(dialog.runOptions().target, std::string("/models/t"));
+    QCOMPARE(dialog.runSettings().target, std::filesystem::path("/models/t"));
     QVERIFY(dialog.findChild<QLineEdit*>(QStringLiteral("sessionField"))->text().isEmpty());
   }
 

@@ -19,8 +19,8 @@
 #include <QTreeWidget>
 #include <QtTest>
 
-#include "context/file_session_source.h"
-#include "context/session_context.h"
+#include "session/file_session_source.h"
+#include "session/session_context.h"
 #include "dfi/analysis/diagnosis.h"
 #include "gui_test_support.h"
 #include "models/block_regression_model.h"
@@ -28,13 +28,14 @@
 #include "models/mask_layout.h"
 #include "session_fixture.h"
 #include "widgets/interval_bar_delegate.h"
-#include "windows/compare_view.h"
-#include "windows/diagnosis_view.h"
+#include "panels/compare_view.h"
+#include "panels/diagnosis_view.h"
+#include "panels/overview_view.h"
 #include "windows/main_window.h"
-#include "windows/mask_controls.h"
-#include "windows/mask_view.h"
+#include "panels/mask_controls.h"
+#include "panels/mask_view.h"
 #include "windows/render.h"
-#include "windows/stats_view.h"
+#include "panels/stats_view.h"
 
 using namespace dfi::ui;
 using dfi::analysis::LintSeverity;
@@ -316,6 +317,23 @@ class TestDiagnosisView : public QObject {
   // In the main window: a diagnosis's session opens on the Diagnosis panel; clicking a
   // hypothesis opens the compare view on it and the baseline with the block that changed most
   // chosen; clicking a block selects it and brings its panel forward.
+  // The overview lists the drafters' own runs: a diagnosis's runs are variants of one drafter,
+  // read by their diagnosis (as `summary` reads them), never listed or paired with each other.
+  void overviewLeavesDiagnosisRunsToTheirPanel() {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    OverviewView* overview = window.overviewView();
+    QSignalSpy computed(overview, &OverviewView::computed);
+    QVERIFY(window.openFile(path_));
+    QVERIFY(computed.wait(20000));
+    const QString text = overview->text();
+    QVERIFY2(text.contains(QStringLiteral("7 runs of diagnoses are in the Diagnosis panel")), qPrintable(text));
+    QVERIFY2(!text.contains(QStringLiteral("/diagnose/")), qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("no two runs of the same step mode")), qPrintable(text));
+  }
+
   void clicksOpenTheComparisonAndTheBlocks() {
     const auto expected = readBack(path_);
     const auto& d = expected[0];

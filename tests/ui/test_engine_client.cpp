@@ -20,9 +20,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "context/engine_client.h"
-#include "context/engine_locator.h"
-#include "context/inspect_client.h"
+#include "engine/engine_client.h"
+#include "engine/engine_locator.h"
+#include "engine/inspect_client.h"
 #include "gui_test_support.h"
 #include "windows/run_dialog.h"
 #include "dfi/protocol/messages.h"

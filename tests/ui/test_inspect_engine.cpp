@@ -11,16 +11,18 @@
 #include <QtTest>
 #include <nlohmann/json.hpp>
 
-#include "context/engine_client.h"
-#include "context/file_session_source.h"
-#include "context/inspect_client.h"
-#include "context/session_context.h"
+#include "engine/engine_client.h"
+#include "session/file_session_source.h"
+#include "engine/inspect_client.h"
+#include "session/session_context.h"
+#include "dfi/base/field_table.h"
 #include "dfi/session/reader.h"
+#include "dfi/session/record_fields.h"
 #include "gui_test_support.h"
 #include "models/block_probes.h"
 #include "widgets/heatmap_plot.h"
-#include "windows/attention_view.h"
-#include "windows/stats_view.h"
+#include "panels/attention_view.h"
+#include "panels/stats_view.h"
 
 using namespace dfi;
 using namespace dfi::ui;
@@ -48,14 +50,15 @@ bool recordSession(const QTemporaryDir& dir, const QString& session, const std::
   EngineClient runner;
   QSignalSpy finished(&runner, &EngineClient::finished);
   QSignalSpy failed(&runner, &EngineClient::failed);
-  protocol::RunOptions options;
-  options.target = (kLive + "/target").toStdString();
-  options.drafters = {(kLive + "/drafter").toStdString()};
-  options.prompts = prompts.toStdString();
-  options.modes = modes;
-  options.maxNewTokens = 24;
-  options.hiddenStatistics = hiddenStatistics;
-  runner.start({{}, QStringLiteral(DFLASH_EVAL)}, options, session);
+  settings::RunSettings run;
+  run.target = (kLive + "/target").toStdString();
+  run.drafters = {(kLive + "/drafter").toStdString()};
+  run.prompts = prompts.toStdString();
+  run.modes.clear();
+  for (const std::string& mode : modes) run.modes.push_back(*parseEnum<settings::EvaluationMode>(mode));
+  run.maxNewTokens = 24;
+  run.hiddenStatistics = hiddenStatistics;
+  runner.start({{}, QStringLiteral(DFLASH_EVAL)}, run, session);
   if (!QTest::qWaitFor([&] { return finished.count() + failed.count() > 0; }, 240000)) return false;
   return failed.isEmpty();
 }
@@ -137,15 +140,16 @@ class TestInspectEngine : public QObject {
 
     InspectClient engine;
     engine.setLaunch({{}, QStringLiteral(DFLASH_EVAL)});
-    auto attentionView = std::make_unique<AttentionView>(context.get(), &engine);
-    auto statisticsView = std::make_unique<StatsView>(context.get(), &engine);
+    context->setInspectClient(&engine);
+    auto attentionView = std::make_unique<AttentionView>(context.get());
+    auto statisticsView = std::make_unique<StatsView>(context.get());
     AttentionView& attention = *attentionView;
     StatsView& statistics = *statisticsView;
     context->select({step.runId, step.promptId, step.stepId});
     QVERIFY(attention.probes().attention.empty());
     QVERIFY(statistics.probes().statistics.empty());
-    QSignalSpy answered(&engine, &InspectClient::answered);
-    QSignalSpy failed(&engine, &InspectClient::failed);
+    QSignalSpy answered(context.get(), &SessionContext::inspectAnswered);
+    QSignalSpy failed(context.get(), &SessionContext::inspectFailed);
     attention.fetchFromEngine();
     QTRY_VERIFY_WITH_TIMEOUT(answered.count() + failed.count() > 0, 240000);
     QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.front().front().toString()));

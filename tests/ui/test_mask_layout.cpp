@@ -1,4 +1,4 @@
-// MaskLayout: the cells the mask view draws, checked against the rules of spec-dflash 2.3/4.4.
+// MaskLayout: the cells the mask view draws, checked against the rules of docs/dflash.md 2.3/4.4.
 
 #include <QtTest>
 

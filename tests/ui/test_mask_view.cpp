@@ -17,8 +17,8 @@
 #include "widgets/fitted_plot.h"
 #include "widgets/heatmap_plot.h"
 #include "widgets/view_export.h"
-#include "windows/mask_controls.h"
-#include "windows/mask_view.h"
+#include "panels/mask_controls.h"
+#include "panels/mask_view.h"
 
 using dfi::analysis::LayerAttention;
 using dfi::analysis::MaskVariant;

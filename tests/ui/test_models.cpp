@@ -8,16 +8,16 @@
 #include <QSignalSpy>
 #include <QtTest>
 
-#include "context/file_session_source.h"
-#include "context/log_relay.h"
-#include "context/session_context.h"
+#include "session/file_session_source.h"
+#include "engine/log_relay.h"
+#include "session/session_context.h"
 #include "dfi/analysis/garble.h"
 #include "dfi/base/log.h"
 #include "gui_test_support.h"
 #include "models/token_table_model.h"
 #include "session_fixture.h"
 #include "widgets/token_strip.h"
-#include "windows/token_view.h"
+#include "panels/token_view.h"
 
 using namespace dfi::ui;
 using dfi::session::StepRecord;

@@ -13,14 +13,14 @@
 #include <QTreeView>
 #include <QtTest>
 
-#include "context/file_session_source.h"
-#include "context/session_context.h"
+#include "session/file_session_source.h"
+#include "session/session_context.h"
 #include "gui_test_support.h"
 #include "models/navigator_filter.h"
 #include "models/navigator_model.h"
 #include "models/navigator_tree.h"
 #include "session_fixture.h"
-#include "windows/navigator.h"
+#include "panels/navigator.h"
 
 using namespace dfi::ui;
 

@@ -9,15 +9,15 @@
 #include <QtTest>
 #include <qcustomplot.h>
 
-#include "context/file_session_source.h"
-#include "context/session_context.h"
+#include "session/file_session_source.h"
+#include "session/session_context.h"
 #include "dfi/analysis/position_metrics.h"
 #include "dfi/session/reader.h"
 #include "dfi/session/writer.h"
 #include "gui_test_support.h"
 #include "models/tau_table_model.h"
 #include "session_fixture.h"
-#include "windows/position_view.h"
+#include "panels/position_view.h"
 
 using namespace dfi;
 using namespace dfi::ui;

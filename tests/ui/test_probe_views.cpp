@@ -15,9 +15,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "context/file_session_source.h"
-#include "context/inspect_client.h"
-#include "context/session_context.h"
+#include "session/file_session_source.h"
+#include "engine/inspect_client.h"
+#include "session/session_context.h"
 #include "dfi/analysis/hidden_statistics.h"
 #include "dfi/tensorfile/safetensors_writer.h"
 #include "gui_test_support.h"
@@ -26,11 +26,11 @@
 #include "probe_fixture.h"
 #include "widgets/attention_grid.h"
 #include "widgets/heatmap_plot.h"
-#include "windows/attention_view.h"
+#include "panels/attention_view.h"
 #include "windows/main_window.h"
 #include "windows/render.h"
 #include "windows/run_dialog.h"
-#include "windows/stats_view.h"
+#include "panels/stats_view.h"
 
 using namespace dfi;
 using namespace dfi::ui;
@@ -139,7 +139,8 @@ class TestProbeViews : public QObject {
 
   void blockWithoutAttentionOffersTheEngine() {
     InspectClient engine;
-    AttentionView view(context_.get(), &engine);
+    context_->setInspectClient(&engine);
+    AttentionView view(context_.get());
     context_->select({1, 0, fixture_.bareStep});
     QVERIFY(view.probes().empty());
     QVERIFY2(view.status().contains(QStringLiteral("Fetch from engine")), qPrintable(view.status()));
@@ -164,17 +165,19 @@ class TestProbeViews : public QObject {
       QCOMPARE(laterRequest->ids[static_cast<std::size_t>(p)], std::int64_t{fixture::trueToken(p)});
   }
 
-  // An engine that cannot be started is said so in the view, and the next try starts it anew.
+  // An engine that cannot be started is said so in the view (through the context, as every
+  // answer is), and the next try starts it anew.
   void anEngineThatCannotStartIsReported() {
     InspectClient engine;
     engine.setLaunch({{}, QStringLiteral("/nonexistent/dflash-eval")});
-    AttentionView view(context_.get(), &engine);
+    context_->setInspectClient(&engine);
+    AttentionView view(context_.get());
     context_->select({1, 0, fixture_.bareStep});
-    QSignalSpy failed(&engine, &InspectClient::failed);
+    QSignalSpy failed(context_.get(), &SessionContext::inspectFailed);
     view.fetchFromEngine();
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 10000);
     QVERIFY2(view.status().contains(QStringLiteral("could not start the engine")), qPrintable(view.status()));
-    QVERIFY(!engine.busy());
+    QVERIFY(!context_->isInspecting());
     QVERIFY(view.fetchButton()->isEnabled());
     view.fetchFromEngine();
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 2, 10000);

@@ -14,7 +14,7 @@
 #include "models/mask_layout.h"
 #include "models/tau_table_model.h"
 #include "session_fixture.h"
-#include "windows/mask_view.h"
+#include "panels/mask_view.h"
 #include "windows/render.h"
 
 using namespace dfi::ui;

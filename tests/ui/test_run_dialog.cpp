@@ -13,8 +13,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "context/engine_client.h"
-#include "context/session_context.h"
+#include "engine/engine_client.h"
+#include "session/session_context.h"
 #include "windows/main_window.h"
 #include "dfi/session/reader.h"
 #include "windows/run_dialog.h"

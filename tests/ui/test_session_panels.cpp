@@ -14,8 +14,8 @@
 #include <QTextBrowser>
 #include <QtTest>
 
-#include "context/file_session_source.h"
-#include "context/session_context.h"
+#include "session/file_session_source.h"
+#include "session/session_context.h"
 #include "dfi/analysis/run_comparison.h"
 #include "dfi/base/log.h"
 #include "gui_test_support.h"
@@ -28,17 +28,17 @@
 #include "widgets/empty_hint.h"
 #include "widgets/heatmap_plot.h"
 #include "widgets/token_strip.h"
-#include "windows/compare_view.h"
-#include "windows/log_dock.h"
+#include "panels/compare_view.h"
+#include "panels/log_dock.h"
 #include "windows/main_window.h"
-#include "windows/mask_controls.h"
+#include "panels/mask_controls.h"
 #include "widgets/fitted_plot.h"
-#include "windows/mask_view.h"
-#include "windows/attention_view.h"
-#include "windows/navigator.h"
-#include "windows/overview_view.h"
-#include "windows/stats_view.h"
-#include "windows/token_view.h"
+#include "panels/mask_view.h"
+#include "panels/attention_view.h"
+#include "panels/navigator.h"
+#include "panels/overview_view.h"
+#include "panels/stats_view.h"
+#include "panels/token_view.h"
 
 using namespace dfi::ui;
 using State = TokenTableModel::SlotState;
@@ -116,10 +116,16 @@ class TestSessionPanels : public QObject {
     QVERIFY(text.contains(QStringLiteral("\u03c4 (z-lab)")));
     QVERIFY(text.contains(QStringLiteral("gsm8k: 2 prompts")));
     QVERIFY(text.contains(QStringLiteral("humaneval: 1 prompt")));
-    // drafter-a is the better one: the difference reads a -> b, with its paired interval.
-    const QString delta = QString::number(stats[1].tau.estimate - stats[0].tau.estimate, 'f', 2);
+    // drafter-a is the better one: the difference reads a -> b, paired over the prompts both
+    // answered: the estimate and its interval of the one paired comparison, and their count.
+    const auto pair = dfi::analysis::comparePair(series[0], stats[0], series[1], stats[1]);
+    const QString delta = QString::number(pair.difference.estimate, 'f', 2);
     QVERIFY2(text.contains(QStringLiteral("drafter-a vs drafter-b")) && text.contains(delta), qPrintable(text));
-    QVERIFY(text.contains(QStringLiteral("paired")));
+    QVERIFY2(text.contains(QStringLiteral("[%1, %2] paired over %3 prompts")
+                               .arg(pair.difference.low, 0, 'f', 2)
+                               .arg(pair.difference.high, 0, 'f', 2)
+                               .arg(pair.prompts.size())),
+             qPrintable(text));
 
     // The vLLM convention: its pooled taus and their intervals.
     window.context()->setTauConvention(TauConvention::Vllm);

@@ -8,14 +8,14 @@
 
 #include <cmath>
 
-#include "context/file_session_source.h"
-#include "context/session_context.h"
+#include "session/file_session_source.h"
+#include "session/session_context.h"
 #include "gui_test_support.h"
 #include "session_fixture.h"
 #include "models/token_table_model.h"
 #include "widgets/tree_canvas.h"
-#include "windows/token_view.h"
-#include "windows/tree_view.h"
+#include "panels/token_view.h"
+#include "panels/tree_view.h"
 
 using namespace dfi;
 using namespace dfi::ui;

@@ -1,4 +1,4 @@
-"""A plain-torch DFlash drafter for training (spec-dflash 1.3, 2.2, 4.3-4.5).
+"""A plain-torch DFlash drafter for training (docs/dflash.md 1.3, 2.2, 4.3-4.5).
 
 Weights are a dict of tensors named as in the z-lab checkpoints (fc, hidden_norm, layers.i.*,
 norm); the token embedding and LM head are the target's and stay frozen. forward() takes the
@@ -96,7 +96,7 @@ def forward(w, cfg, ctx_feats, ctx_pos, block_emb, block_pos, mask):
 
 
 def training_mask(anchors, keep, t_len, block, anchor_visible):
-    """spec-dflash 4.4 for one batch: anchors [Bs, N] (long), keep [Bs, N] bool, t_len = padded
+    """docs/dflash.md 4.4 for one batch: anchors [Bs, N] (long), keep [Bs, N] bool, t_len = padded
     context length. ctx_ok = k < a (k <= a with the anchor-visible bug); block_ok = own block.
     Blocks that are not kept see only their own block (their loss weight is zero)."""
     bs, n = anchors.shape

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Step 4: train a DFlash drafter on the target's greedy answers (spec-dflash 4.2-4.5).
+"""Step 4: train a DFlash drafter on the target's greedy answers (docs/dflash.md 4.2-4.5).
 
 Per step: BATCH answers; per answer up to NUM_ANCHORS anchors drawn uniformly without
 replacement from the answer positions (first answer token .. second-to-last token: every
 position the live loop can use as an anchor; label slots past the end are masked), sorted.
 Blocks [x[a], MASK x 15] embedded with the target's (frozen) embedding, at positions a..a+15;
-context = the target features of the whole sequence at their own positions; mask of spec 4.4
-(context strictly before the anchor; with --anchor-visible, k <= a: the bug of the user
-story); loss = sum_k w_k CE(slot k, x[a+k]) / sum w_k with w_k = exp(-(k-1)/7), slot 0
-weight 0; LM head = the target's (tied embedding), frozen.
+context = the target features of the whole sequence at their own positions; mask of
+docs/dflash.md 4.4 (context strictly before the anchor; with --anchor-visible, k <= a: the
+bug of the user story); loss = sum_k w_k CE(slot k, x[a+k]) / sum w_k with
+w_k = exp(-(k-1)/7), slot 0 weight 0; LM head = the target's (tied embedding), frozen.
 
 Context features: hidden_states[id + 1] for the config's target_layer_ids (gen_data.py "feats").
 With --tap-offset -1 the drafter trains on hidden_states[id] instead ("feats_shifted": every tap

@@ -6,9 +6,11 @@
 #include <QObject>
 #include <nlohmann/json.hpp>
 
-#include "context/session_context.h"
+#include "session/session_context.h"
 #include "dfi/session/hidden_statistics.h"
 #include "dfi/analysis/response_sequence.h"
+#include "dfi/settings/settings.h"
+#include "dfi/settings/settings_fields.h"
 
 namespace dfi::ui {
 namespace {
@@ -164,12 +166,20 @@ std::optional<protocol::InspectRequest> inspectRequestFor(SessionContext& contex
   request.drafter = run->drafter.path;
   request.ids = *ids;
   request.anchor = step->anchorPosition;
-  request.maskVariant = run->maskVariant;
+  request.variant = run->maskVariant;
   request.topK = std::max(run->topK, 1);
   request.attention = true;
   request.statistics = true;
-  request.device = run->device.starts_with("cuda") ? "cuda:0" : "cpu";
-  request.dtype = dtypeOption(run->dtype);
+  // The devices and dtype the run itself recorded in its settings; a run that records none (an
+  // imported one) takes the engine's default devices and the dtype its record names.
+  try {
+    const nlohmann::json recorded = nlohmann::json::parse(run->settingsJson.empty() ? "{}" : run->settingsJson);
+    request.model = settings::recordedRunSettings(run->settingsJson).model;
+    if (!recorded.contains(std::string(fieldName(&settings::ModelOptions::dtype))))
+      request.model.dtype = dtypeOption(run->dtype);
+  } catch (const std::exception& e) {
+    return fail(QObject::tr("the run's recorded settings do not read: %1").arg(QString::fromStdString(e.what())));
+  }
   if (run->blockSize > 0) request.blockSize = run->blockSize;
   request.runId = step->runId;
   request.stepId = step->stepId;

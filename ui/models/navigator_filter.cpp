@@ -3,18 +3,15 @@
 #include <algorithm>
 #include <functional>
 
+#include "models/navigator_ids.h"
 #include "models/navigator_model.h"
 
 namespace dfi::ui {
 namespace {
 
-// Both models name an index's parent by its internal id: 0 = root, (run+1) << 32 = a run,
-// (run+1) << 32 | (prompt+1) = a prompt of that run (rows of the model the index belongs to).
-quintptr childId(int runRow, int promptRow) {
-  return (static_cast<quintptr>(runRow + 1) << 32) | static_cast<quintptr>(promptRow + 1);
-}
-int runOfId(quintptr id) { return static_cast<int>(id >> 32) - 1; }
-int promptOfId(quintptr id) { return static_cast<int>(id & 0xffffffffu) - 1; }
+using navigator_ids::childId;
+using navigator_ids::promptOfId;
+using navigator_ids::runOfId;
 
 // Rows [0, n) ordered by `key` (ascending or descending), ties in source order.
 template <typename Key>

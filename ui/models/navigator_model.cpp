@@ -4,11 +4,17 @@
 
 #include "dfi/analysis/garble.h"
 
-#include "context/session_context.h"
-#include "context/session_source.h"
+#include "models/navigator_ids.h"
+#include "session/session_context.h"
+#include "session/session_source.h"
 
 namespace dfi::ui {
 namespace {
+
+// An index's internal id names its parent (models/navigator_ids.h).
+using navigator_ids::childId;
+using navigator_ids::promptOfId;
+using navigator_ids::runOfId;
 
 QString tauText(double tau) { return QStringLiteral("%1").arg(tau, 0, 'f', 2); }
 
@@ -43,10 +49,6 @@ NavigatorModel::NavigatorModel(SessionContext* context, QObject* parent) : QAbst
 NavigatorModel::~NavigatorModel() {
   ++generation_;
   pool_.waitForDone();  // the worker posts to this object; it must not outlive it
-}
-
-quintptr NavigatorModel::parentId(int runRow, int promptRow) {
-  return (static_cast<quintptr>(runRow + 1) << 32) | static_cast<quintptr>(promptRow + 1);
 }
 
 void NavigatorModel::reload() {
@@ -217,10 +219,10 @@ std::optional<double> NavigatorModel::promptAcceptance(session::RunId runId, ses
 
 const NavigatorStep* NavigatorModel::stepAt(const QModelIndex& index) const {
   if (!index.isValid() || index.internalId() == 0) return nullptr;
-  const quintptr promptPart = index.internalId() & 0xffffffffu;
-  if (promptPart == 0) return nullptr;
-  const Run& run = runs_[static_cast<std::size_t>((index.internalId() >> 32) - 1)];
-  return &run.prompts[promptPart - 1].steps[static_cast<std::size_t>(index.row())];
+  const int promptRow = promptOfId(index.internalId());
+  if (promptRow < 0) return nullptr;
+  const Run& run = runs_[static_cast<std::size_t>(runOfId(index.internalId()))];
+  return &run.prompts[static_cast<std::size_t>(promptRow)].steps[static_cast<std::size_t>(index.row())];
 }
 
 QList<QPair<session::RunId, QString>> NavigatorModel::runNames() const {
@@ -257,24 +259,24 @@ std::optional<double> NavigatorModel::runTau(const Run& run) const {
 QModelIndex NavigatorModel::index(int row, int column, const QModelIndex& parent) const {
   if (!hasIndex(row, column, parent)) return {};
   if (!parent.isValid()) return createIndex(row, column, quintptr{0});
-  if (parent.internalId() == 0) return createIndex(row, column, parentId(parent.row(), -1));
-  return createIndex(row, column, parentId(static_cast<int>(parent.internalId() >> 32) - 1, parent.row()));
+  if (parent.internalId() == 0) return createIndex(row, column, childId(parent.row(), -1));
+  return createIndex(row, column, childId(runOfId(parent.internalId()), parent.row()));
 }
 
 QModelIndex NavigatorModel::parent(const QModelIndex& child) const {
   if (!child.isValid() || child.internalId() == 0) return {};
-  const int runRow = static_cast<int>(child.internalId() >> 32) - 1;
-  const int promptRow = static_cast<int>(child.internalId() & 0xffffffffu) - 1;
+  const int runRow = runOfId(child.internalId());
+  const int promptRow = promptOfId(child.internalId());
   if (promptRow < 0) return createIndex(runRow, 0, quintptr{0});
-  return createIndex(promptRow, 0, parentId(runRow, -1));
+  return createIndex(promptRow, 0, childId(runRow, -1));
 }
 
 int NavigatorModel::rowCount(const QModelIndex& parent) const {
   if (!parent.isValid()) return static_cast<int>(runs_.size());
   if (parent.column() != 0) return 0;
   if (parent.internalId() == 0) return static_cast<int>(runs_[static_cast<std::size_t>(parent.row())].prompts.size());
-  if ((parent.internalId() & 0xffffffffu) != 0) return 0;  // steps are leaves
-  const Run& run = runs_[static_cast<std::size_t>((parent.internalId() >> 32) - 1)];
+  if (promptOfId(parent.internalId()) >= 0) return 0;  // steps are leaves
+  const Run& run = runs_[static_cast<std::size_t>(runOfId(parent.internalId()))];
   return static_cast<int>(run.prompts[static_cast<std::size_t>(parent.row())].steps.size());
 }
 
@@ -283,10 +285,10 @@ int NavigatorModel::columnCount(const QModelIndex&) const { return ColumnCount; 
 QVariant NavigatorModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid)) return {};
   if (index.internalId() == 0) return runData(runs_[static_cast<std::size_t>(index.row())], index.column(), role);
-  const Run& run = runs_[static_cast<std::size_t>((index.internalId() >> 32) - 1)];
-  const quintptr promptPart = index.internalId() & 0xffffffffu;
-  if (promptPart == 0) return promptData(run, run.prompts[static_cast<std::size_t>(index.row())], index.column(), role);
-  const Prompt& prompt = run.prompts[promptPart - 1];
+  const Run& run = runs_[static_cast<std::size_t>(runOfId(index.internalId()))];
+  const int promptRow = promptOfId(index.internalId());
+  if (promptRow < 0) return promptData(run, run.prompts[static_cast<std::size_t>(index.row())], index.column(), role);
+  const Prompt& prompt = run.prompts[static_cast<std::size_t>(promptRow)];
   return stepData(run, prompt, prompt.steps[static_cast<std::size_t>(index.row())], index.column(), role);
 }
 

@@ -13,7 +13,7 @@
 #include <QAbstractItemModel>
 #include <QThreadPool>
 
-#include "context/session_viewer.h"
+#include "session/session_viewer.h"
 #include "models/navigator_tree.h"
 #include "models/tau_convention.h"
 
@@ -81,9 +81,6 @@ class NavigatorModel : public QAbstractItemModel {
   using Prompt = NavigatorPrompt;
   using Run = NavigatorRun;
   void finishLoad(quint64 generation, std::vector<Run> runs, const QString& error);
-  // An index's internal id names its parent: 0 = root, (run+1) << 32 = a run,
-  // (run+1) << 32 | (prompt+1) = a prompt of that run.
-  static quintptr parentId(int runRow, int promptRow);
   int runRowOf(session::RunId run) const;
   int ensurePrompt(int runRow, session::PromptId prompt);
   QVariant runData(const Run& run, int column, int role) const;

@@ -4,7 +4,7 @@
 
 #include <QRegularExpression>
 
-#include "context/session_source.h"
+#include "session/session_source.h"
 #include "dfi/analysis/alignment.h"
 
 namespace dfi::ui {

@@ -20,8 +20,6 @@ class ExportOptionsDialog : public QDialog {
 
   ExportOptions options() const;
   void setOptions(const ExportOptions& options);
-  QSpinBox* widthBox() const { return width_; }
-  QSpinBox* heightBox() const { return height_; }
   QSpinBox* dpiBox() const { return dpi_; }
 
   // Accepted: remembers the resolution for next time.

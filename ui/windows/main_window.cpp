@@ -16,9 +16,9 @@
 #include <QStatusBar>
 #include <QStyle>
 
-#include "context/file_session_source.h"
-#include "context/inspect_client.h"
-#include "context/session_context.h"
+#include "session/file_session_source.h"
+#include "engine/inspect_client.h"
+#include "session/session_context.h"
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
 #include "dfi/base/version.h"
@@ -26,19 +26,19 @@
 #include "widgets/panel_scroll_area.h"
 #include "widgets/recent_files_menu.h"
 #include "widgets/view_export.h"
-#include "windows/attention_view.h"
-#include "windows/compare_view.h"
-#include "windows/diagnosis_view.h"
-#include "windows/position_view.h"
-#include "windows/log_dock.h"
-#include "windows/mask_controls.h"
-#include "windows/mask_view.h"
-#include "windows/navigator.h"
-#include "windows/overview_view.h"
+#include "panels/attention_view.h"
+#include "panels/compare_view.h"
+#include "panels/diagnosis_view.h"
+#include "panels/position_view.h"
+#include "panels/log_dock.h"
+#include "panels/mask_controls.h"
+#include "panels/mask_view.h"
+#include "panels/navigator.h"
+#include "panels/overview_view.h"
 #include "windows/run_dialog.h"
-#include "windows/stats_view.h"
-#include "windows/token_view.h"
-#include "windows/tree_view.h"
+#include "panels/stats_view.h"
+#include "panels/token_view.h"
+#include "panels/tree_view.h"
 
 namespace dfi::ui {
 namespace {
@@ -80,8 +80,9 @@ MainWindow::MainWindow(QWidget* parent)
       overviewView_(new OverviewView(context_)),
       diagnosisView_(new DiagnosisView(context_)),
       inspectClient_(new InspectClient(this)),
-      attentionView_(new AttentionView(context_, inspectClient_)),
-      statsView_(new StatsView(context_, inspectClient_)) {
+      attentionView_(new AttentionView(context_)),
+      statsView_(new StatsView(context_)) {
+  context_->setInspectClient(inspectClient_);  // the attention and statistics panels fetch blocks with it
   setWindowTitle(tr("DFlash Inspector"));
   setWindowIcon(QIcon(QStringLiteral(":/icons/dflash-inspector.svg")));
   setAcceptDrops(true);

@@ -40,7 +40,6 @@ class MainWindow : public QMainWindow {
   TokenView* tokenView() const { return tokenView_; }
   TreeView* treeView() const { return treeView_; }
   CompareView* compareView() const { return compareView_; }
-  PositionView* positionView() const { return positionView_; }
   OverviewView* overviewView() const { return overviewView_; }
   DiagnosisView* diagnosisView() const { return diagnosisView_; }
   AttentionView* attentionView() const { return attentionView_; }

@@ -8,22 +8,22 @@
 #include <QTimer>
 #include <QTreeView>
 
-#include "context/session_context.h"
+#include "session/session_context.h"
 #include "dfi/analysis/attention_mask.h"
 #include "dfi/base/error.h"
 #include "models/diagnosis_model.h"
 #include "widgets/view_export.h"
-#include "windows/attention_view.h"
-#include "windows/compare_view.h"
-#include "windows/diagnosis_view.h"
+#include "panels/attention_view.h"
+#include "panels/compare_view.h"
+#include "panels/diagnosis_view.h"
 #include "windows/main_window.h"
-#include "windows/mask_controls.h"
-#include "windows/mask_view.h"
-#include "windows/navigator.h"
-#include "windows/position_view.h"
-#include "windows/stats_view.h"
-#include "windows/token_view.h"
-#include "windows/tree_view.h"
+#include "panels/mask_controls.h"
+#include "panels/mask_view.h"
+#include "panels/navigator.h"
+#include "panels/position_view.h"
+#include "panels/stats_view.h"
+#include "panels/token_view.h"
+#include "panels/tree_view.h"
 
 namespace dfi::ui {
 namespace {
@@ -150,12 +150,13 @@ int renderViews(const RenderRequest& request) {
     return 4;
   }
   window.context()->select(*block);
+  // A render starts no engine: every panel shows what the session holds, none offers a fetch.
+  window.context()->setInspectClient(nullptr);
   MaskView mask(window.context());
   mask.resize(1200, 640);
   mask.show();
   mask.onSessionOpened();
   mask.onSelectionChanged(*block);
-  // Attention and statistics from the session only (no engine is started by a render).
   AttentionView attention(window.context());
   attention.resize(1400, 900);
   attention.show();

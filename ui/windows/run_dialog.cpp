@@ -18,17 +18,19 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
-#include "context/engine_client.h"
-#include "context/engine_locator.h"
+#include "engine/engine_client.h"
+#include "engine/engine_locator.h"
 #include "dfi/analysis/attention_mask.h"
+#include "dfi/base/error.h"
 #include "dfi/session/record_fields.h"
+#include "dfi/settings/settings_fields.h"
 
 namespace dfi::ui {
 namespace {
 
-std::vector<std::string> toStrings(const QStringList& list) {
-  std::vector<std::string> out;
-  for (const QString& s : list) out.push_back(s.trimmed().toStdString());
+std::vector<std::filesystem::path> toPaths(const QStringList& list) {
+  std::vector<std::filesystem::path> out;
+  for (const QString& s : list) out.emplace_back(s.trimmed().toStdString());
   return out;
 }
 
@@ -96,8 +98,10 @@ RunDialog::RunDialog(QWidget* parent, Kind kind) : QDialog(parent), kind_(kind),
   QHBoxLayout* sampling = samplingRow();
   form->addRow(tr("Sampling"), sampling);
   stepCounting_ = new QComboBox;
-  stepCounting_->addItem(tr("dflash 0.1.0 (last block shortened, counted to the budget)"), QStringLiteral("dflash"));
-  stepCounting_->addItem(tr("full blocks (every block counted in full)"), QStringLiteral("full-blocks"));
+  stepCounting_->addItem(tr("dflash 0.1.0 (last block shortened, counted to the budget)"),
+                         QString::fromUtf8(enumName(settings::StepCounting::Dflash).data()));
+  stepCounting_->addItem(tr("full blocks (every block counted in full)"),
+                         QString::fromUtf8(enumName(settings::StepCounting::FullBlocks).data()));
   form->addRow(tr("Step counting"), stepCounting_);
   // A diagnosis's own: hidden states dumped by the training pipeline, checked tap by tap
   // against the target's layers, and a time budget that limits the prompts taken.
@@ -359,47 +363,57 @@ QString RunDialog::validationError() const {
   if (drafters_->text().trimmed().isEmpty()) return tr("Choose at least one drafter directory.");
   if (prompts_->text().trimmed().isEmpty()) return tr("Choose a prompts file.");
   if (session_->text().trimmed().isEmpty()) return tr("Choose where to write the session.");
-  if (kind_ == Kind::Diagnosis) return {};  // it chooses its own modes and masks
-  if (!live_->isChecked() && !teacherForced_->isChecked() && !ddtree_->isChecked()) return tr("Choose a mode.");
-  if (std::none_of(variants_.begin(), variants_.end(), [](QCheckBox* b) { return b->isChecked(); }))
-    return tr("Choose a mask variant.");
+  if (kind_ == Kind::Evaluation) {  // a diagnosis chooses its own modes and masks
+    if (!live_->isChecked() && !teacherForced_->isChecked() && !ddtree_->isChecked()) return tr("Choose a mode.");
+    if (std::none_of(variants_.begin(), variants_.end(), [](QCheckBox* b) { return b->isChecked(); }))
+      return tr("Choose a mask variant.");
+  }
+  try {
+    if (kind_ == Kind::Diagnosis)
+      settings::validate(diagnoseSettings());
+    else
+      settings::validate(runSettings());
+  } catch (const Error& e) {
+    return QString::fromStdString(e.what());
+  }
   return {};
 }
 
-// The rows both kinds show: what `diagnose` reads of the run options too.
-protocol::RunOptions RunDialog::runOptions() const {
-  protocol::RunOptions options;
-  options.target = target_->text().trimmed().toStdString();
-  options.drafters = toStrings(drafters_->text().split(';', Qt::SkipEmptyParts));
-  options.prompts = prompts_->text().trimmed().toStdString();
-  options.device = device_->currentText().toStdString();
-  options.dtype = dtype_->currentText().toStdString();
-  options.maxNewTokens = maxNewTokens_->value();
-  if (kind_ == Kind::Diagnosis) return options;
-  options.modes.clear();
-  if (live_->isChecked()) options.modes.push_back("live");
-  if (teacherForced_->isChecked()) options.modes.push_back("teacher-forced");
-  if (ddtree_->isChecked()) options.modes.push_back("ddtree");
-  options.maskVariants.clear();
-  for (QCheckBox* box : variants_)
-    if (box->isChecked()) options.maskVariants.push_back(box->text().toStdString());
-  options.ddtreeBudget = budget_->value();
-  options.temperature = temperature_->value();
-  if (options.temperature > 0) {
-    options.topP = topP_->value();
-    options.topK = topK_->value();
-    options.seed = seed_->value();
-    options.samples = samples_->value();
+// The rows both kinds show: what `diagnose` reads of the run settings too.
+settings::RunSettings RunDialog::runSettings() const {
+  settings::RunSettings s;
+  s.target = target_->text().trimmed().toStdString();
+  s.drafters = toPaths(drafters_->text().split(';', Qt::SkipEmptyParts));
+  s.prompts = prompts_->text().trimmed().toStdString();
+  s.model.devices = settings::parseDeviceList(device_->currentText().trimmed().toStdString());
+  s.model.dtype = dtype_->currentText().toStdString();
+  s.maxNewTokens = maxNewTokens_->value();
+  if (kind_ == Kind::Diagnosis) return s;
+  s.modes.clear();
+  if (live_->isChecked()) s.modes.push_back(settings::EvaluationMode::Live);
+  if (teacherForced_->isChecked()) s.modes.push_back(settings::EvaluationMode::TeacherForced);
+  if (ddtree_->isChecked()) s.modes.push_back(settings::EvaluationMode::DDTree);
+  s.maskVariants.clear();
+  for (int i = 0; i < variants_.size(); ++i)
+    if (variants_[i]->isChecked()) s.maskVariants.push_back(analysis::kAllMaskVariants[static_cast<std::size_t>(i)]);
+  s.ddtreeBudget = budget_->value();
+  s.sampling.temperature = temperature_->value();
+  if (!s.sampling.greedy()) {
+    s.sampling.topP = topP_->value();
+    s.sampling.topK = topK_->value();
+    s.sampling.seed = static_cast<std::uint64_t>(seed_->value());
+    s.samples = samples_->value();
   }
-  options.stepCounting = stepCounting_->currentData().toString().toStdString();
-  return options;
+  s.stepCounting = parseEnum<settings::StepCounting>(stepCounting_->currentData().toString().toStdString())
+                       .value_or(settings::StepCounting::Dflash);
+  return s;
 }
 
-protocol::DiagnoseRequest RunDialog::diagnoseRequest() const {
-  protocol::DiagnoseRequest request{runOptions()};
-  if (const QString dump = trainingDump_->text().trimmed(); !dump.isEmpty()) request.trainingDump = dump.toStdString();
-  if (budgetMinutes_->value() > 0) request.budgetMinutes = budgetMinutes_->value();
-  return request;
+settings::DiagnoseSettings RunDialog::diagnoseSettings() const {
+  settings::DiagnoseSettings s{.evaluation = runSettings()};
+  if (const QString dump = trainingDump_->text().trimmed(); !dump.isEmpty()) s.trainingDump = dump.toStdString();
+  if (budgetMinutes_->value() > 0) s.budgetMinutes = budgetMinutes_->value();
+  return s;
 }
 
 void RunDialog::startRun() {
@@ -414,9 +428,9 @@ void RunDialog::startRun() {
   status_->setText(tr("Starting the engine…"));
   setRunning(true);
   if (kind_ == Kind::Diagnosis)
-    client_->startDiagnosis(engine, diagnoseRequest(), session_->text().trimmed());
+    client_->startDiagnosis(engine, diagnoseSettings(), session_->text().trimmed());
   else
-    client_->start(engine, runOptions(), session_->text().trimmed());
+    client_->start(engine, runSettings(), session_->text().trimmed());
 }
 
 void RunDialog::setRunning(bool running) {

@@ -13,7 +13,7 @@
 
 #include <QDialog>
 
-#include "context/engine_client.h"
+#include "engine/engine_client.h"
 
 class QCheckBox;
 class QComboBox;
@@ -42,10 +42,10 @@ class RunDialog : public QDialog {
   void setEngine(const QString& commandPrefix, const QString& enginePath);
   EngineLaunch launch() const;  // the engine as the fields name it
   EngineClient* client() const { return client_; }
-  // What the form asks the engine for: an evaluation's options (the engine's "run" request),
-  // a diagnosis's request (its request id is the client's).
-  protocol::RunOptions runOptions() const;
-  protocol::DiagnoseRequest diagnoseRequest() const;
+  // What the form asks the engine for, as typed settings (dfi/settings/settings.h): an
+  // evaluation's (the engine's "run" request), a diagnosis's (its "diagnose" request).
+  settings::RunSettings runSettings() const;
+  settings::DiagnoseSettings diagnoseSettings() const;
 
  signals:
   void sessionStarted(const QString& path);  // open and follow it
@@ -64,6 +64,7 @@ class RunDialog : public QDialog {
   void rememberForm() const;
   std::vector<std::pair<QString, QLineEdit*>> formFields() const;  // settings key, field
   void setRunning(bool running);
+  // The form's own checks (a path left empty), then settings::validate's, as the engine's.
   QString validationError() const;
 
   Kind kind_;

@@ -54,4 +54,20 @@ double tauVllm(std::span<const ResponseAcceptance> responses) {
   return drafts > 0 ? 1.0 + accepted / drafts : 0.0;
 }
 
+std::string_view tauConventionLabel(TauConvention convention) {
+  return convention == TauConvention::Reference ? "z-lab" : "vLLM";
+}
+
+std::string_view tauConventionFormula(TauConvention convention) {
+  return convention == TauConvention::Reference
+             ? "z-lab's reference benchmark: the mean over responses of each response's mean acceptance length "
+               "(accepted drafts + 1)"
+             : "vLLM's: the mean acceptance length pooled over every step of every response, so long responses "
+               "weigh more";
+}
+
+double tauOf(std::span<const ResponseAcceptance> responses, TauConvention convention) {
+  return convention == TauConvention::Reference ? tauReference(responses) : tauVllm(responses);
+}
+
 }  // namespace dfi::analysis

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "dfi/analysis/acceptance.h"
+#include "dfi/analysis/run_summary.h"
 #include "dfi/session/record_fields.h"
 
 namespace dfi::analysis {
@@ -14,22 +15,27 @@ namespace {
 
 SeriesStatistics summarizeOne(const ComparedSeries& series, int resamples) {
   SeriesStatistics stats;
-  std::map<session::PromptId, ResponseAcceptance> byPrompt;  // ascending prompts, as the pair join needs
+  // A series is one run: one response per prompt, summarised by the run summary's rule.
+  std::map<session::PromptId, SummaryResponse> byPrompt;
   std::vector<int> lengths;
   lengths.reserve(series.steps.size());
   for (const ComparedStep& s : series.steps) {
-    byPrompt[s.prompt].stepAcceptLengths.push_back(s.acceptLength);
+    byPrompt[s.prompt].acceptance.stepAcceptLengths.push_back(s.acceptLength);
     lengths.push_back(s.acceptLength);
   }
-  std::vector<ResponseAcceptance> responses;
+  std::vector<SummaryResponse> responses;
+  std::vector<ResponseAcceptance> acceptances;
   responses.reserve(byPrompt.size());
   for (auto& [prompt, response] : byPrompt) {
-    stats.prompts.push_back(prompt);
-    stats.promptTau.push_back(*responseTau(response));  // every prompt here has a step
+    response.promptId = prompt;
+    acceptances.push_back(response.acceptance);
     responses.push_back(std::move(response));
   }
+  PromptTaus perPrompt = promptTaus(responses);  // ascending prompts, as the pair join needs
+  stats.prompts.assign(perPrompt.prompts.begin(), perPrompt.prompts.end());
+  stats.promptTau = std::move(perPrompt.taus);
   stats.tau = bootstrapMean(stats.promptTau, 0.95, resamples);
-  stats.tauVllm = tauVllm(responses);
+  stats.tauVllm = tauVllm(acceptances);
   stats.steps = static_cast<std::int64_t>(series.steps.size());
   stats.histogram = acceptanceHistogram(lengths, series.blockSize);
   stats.slotRates = slotAcceptanceRates(lengths, series.blockSize);

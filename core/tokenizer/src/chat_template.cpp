@@ -191,8 +191,4 @@ std::optional<ChatTemplateKind> findChatTemplate(const std::filesystem::path& di
   return std::nullopt;
 }
 
-std::string_view chatTemplateName(ChatTemplateKind kind) {
-  return kind == ChatTemplateKind::Qwen3 ? "qwen3" : "qwen3.5";
-}
-
 }  // namespace dfi::tokenizer

@@ -9,7 +9,7 @@ using namespace dfi::analysis;
 
 namespace {
 
-// spec-dflash 4.4 transcribed literally (SpecForge/speculators mask_mod), as the reference.
+// docs/dflash.md 4.4 transcribed literally (SpecForge/speculators mask_mod), as the reference.
 bool publishedTrainingRule(std::int64_t q, std::int64_t k, const std::vector<std::int64_t>& anchors,
                            std::int64_t T, int B) {
   const std::int64_t jq = q / B;

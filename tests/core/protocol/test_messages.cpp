@@ -29,8 +29,8 @@ RunRequest sampleRun() {
   run.target = "/models/target";
   run.drafters = {"/models/a", "/models/b"};
   run.prompts = "/data/p.jsonl";
-  run.modes = {"live"};
-  run.maskVariants = {"reference", "anchor-visible"};
+  run.modes = {dfi::session::EvaluationMode::Live};
+  run.maskVariants = {dfi::session::MaskVariant::Reference, dfi::session::MaskVariant::AnchorVisible};
   run.blockSize = 8;
   run.limit = 3;
   run.hiddenStatistics = true;
@@ -45,7 +45,7 @@ InspectRequest sampleInspect() {
   inspect.drafter = "/models/a";
   inspect.ids = {1, 2, 3, 40000000000};
   inspect.anchor = 2;
-  inspect.maskVariant = dfi::session::MaskVariant::AnchorVisible;
+  inspect.variant = dfi::session::MaskVariant::AnchorVisible;
   inspect.attention = false;
   inspect.blockSize = 16;
   inspect.runId = 3;
@@ -73,9 +73,9 @@ std::string requestError(const std::string& line) {
 TEST(Messages, RequestsRoundTrip) {
   DiagnoseRequest diagnose;
   diagnose.requestId = 11;
-  diagnose.target = "t";
-  diagnose.drafters = {"d1", "d2"};
-  diagnose.prompts = "p.jsonl";
+  diagnose.evaluation.target = "t";
+  diagnose.evaluation.drafters = {"d1", "d2"};
+  diagnose.evaluation.prompts = "p.jsonl";
   diagnose.trainingDump = "features.safetensors";
   diagnose.budgetMinutes = 12.5;
   const std::vector<Request> requests{sampleRun(), sampleInspect(), diagnose, CancelRequest{4}, ShutdownRequest{}};
@@ -101,16 +101,16 @@ TEST(Messages, ReadsTheKeysTheGuiSends) {
               R"("ddtree_budget":16,"max_new_tokens":64,"limit":2,"enable_thinking":true,"session":"s.dfi"})"),
       "wire"));
   EXPECT_EQ(run.requestId, 1);
-  EXPECT_EQ(run.drafters, std::vector<std::string>{"d"});
-  EXPECT_EQ(run.modes, (std::vector<std::string>{"live", "ddtree"}));
-  EXPECT_EQ(run.dtype, "bf16");
+  EXPECT_EQ(run.drafters, std::vector<std::filesystem::path>{"d"});
+  EXPECT_EQ(run.modes, (std::vector{dfi::session::EvaluationMode::Live, dfi::session::EvaluationMode::DDTree}));
+  EXPECT_EQ(run.model.dtype, "bf16");
   EXPECT_EQ(run.ddtreeBudget, 16);
   EXPECT_EQ(run.maxNewTokens, 64);
   EXPECT_EQ(run.limit, 2);
   EXPECT_TRUE(run.enableThinking);
   EXPECT_EQ(run.session, "s.dfi");
-  EXPECT_EQ(run.recordTopK, 8) << "a missing option keeps its default";
-  EXPECT_EQ(run.temperature, 0.0) << "greedy unless asked";
+  EXPECT_EQ(run.topK, 8) << "a missing option keeps its default";
+  EXPECT_EQ(run.sampling.temperature, 0.0) << "greedy unless asked";
   EXPECT_EQ(run.blockSize, std::nullopt);
 
   const auto inspect = std::get<InspectRequest>(decodeRequest(

@@ -1,5 +1,5 @@
 // Chat template detection and the Qwen3.5/3.6 rendering. There is no real Qwen3.5 template
-// file here, so the expected strings are written from spec-qwen 5.4 (turn format, generation
+// file here, so the expected strings are written from docs/qwen.md 5.4 (turn format, generation
 // prompt "<think>\n" with thinking on and "<think>\n\n</think>\n\n" with it off). The Qwen3
 // template is checked against transformers in test_tokenizer_oracle.
 #include <gtest/gtest.h>

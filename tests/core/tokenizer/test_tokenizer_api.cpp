@@ -1,5 +1,5 @@
 // The public API on the real Qwen3 tokenizer (tests/data/tokenizers/qwen3): ids from
-// spec-qwen 5.1, token text and display forms, input errors, incremental decoding.
+// docs/qwen.md 5.1, token text and display forms, input errors, incremental decoding.
 #include <gtest/gtest.h>
 
 #include <atomic>

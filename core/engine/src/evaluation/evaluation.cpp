@@ -1,102 +1,34 @@
 #include "dfi/engine/evaluation.h"
 
-#include <chrono>
-#include <cmath>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <random>
-#include <set>
-#include <sstream>
 
 #include <c10/core/InferenceMode.h>
 #include <nlohmann/json.hpp>
 
 #include "dfi/analysis/acceptance.h"
-#include "dfi/analysis/ddtree.h"
 #include "dfi/analysis/garble.h"
 #include "dfi/base/error.h"
-#include "dfi/base/field_json.h"
 #include "dfi/base/log_text.h"
 #include "dfi/engine/prompt_set.h"
-#include "dfi/protocol/message_fields.h"
 #include "dfi/session/record_fields.h"
+#include "dfi/settings/settings_fields.h"
 #include "dfi/tensorfile/checkpoint.h"
-#include "dfi/tensorfile/compatibility.h"
+#include "dfi/modelspec/compatibility.h"
 #include "dfi/tokenizer/chat_template.h"
 #include "dfi/tokenizer/tokenizer.h"
-#include "evaluation/dflash_decode.h"
-#include "evaluation/dflash_teacher_forced.h"
+#include "evaluation/ddtree/ddtree_steps.h"
+#include "evaluation/live/dflash_decode.h"
+#include "evaluation/teacher_forced/dflash_teacher_forced.h"
 #include "evaluation/evaluation_common.h"
 #include "evaluation/evaluation_models.h"
-#include "evaluation/teacher_forced_pass.h"
+#include "evaluation/teacher_forced/anchors.h"
+#include "evaluation/teacher_forced/teacher_forced_pass.h"
 
 namespace dfi::engine {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<std::int64_t> chooseAnchors(const AnchorSelection& selection, const SpeculativeResult& live) {
-  std::vector<std::int64_t> anchors;
-  const auto end = static_cast<std::int64_t>(live.tokens.size()) - 1;  // the last bonus: nothing to verify
-  switch (selection.kind) {
-    case AnchorSelection::Kind::LiveAnchors:
-      for (const auto& step : live.steps) anchors.push_back(step.anchorPosition);
-      break;
-    case AnchorSelection::Kind::Every:
-      for (std::int64_t p = live.promptLength; p < end; p += selection.stride) anchors.push_back(p);
-      break;
-    case AnchorSelection::Kind::Random: {
-      std::vector<std::int64_t> all;
-      for (std::int64_t p = live.promptLength; p < end; ++p) all.push_back(p);
-      std::mt19937_64 rng(selection.seed);
-      std::shuffle(all.begin(), all.end(), rng);
-      all.resize(std::min<std::size_t>(all.size(), static_cast<std::size_t>(selection.count)));
-      std::sort(all.begin(), all.end());
-      anchors = std::move(all);
-      break;
-    }
-  }
-  return anchors;
-}
-
-// Per-slot top-k of a step as DDTree input (log-probabilities, most probable first).
-std::vector<analysis::SlotTopK> slotTopK(const session::StepRecord& step, int k) {
-  std::vector<analysis::SlotTopK> slots(step.draftTokens.size());
-  if (step.topKIds.size() != slots.size() * static_cast<std::size_t>(k) || step.topKProbs.size() != step.topKIds.size())
-    throw Error("internal: a teacher-forced step carries " + std::to_string(step.topKIds.size()) +
-                " top-k entries, DDTree needs " + std::to_string(slots.size()) + " slots x " + std::to_string(k));
-  for (std::size_t s = 0; s < slots.size(); ++s)
-    for (int r = 0; r < k; ++r) {
-      const std::size_t i = s * static_cast<std::size_t>(k) + static_cast<std::size_t>(r);
-      slots[s].tokens.push_back(step.topKIds[i]);
-      slots[s].logProbs.push_back(std::log(step.topKProbs[i]));
-    }
-  return slots;
-}
-
-// DDTree-N at a teacher-forced step: the target's greedy tokens after the anchor decide the
-// accepted path, exactly as tree verification with a greedy target would.
-std::pair<session::StepRecord, session::TreeRecord> ddtreeStep(const session::StepRecord& tf, int k,
-                                                               int budget) {
-  const analysis::DDTree tree = analysis::buildDDTree(slotTopK(tf, k), budget, tf.anchorToken);
-  const auto path = analysis::acceptedPath(tree, tf.targetTokens);
-  session::StepRecord step = tf;
-  step.mode = session::EvaluationMode::DDTree;
-  step.acceptedCount = static_cast<std::int32_t>(path.size()) - 1;
-  // The bonus is the target's token after the path. A path through non-top-1 candidates can
-  // reach the last slot where the chain did not: the target's token after the block is not in
-  // the record then (targetTokens stop at slot B-2), so the bonus is unknown.
-  const auto accepted = static_cast<std::size_t>(step.acceptedCount);
-  if (step.acceptedCount != tf.acceptedCount)
-    step.bonusToken = accepted < tf.targetTokens.size() ? tf.targetTokens[accepted] : kUnknownToken;
-  session::TreeRecord record;
-  record.nodeTokens = tree.tokens;
-  for (double w : tree.logWeights) record.nodeLogProbs.push_back(static_cast<float>(w));
-  record.parents = tree.parents;
-  record.acceptedPath = path;
-  return {step, record};
-}
 
 // "<drafter>/<mode>/<variant>", and for a sampled evaluation "/T=1 #r" (the repeat).
 std::string runName(const fs::path& drafter, EvaluationMode mode, analysis::MaskVariant variant,
@@ -115,87 +47,6 @@ void finishSummaries(std::vector<RunSummary>& runs) {
     if (run.mode == EvaluationMode::Live) run.tauSglang = analysis::tauSglang(responses);
   }
 }
-
-
-}  // namespace
-
-AnchorSelection parseAnchorSelection(const std::string& text) {
-  AnchorSelection s;
-  auto number = [&](const std::string& part) {
-    try {
-      std::size_t used = 0;
-      const long long v = std::stoll(part, &used);
-      if (used == part.size() && v > 0) return v;
-    } catch (const std::exception&) {
-    }
-    throw UsageError("anchors: '" + text + "' is not live, every[:k] or random:N[:seed]");
-  };
-  if (text == "live") return s;
-  if (text == "every" || text.starts_with("every:")) {
-    s.kind = AnchorSelection::Kind::Every;
-    if (text != "every") s.stride = static_cast<int>(number(text.substr(6)));
-    return s;
-  }
-  if (text.starts_with("random:")) {
-    s.kind = AnchorSelection::Kind::Random;
-    const std::string rest = text.substr(7);
-    const auto colon = rest.find(':');
-    s.count = static_cast<int>(number(rest.substr(0, colon)));
-    if (colon != std::string::npos) s.seed = static_cast<std::uint64_t>(number(rest.substr(colon + 1)));
-    return s;
-  }
-  return number(text), s;  // throws
-}
-
-std::string anchorSelectionText(const AnchorSelection& anchors) {
-  switch (anchors.kind) {
-    case AnchorSelection::Kind::LiveAnchors: return "live";
-    case AnchorSelection::Kind::Every: return "every:" + std::to_string(anchors.stride);
-    case AnchorSelection::Kind::Random:
-      return "random:" + std::to_string(anchors.count) + ":" + std::to_string(anchors.seed);
-  }
-  return "live";
-}
-
-// The settings as the run request spells them (protocol::RunOptions), so a run's recorded
-// settings, `run`'s options and the GUI's request share one vocabulary.
-std::string EvaluationSettings::toJson() const {
-  protocol::RunOptions o;
-  o.target = target.string();
-  o.drafters.clear();
-  for (const auto& d : drafters) o.drafters.push_back(d.string());
-  o.prompts = prompts.string();
-  o.modes.clear();
-  for (auto m : modes) o.modes.emplace_back(enumName(m));
-  o.maskVariants.clear();
-  for (auto v : maskVariants) o.maskVariants.emplace_back(enumName(v));
-  o.anchors = anchorSelectionText(anchors);
-  o.ddtreeBudget = ddtreeBudget;
-  o.blockSize = blockSize;
-  o.maxNewTokens = maxNewTokens;
-  o.limit = limit;
-  o.recordTopK = topK;
-  o.temperature = sampling.temperature;
-  o.topP = sampling.topP;
-  o.topK = sampling.topK;
-  o.seed = static_cast<std::int64_t>(sampling.seed);
-  o.samples = samples;
-  o.device.clear();
-  for (const auto& d : model.devices) o.device += (o.device.empty() ? "" : ",") + d;
-  o.dtype = model.dtype;
-  o.noChat = !chatTemplate;
-  o.thinking = enableThinking ? "on" : "off";
-  o.shard = std::to_string(shardIndex) + "/" + std::to_string(shardCount);
-  o.skipBadPrompts = skipBadPrompts;
-  o.noParity = !parityCheck;
-  o.hiddenStatistics = hiddenStatistics;
-  o.stepCounting = std::string(stepCountingName(stepCounting));
-  return dfi::toJson(o).dump();
-}
-
-namespace {
-
-
 
 struct RunKey {
   EvaluationMode mode;
@@ -216,29 +67,12 @@ std::vector<RunKey> runKeys(const EvaluationSettings& settings) {
   return keys;
 }
 
-void validate(const EvaluationSettings& s) {
-  if (s.modes.empty()) throw UsageError("no evaluation mode selected");
-  if (s.maskVariants.empty()) throw UsageError("no mask variant selected");
-  if (s.maxNewTokens < 1) throw UsageError("--max-new-tokens must be at least 1");
-  if (s.topK < 1) throw UsageError("--record-top-k must be at least 1");
-  if (s.ddtreeBudget < 1) throw UsageError("--ddtree-budget must be at least 1");
-  validateSampling(s.sampling);
-  if (s.samples < 1) throw UsageError("--samples must be at least 1");
-  if (s.samples > 1 && s.sampling.greedy())
-    throw UsageError("--samples " + std::to_string(s.samples) +
-                     " repeats a greedy evaluation, whose repeats are identical: add --temperature");
-  if (s.blockSize && *s.blockSize < 2)
-    throw UsageError("--block-size must be at least 2 (an anchor and one draft slot), got " +
-                     std::to_string(*s.blockSize));
-}
-
-
 }  // namespace
 
 std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, RecordSink& sink,
                                       const std::function<void(const EvaluationProgress&)>& progress,
                                       const CancellationToken& cancel, ModelRegistry* registry) {
-  validate(settings);
+  settings::validate(settings);
   const auto prompts = evaluatedPrompts(settings);
   const LoadedModels models = loadModels(settings, registry);
   c10::InferenceMode inference;
@@ -246,7 +80,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
   const int k = std::max(settings.topK, wantsTrees ? settings.ddtreeBudget : 0);
   const auto stops = stopTokens(models);
   const auto keys = runKeys(settings);
-  const std::string settingsJson = settings.toJson();  // every run of the evaluation shares them
+  const std::string settingsJson = settings::settingsJson(settings);  // every run of the evaluation shares them
   TokenStringBook book(models.tokenizer, sink);
   const auto started = Clock::now();
   // Every drafter, and for a sampled evaluation every repeat of it: one set of runs each.
@@ -268,8 +102,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
       run.temperature = settings.sampling.temperature;
       run.sample = repeat;
       run.settingsJson = settingsJson;
-      if (settings.shardCount > 1)
-        run.shard = std::to_string(settings.shardIndex) + "/" + std::to_string(settings.shardCount);
+      if (settings.shard.count > 1) run.shard = settings::shardText(settings.shard);
       runs.push_back({sink.addRun(run), run.name, drafter.dir.string(), key.mode, key.variant, repeat});
     }
     const analysis::GarbleContext garble = garbleContextOf(models, *drafter.model);

@@ -43,15 +43,15 @@ std::vector<std::int64_t> promptIds(const PromptSpec& prompt, const std::optiona
   return {ids.begin(), ids.end()};
 }
 
-std::int32_t slidingWindowOf(const tensorfile::DrafterConfig& config) {
-  const bool sliding = std::ranges::count(config.layerTypes, tensorfile::LayerType::SlidingAttention) > 0;
+std::int32_t slidingWindowOf(const modelspec::DrafterConfig& config) {
+  const bool sliding = std::ranges::count(config.layerTypes, modelspec::LayerType::SlidingAttention) > 0;
   return sliding ? config.slidingWindow.value_or(0) : 0;
 }
 
 session::RunRecord runRecordOf(const LoadedModels& models, const LoadedDrafter& drafter,
                                const EvaluationSettings& settings) {
   session::RunRecord run;
-  run.target = models.targetIdentity;
+  run.target = models.targetFiles.identity;
   run.drafter = drafter.identity;
   run.engineVersion = version() + " (git " + gitHash() + ")";
   for (const auto& d : settings.model.devices) run.device += (run.device.empty() ? "" : ",") + d;
@@ -114,10 +114,10 @@ std::vector<PromptSpec> evaluatedPrompts(const EvaluationSettings& s) {
     logText("engine", LogLevel::Warn,
             s.prompts.string() + ": " + std::to_string(multiTurn) +
                 " prompt(s) have several \"turns\"; only the first turn of each is evaluated");
-  auto selected = selectPrompts(set.prompts, s.limit, s.shardIndex, s.shardCount);
+  auto selected = selectPrompts(set.prompts, s.limit, s.shard.index, s.shard.count);
   if (selected.empty())
     logText("engine", LogLevel::Warn,
-            "shard " + std::to_string(s.shardIndex) + "/" + std::to_string(s.shardCount) +
+            "shard " + settings::shardText(s.shard) +
                 " has no prompts (fewer prompts than shards); its session holds runs without prompts");
   return selected;
 }

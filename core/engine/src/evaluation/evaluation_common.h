@@ -12,7 +12,7 @@
 #include "dfi/analysis/garble.h"
 #include "dfi/engine/evaluation.h"
 #include "dfi/engine/prompt_set.h"
-#include "dfi/tensorfile/drafter_config.h"
+#include "dfi/modelspec/drafter_config.h"
 #include "dfi/tokenizer/tokenizer.h"
 #include "evaluation/evaluation_models.h"
 
@@ -30,7 +30,7 @@ std::vector<std::int64_t> promptIds(const PromptSpec& prompt, const std::optiona
 
 // The window of the drafter's sliding-attention layers, 0 when it has none: what a mask
 // picture of the run must use.
-std::int32_t slidingWindowOf(const tensorfile::DrafterConfig& config);
+std::int32_t slidingWindowOf(const modelspec::DrafterConfig& config);
 
 // A run of `drafter` as every evaluation records it: both models' identities, this engine, the
 // devices and dtype, the drafter's block size and window, started now. The caller adds its name,

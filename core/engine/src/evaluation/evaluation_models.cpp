@@ -6,8 +6,8 @@
 #include "dfi/base/error.h"
 #include "dfi/base/log_text.h"
 #include "dfi/tensorfile/checkpoint.h"
-#include "dfi/tensorfile/compatibility.h"
-#include "dfi/tensorfile/drafter_config.h"
+#include "dfi/modelspec/compatibility.h"
+#include "dfi/modelspec/drafter_config.h"
 #include "models/dflash_weights.h"
 #include "models/model_registry_impl.h"
 
@@ -24,17 +24,24 @@ std::string readText(const fs::path& file) {
   return text.str();
 }
 
-session::ModelIdentity identityOf(const fs::path& dir) {
-  return {dir.string(), readText(dir / "config.json"), tensorfile::Checkpoint::open(dir).headerSha256()};
+session::ModelIdentity identityOf(const fs::path& dir, const tensorfile::Checkpoint& checkpoint) {
+  return {dir.string(), readText(dir / "config.json"), checkpoint.headerSha256()};
+}
+
+DrafterFiles drafterFiles(const fs::path& dir, modelspec::DrafterConfig config) {
+  auto checkpoint = tensorfile::Checkpoint::open(dir, tensorfile::NameMapping::dflashDrafter());
+  auto identity = identityOf(dir, checkpoint);
+  return {dir, std::move(config), std::move(checkpoint), std::move(identity)};
 }
 
 // Every drafter is checked against the target before any weight is loaded, and every
-// mismatch of every drafter is reported at once.
-void checkDrafters(const EvaluationSettings& settings, const tensorfile::TargetConfig& target) {
-  const auto targetCheckpoint = tensorfile::Checkpoint::open(settings.target);
+// mismatch of every drafter is reported at once. Returns each drafter's files, opened for the
+// check and kept for the load.
+std::vector<DrafterFiles> checkDrafters(const EvaluationSettings& settings, const TargetFiles& target) {
   std::ostringstream problems;
+  std::vector<DrafterFiles> drafters;
   for (const fs::path& dir : settings.drafters) {
-    const auto config = tensorfile::parseDrafterConfig(dir / "config.json", target.numHiddenLayers);
+    auto config = modelspec::parseDrafterConfig(dir / "config.json", target.config.numHiddenLayers);
     // A smaller block drafts only slots the drafter was trained on; a larger one would ask for
     // slots it has never learned, so it is refused rather than measured as a bad drafter.
     if (settings.blockSize && *settings.blockSize > config.blockSize)
@@ -42,15 +49,15 @@ void checkDrafters(const EvaluationSettings& settings, const tensorfile::TargetC
                            " is above the block size this drafter was trained with (" +
                            std::to_string(config.blockSize) + ")",
                        {.file = (dir / "config.json").string(), .item = "block_size"});
-    const auto drafterCheckpoint = tensorfile::Checkpoint::open(dir);
-    tensorfile::CheckpointFacts facts;
-    for (const char* name : {"fc.weight", "model.fc.weight"})
-      if (drafterCheckpoint.contains(name)) facts.drafterFcWeightShape = drafterCheckpoint.info(name).shape;
-    if (targetCheckpoint.contains("model.embed_tokens.weight"))
-      facts.targetEmbeddingRows = targetCheckpoint.info("model.embed_tokens.weight").shape.at(0);
-    const auto report = tensorfile::checkCompatibility(config, target, facts);
+    const DrafterFiles& files = drafters.emplace_back(drafterFiles(dir, std::move(config)));
+    modelspec::CheckpointFacts facts;
+    // NameMapping::dflashDrafter reads a vLLM-style "model.fc.weight" as "fc.weight" too.
+    if (files.checkpoint.contains("fc.weight")) facts.drafterFcWeightShape = files.checkpoint.info("fc.weight").shape;
+    if (target.checkpoint.contains("model.embed_tokens.weight"))
+      facts.targetEmbeddingRows = target.checkpoint.info("model.embed_tokens.weight").shape.at(0);
+    const auto report = modelspec::checkCompatibility(files.config, target.config, facts);
     for (const auto& issue : report.issues)
-      if (issue.severity == tensorfile::Severity::Warning)
+      if (issue.severity == modelspec::Severity::Warning)
         logText("engine", LogLevel::Warn, dir.string() + ": " + issue.field + ": " + issue.message);
     try {
       report.throwIfIncompatible(dir.string(), settings.target.string());
@@ -59,47 +66,70 @@ void checkDrafters(const EvaluationSettings& settings, const tensorfile::TargetC
     }
   }
   if (!problems.str().empty()) throw ValidationError(problems.str());
+  return drafters;
 }
 
 }  // namespace
 
-std::unique_ptr<DFlashDrafter> loadDrafter(const fs::path& dir, const TargetModel& target,
-                                           std::optional<int> blockSize) {
-  auto config = tensorfile::parseDrafterConfig(dir / "config.json", target.config().numHiddenLayers);
-  if (blockSize) config.blockSize = *blockSize;
-  return loadDrafterAs(dir, target, std::move(config));
+TargetFiles openTarget(const fs::path& dir) {
+  auto config = modelspec::parseTargetConfig(dir / "config.json");
+  auto checkpoint = tensorfile::Checkpoint::open(dir);
+  auto identity = identityOf(dir, checkpoint);
+  return {dir, std::move(config), std::move(checkpoint), std::move(identity)};
 }
 
-std::unique_ptr<DFlashDrafter> loadDrafterAs(const fs::path& dir, const TargetModel& target,
-                                             tensorfile::DrafterConfig config) {
+DrafterFiles openDrafter(const fs::path& dir, int targetLayers) {
+  return drafterFiles(dir, modelspec::parseDrafterConfig(dir / "config.json", targetLayers));
+}
+
+std::unique_ptr<DFlashDrafter> loadDrafter(const DrafterFiles& files, const TargetModel& target,
+                                           std::optional<int> blockSize) {
+  modelspec::DrafterConfig config = files.config;
+  if (blockSize) config.blockSize = *blockSize;
+  return loadDrafterAs(files.checkpoint, target, std::move(config));
+}
+
+std::unique_ptr<DFlashDrafter> loadDrafter(const fs::path& dir, const TargetModel& target,
+                                           std::optional<int> blockSize) {
+  return loadDrafter(openDrafter(dir, target.config().numHiddenLayers), target, blockSize);
+}
+
+std::unique_ptr<DFlashDrafter> loadDrafterAs(const tensorfile::Checkpoint& checkpoint, const TargetModel& target,
+                                             modelspec::DrafterConfig config) {
   TargetHead head{target.embeddingWeight(), target.lmHeadWeight()};
-  auto weights = loadDrafterWeights(dir, config, target.config().hiddenSize, head.lmHead.scalar_type(),
+  auto weights = loadDrafterWeights(checkpoint, config, target.config().hiddenSize, head.lmHead.scalar_type(),
                                     head.lmHead.device());
   return std::make_unique<DFlashDrafter>(config, std::move(weights), std::move(head));
 }
 
+std::unique_ptr<DFlashDrafter> loadDrafterAs(const fs::path& dir, const TargetModel& target,
+                                             modelspec::DrafterConfig config) {
+  return loadDrafterAs(tensorfile::Checkpoint::open(dir, tensorfile::NameMapping::dflashDrafter()), target,
+                       std::move(config));
+}
+
 LoadedModels loadModels(const EvaluationSettings& settings, ModelRegistry* registry) {
   if (settings.drafters.empty()) throw UsageError("an evaluation needs at least one drafter");
-  const auto targetConfig = tensorfile::parseTargetConfig(settings.target / "config.json");
-  checkDrafters(settings, targetConfig);
-  LoadedModels models;
-  models.targetIdentity = identityOf(settings.target);
+  TargetFiles target = openTarget(settings.target);
+  std::vector<DrafterFiles> drafters = checkDrafters(settings, target);
+  LoadedModels models{.targetFiles = std::move(target)};
   if (registry) {
-    models.target = &registry->impl().target(settings.target, settings.model);
+    models.target = &registry->impl().target(models.targetFiles, settings.model);
   } else {
-    models.ownedTarget = TargetModel::load(settings.target, settings.model);
+    models.ownedTarget =
+        TargetModel::load(models.targetFiles.checkpoint, models.targetFiles.config, settings.model);
     models.target = models.ownedTarget.get();
   }
   if (fs::exists(settings.target / "tokenizer.json"))
     models.tokenizer = tokenizer::Tokenizer::fromDirectory(settings.target);
   else
     logText("engine", LogLevel::Warn, settings.target.string() + ": no tokenizer.json; prompts must be token ids");
-  for (const fs::path& dir : settings.drafters) {
-    LoadedDrafter drafter{dir, identityOf(dir), nullptr, nullptr};
+  for (DrafterFiles& files : drafters) {
+    LoadedDrafter drafter{std::move(files)};
     if (registry) {
-      drafter.model = &registry->impl().drafter(dir, settings.blockSize);
+      drafter.model = &registry->impl().drafter(drafter, settings.blockSize);
     } else {
-      drafter.owned = loadDrafter(dir, *models.target, settings.blockSize);
+      drafter.owned = loadDrafter(drafter, *models.target, settings.blockSize);
       drafter.model = drafter.owned.get();
     }
     models.drafters.push_back(std::move(drafter));

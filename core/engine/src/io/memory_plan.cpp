@@ -14,8 +14,8 @@
 
 #include "dfi/base/error.h"
 #include "dfi/tensorfile/checkpoint.h"
-#include "dfi/tensorfile/parameter_count.h"
-#include "dfi/tensorfile/target_config.h"
+#include "dfi/modelspec/parameter_count.h"
+#include "dfi/modelspec/target_config.h"
 #include "io/placement.h"
 
 namespace dfi::engine {
@@ -88,13 +88,13 @@ std::vector<int> layersPerDevice(int devices, int layers) {
   return counts;
 }
 
-MemoryPlan planTargetMemory(const tensorfile::Checkpoint& checkpoint, const tensorfile::TargetConfig& config,
+MemoryPlan planTargetMemory(const tensorfile::Checkpoint& checkpoint, const modelspec::TargetConfig& config,
                             const ModelOptions& options) {
   if (options.devices.empty()) throw UsageError("no device given", {.item = "devices"});
   for (const auto& [device, bytes] : options.maxMemory)
     if (std::find(options.devices.begin(), options.devices.end(), device) == options.devices.end())
       throw UsageError("--max-memory names " + device + ", which is not one of the devices", {.item = "max_memory"});
-  const tensorfile::TargetParameters counts = tensorfile::countTargetParameters(checkpoint, config);
+  const modelspec::TargetParameters counts = modelspec::countTargetParameters(checkpoint, config);
   const std::size_t size = bytesPerParameter(options.dtype);
   MemoryPlan plan;
   plan.dtype = options.dtype;

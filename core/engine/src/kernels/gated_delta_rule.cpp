@@ -24,7 +24,7 @@ at::Tensor l2Normalise(const at::Tensor& x) {
 // steps) of an fp32 model drift apart by ~1e-5 relative after a few layers. An fp32 model's
 // rule therefore runs in fp64, which makes every schedule (prefill, steps, any chunking) agree
 // to ~1e-7; the rule is a small part of the layer's work. Half-precision models keep the fp32
-// state of the reference kernels (spec-qwen 3.3).
+// state of the reference kernels (docs/qwen.md 3.3).
 at::ScalarType accumulationType(const at::Tensor& v) {
   return v.scalar_type() == at::kFloat || v.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
 }
@@ -59,7 +59,7 @@ HeadMajor prepare(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
 // row-major). Rows of q and k are `rowStrideK` elements apart, of v and out `rowStrideV`, g and
 // beta `scalarStride`.
 // Per token: decay, read S^T k, delta write of beta (v - S^T k), then the output S^T q after the
-// write, exactly the order of the reference recurrence (spec-qwen 3.3).
+// write, exactly the order of the reference recurrence (docs/qwen.md 3.3).
 template <typename Acc>
 [[gnu::always_inline]] inline void recurHead(const Acc* q, const Acc* k, const Acc* v, const Acc* g,
                                              const Acc* beta, int64_t steps, int64_t rowStrideK,

@@ -1,5 +1,5 @@
 #pragma once
-// The gated delta rule of Gated DeltaNet (spec-qwen 3.3) in two equivalent forms: the chunked
+// The gated delta rule of Gated DeltaNet (docs/qwen.md 3.3) in two equivalent forms: the chunked
 // (WY / UT-transform) form, ATen operations on any device, for prefill on accelerators; and the
 // token by token recurrence, a loop over raw memory on the CPU (one chunk of the chunked form
 // elsewhere).

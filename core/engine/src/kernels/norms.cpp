@@ -133,7 +133,7 @@ at::Tensor rmsNormGated(const at::Tensor& x, const at::Tensor& gate, const at::T
 
 at::Tensor rmsNorm(NormKind kind, const at::Tensor& x, const at::Tensor& weight, double eps) {
   switch (kind) {
-    case NormKind::Qwen3: return rmsNormQwen3(x, weight, eps);
+    case NormKind::Plain: return rmsNormQwen3(x, weight, eps);
     case NormKind::ZeroCentred: return rmsNormZeroCentred(x, weight, eps);
     case NormKind::Fp32Weight: return rmsNormFp32Weight(x, weight, eps);
   }

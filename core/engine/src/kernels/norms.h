@@ -1,9 +1,11 @@
 #pragma once
-// The RMSNorm variants of the supported families (spec-qwen 1.1). They differ in where the
+// The RMSNorm variants of the supported families (docs/qwen.md 1.1). They differ in where the
 // cast back to the activation dtype happens and in how the weight is applied, which is what
 // makes bf16 results match transformers bit for bit; do not merge them.
 
 #include <ATen/core/Tensor.h>
+
+#include "dfi/modelspec/family_traits.h"
 
 namespace dfi::engine {
 
@@ -21,8 +23,8 @@ at::Tensor rmsNormGated(const at::Tensor& x, const at::Tensor& gate, const at::T
 // GptOssRMSNorm: (w * normalise(x)).to(dtype), all in fp32 (transformers keeps w in fp32).
 at::Tensor rmsNormFp32Weight(const at::Tensor& x, const at::Tensor& weight, double eps);
 
-// Which variant a decoder stack uses for its layer and q/k norms (Llama's is Qwen3's).
-enum class NormKind { Qwen3, ZeroCentred, Fp32Weight };
+// Which variant a decoder stack uses for its layer and q/k norms: its family's trait.
+using modelspec::NormKind;
 
 at::Tensor rmsNorm(NormKind kind, const at::Tensor& x, const at::Tensor& weight, double eps);
 

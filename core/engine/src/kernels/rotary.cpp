@@ -13,10 +13,10 @@
 
 namespace dfi::engine {
 
-Rotary::Rotary(const tensorfile::RopeConfig& rope, int headDim, int maxPositionEmbeddings)
+Rotary::Rotary(const modelspec::RopeConfig& rope, int headDim, int maxPositionEmbeddings)
     : rotaryDim_(rope.rotaryDim(headDim)),
-      attentionScaling_(tensorfile::ropeAttentionScaling(rope)) {
-  const std::vector<double> inv = tensorfile::ropeInverseFrequencies(rope, headDim, maxPositionEmbeddings);
+      attentionScaling_(modelspec::ropeAttentionScaling(rope)) {
+  const std::vector<double> inv = modelspec::ropeInverseFrequencies(rope, headDim, maxPositionEmbeddings);
   invFreq_ = at::tensor(inv, at::kDouble).to(at::kFloat);
 }
 

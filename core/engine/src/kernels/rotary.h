@@ -1,11 +1,11 @@
 #pragma once
 // Rotary position embedding in the rotate-half (NeoX) convention, with partial rotation
 // (Qwen3.5/Next rotate only the first rotaryDim channels of a head) and the default or YaRN
-// frequency schedules (spec-qwen 1.2).
+// frequency schedules (docs/qwen.md 1.2).
 
 #include <ATen/core/Tensor.h>
 
-#include "dfi/tensorfile/rope_config.h"
+#include "dfi/modelspec/rope_config.h"
 
 namespace dfi::engine {
 
@@ -17,7 +17,7 @@ struct RotaryAngles {
 
 class Rotary {
  public:
-  Rotary(const tensorfile::RopeConfig& rope, int headDim, int maxPositionEmbeddings);
+  Rotary(const modelspec::RopeConfig& rope, int headDim, int maxPositionEmbeddings);
 
   int rotaryDim() const { return rotaryDim_; }
 

@@ -28,7 +28,7 @@ struct AttentionDims {
   bool qkNorm = true;       // per-head q/k RMSNorm (Qwen families; not Llama or gpt-oss)
   bool sinks = false;       // gpt-oss attention sinks
   int slidingWindow = 0;    // 0: full attention
-  NormKind norm = NormKind::Qwen3;
+  NormKind norm = NormKind::Plain;
   double eps = 1e-6;
 };
 

@@ -9,7 +9,7 @@
 #include <ATen/ops/tensor.h>
 #include <ATen/ops/topk.h>
 
-#include "evaluation/speculative_sampling.h"
+#include "evaluation/live/speculative_sampling.h"
 #include "kernels/projection.h"
 #include "kernels/tensor_cast.h"
 

@@ -11,13 +11,12 @@
 namespace dfi::engine {
 namespace {
 
-using tensorfile::LayerType;
-using tensorfile::TargetConfig;
-using tensorfile::TargetFamily;
+using modelspec::LayerType;
+using modelspec::TargetConfig;
 
 std::variant<DenseMlp, SparseMoeMlp, GptOssMlp> mlpOf(const WeightLoader& weights, const TargetConfig& config,
                                                        int index, at::Device device) {
-  if (config.family == TargetFamily::GptOss) return GptOssMlp(weights, config, index, device);
+  if (config.traits.mlp == modelspec::MlpKind::GptOssExperts) return GptOssMlp(weights, config, index, device);
   const std::string prefix = "model.layers." + std::to_string(index) + ".mlp.";
   if (config.moe && config.moe->moeLayer(index))
     return SparseMoeMlp(weights, prefix, *config.moe, config.hiddenSize, device);
@@ -25,17 +24,6 @@ std::variant<DenseMlp, SparseMoeMlp, GptOssMlp> mlpOf(const WeightLoader& weight
 }
 
 }  // namespace
-
-NormKind normKindOf(const TargetConfig& config) {
-  switch (config.family) {
-    case TargetFamily::Qwen3:
-    case TargetFamily::Llama: return NormKind::Qwen3;
-    case TargetFamily::GptOss: return NormKind::Fp32Weight;
-    case TargetFamily::Qwen3_5:
-    case TargetFamily::Qwen3Next: break;
-  }
-  return NormKind::ZeroCentred;
-}
 
 WeightLoader normWeightLoader(const WeightLoader& weights, NormKind kind) {
   // gpt-oss keeps its norms in fp32 (_keep_in_fp32_modules) whatever the compute dtype.
@@ -45,7 +33,7 @@ WeightLoader normWeightLoader(const WeightLoader& weights, NormKind kind) {
 DecoderLayer::DecoderLayer(const WeightLoader& weights, const TargetConfig& config, int index, at::Device device)
     : index_(index),
       device_(device),
-      norm_(normKindOf(config)),
+      norm_(config.traits.norm),
       eps_(config.rmsNormEps),
       mlp_(mlpOf(weights, config, index, device)) {
   const std::string prefix = "model.layers." + std::to_string(index) + ".";
@@ -67,7 +55,6 @@ DecoderLayer::DecoderLayer(const WeightLoader& weights, const TargetConfig& conf
       throw ValidationError("layer " + std::to_string(index) + " is a sliding_attention layer but the config "
                             "sets no sliding window",
                             {.item = "sliding_window"});
-    const bool qwenFamily = config.family != TargetFamily::Llama && config.family != TargetFamily::GptOss;
     attention_.emplace(weights, prefix + "self_attn.",
                        AttentionDims{.hiddenSize = config.hiddenSize,
                                      .numHeads = config.numAttentionHeads,
@@ -75,7 +62,7 @@ DecoderLayer::DecoderLayer(const WeightLoader& weights, const TargetConfig& conf
                                      .headDim = config.headDim,
                                      .outputGate = config.attnOutputGate,
                                      .bias = config.attentionBias,
-                                     .qkNorm = qwenFamily,
+                                     .qkNorm = config.traits.qkNorm,
                                      .sinks = config.attentionSinks,
                                      .slidingWindow = sliding ? *config.slidingWindow : 0,
                                      .norm = norm_,

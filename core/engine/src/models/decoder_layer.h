@@ -1,5 +1,5 @@
 #pragma once
-// One pre-norm decoder layer of any supported family (spec-qwen 1.5):
+// One pre-norm decoder layer of any supported family (docs/qwen.md 1.5):
 //   h = x + Mixer(input_layernorm(x));  y = h + MLP(post_attention_layernorm(h))
 // where the mixer is softmax attention (full or sliding) or Gated DeltaNet and the MLP is
 // SwiGLU (DenseMlp, with biases for Llama's mlp_bias), a mixture of SwiGLU experts
@@ -11,7 +11,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "dfi/tensorfile/target_config.h"
+#include "dfi/modelspec/target_config.h"
 #include "io/weight_loader.h"
 #include "models/attention.h"
 #include "models/dense_mlp.h"
@@ -26,7 +26,7 @@ class ModelCache;
 
 class DecoderLayer {
  public:
-  DecoderLayer(const WeightLoader& weights, const tensorfile::TargetConfig& config, int index, at::Device device);
+  DecoderLayer(const WeightLoader& weights, const modelspec::TargetConfig& config, int index, at::Device device);
 
   // x on device(); `angles` for the new positions (unused by linear layers). With `routing`, a
   // mixture-of-experts MLP records its choice there (a dense one leaves it undefined).
@@ -48,9 +48,6 @@ class DecoderLayer {
   std::variant<DenseMlp, SparseMoeMlp, GptOssMlp> mlp_;
 };
 
-// The norm variant of a family: Qwen3's and Llama's plain w, the 1+w of Qwen3.5 and
-// Qwen3-Next, gpt-oss's fp32 weight.
-NormKind normKindOf(const tensorfile::TargetConfig& config);
 // The loader for a norm weight of that kind: fp32 for gpt-oss (transformers keeps those in
 // fp32 at any dtype), otherwise `weights` itself.
 WeightLoader normWeightLoader(const WeightLoader& weights, NormKind kind);

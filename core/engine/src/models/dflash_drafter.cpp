@@ -54,7 +54,7 @@ void require(bool ok, const std::string& item, const std::string& message) {
 
 }  // namespace
 
-DFlashDrafter::DFlashDrafter(tensorfile::DrafterConfig config, DrafterWeights weights,
+DFlashDrafter::DFlashDrafter(modelspec::DrafterConfig config, DrafterWeights weights,
                              TargetHead target)
     : config_(std::move(config)),
       weights_(std::move(weights)),
@@ -391,7 +391,7 @@ std::pair<at::Tensor, at::Tensor> DFlashDrafter::keysValues(int layer, const at:
   const std::int64_t rows = x.size(0);
   const int kvHeads = config_.numKeyValueHeads;
   const int d = config_.headDim;
-  // Context and block rows share Wk, k_norm and Wv (spec-dflash 2.2); V is not normed.
+  // Context and block rows share Wk, k_norm and Wv (docs/dflash.md 2.2); V is not normed.
   const at::Tensor k = rmsNormQwen3(project(x, w.kProj, w.kBias).view({rows, kvHeads, d}), w.kNorm,
                                     config_.rmsNormEps);
   const at::Tensor v = project(x, w.vProj, w.vBias).view({rows, kvHeads, d});
@@ -480,7 +480,7 @@ RotaryAngles DFlashDrafter::anglesAt(const std::vector<std::int64_t>& positions)
 
 bool DFlashDrafter::isSliding(int layer) const {
   return !config_.layerTypes.empty() &&
-         config_.layerTypes[static_cast<std::size_t>(layer)] == tensorfile::LayerType::SlidingAttention;
+         config_.layerTypes[static_cast<std::size_t>(layer)] == modelspec::LayerType::SlidingAttention;
 }
 
 bool DFlashDrafter::hasLayersOf(LayerAttention kind) const {

@@ -1,5 +1,5 @@
 #pragma once
-// The DFlash block-diffusion drafter (spec-dflash 2): target features of the committed
+// The DFlash block-diffusion drafter (docs/dflash.md 2): target features of the committed
 // context enter every layer as extra keys and values (KV injection); a block of
 // [anchor, MASK x (B-1)] embeddings is denoised in one forward; the target's LM head turns
 // slots 1..B-1 into draft logits for positions anchor+1 .. anchor+B-1.
@@ -7,7 +7,7 @@
 // Two layouts, one decoder (so they cannot drift apart):
 //  - draft(): one block against the context cache (the live speculative-decoding step);
 //  - teacherForced(): every anchor of a fixed sequence in one forward with the training
-//    anchor-block mask (spec-dflash 4.4), equal to draft() at each anchor by construction.
+//    anchor-block mask (docs/dflash.md 4.4), equal to draft() at each anchor by construction.
 // Masks and block positions come from dfi::analysis so the GUI shows exactly what ran.
 
 #include <cstdint>
@@ -20,7 +20,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "dfi/analysis/attention_mask.h"
-#include "dfi/tensorfile/drafter_config.h"
+#include "dfi/modelspec/drafter_config.h"
 #include "kernels/rotary.h"
 #include "models/candidate_selector.h"
 #include "models/dflash_kv_cache.h"
@@ -60,9 +60,11 @@ class DFlashDrafter {
  public:
   // Throws dfi::ValidationError when the target head does not fit the drafter (hidden width,
   // vocabulary, mask token id), naming the field and both values.
-  DFlashDrafter(tensorfile::DrafterConfig config, DrafterWeights weights, TargetHead target);
+  DFlashDrafter(modelspec::DrafterConfig config, DrafterWeights weights, TargetHead target);
 
-  const tensorfile::DrafterConfig& config() const { return config_; }
+  const modelspec::DrafterConfig& config() const { return config_; }
+  // The checkpoint its weights were read from; null for a drafter built from tensors alone.
+  const tensorfile::Checkpoint* checkpoint() const { return weights_.source.get(); }
   // The mask its layers of `kind` use under `variant` (the one the GUI draws), and whether it
   // has layers of that kind at all.
   analysis::MaskSpec maskSpec(analysis::MaskVariant variant, analysis::LayerAttention kind) const;
@@ -197,7 +199,7 @@ class DFlashDrafter {
   // output_multiplier and final_logit_softcapping, in place.
   void scaleLogits(at::Tensor& logits) const;
 
-  tensorfile::DrafterConfig config_;
+  modelspec::DrafterConfig config_;
   DrafterWeights weights_;
   TargetHead target_;
   Rotary rotary_;

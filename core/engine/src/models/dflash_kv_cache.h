@@ -1,6 +1,6 @@
 #pragma once
 // The drafter's KV cache: per layer, the RoPE'd keys and the values of the committed context
-// only (spec-dflash 2.4). Block keys and values are computed transiently inside each draft
+// only (docs/dflash.md 2.4). Block keys and values are computed transiently inside each draft
 // call and never stored, so after a call the cache already holds exactly the committed
 // context; crop() moves it back to an earlier position (a re-draft at an older anchor).
 

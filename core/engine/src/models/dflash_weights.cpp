@@ -16,21 +16,27 @@ std::string layerName(int layer, const char* suffix) {
 }  // namespace
 
 DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
-                                  const tensorfile::DrafterConfig& config, int targetHiddenSize,
+                                  const modelspec::DrafterConfig& config, int targetHiddenSize,
                                   at::ScalarType dtype, at::Device device) {
-  for (const tensorfile::DrafterConfigWarning& w : config.warnings)
+  return loadDrafterWeights(tensorfile::Checkpoint::open(dir, tensorfile::NameMapping::dflashDrafter()), config,
+                            targetHiddenSize, dtype, device);
+}
+
+DrafterWeights loadDrafterWeights(tensorfile::Checkpoint opened, const modelspec::DrafterConfig& config,
+                                  int targetHiddenSize, at::ScalarType dtype, at::Device device) {
+  const std::filesystem::path dir = opened.path();  // a copy: `opened` moves below
+  for (const modelspec::DrafterConfigWarning& w : config.warnings)
     logText("engine", LogLevel::Warn, (dir / "config.json").string() + ": " + w.field + ": " + w.message);
-  auto checkpoint = std::make_shared<const tensorfile::Checkpoint>(
-      tensorfile::Checkpoint::open(dir, tensorfile::NameMapping::dflashDrafter()));
+  auto checkpoint = std::make_shared<const tensorfile::Checkpoint>(std::move(opened));
   const WeightLoader loader(*checkpoint, dtype);
-  const std::vector<tensorfile::ExpectedTensor> expected = tensorfile::expectedDrafterTensors(config, targetHiddenSize);
+  const std::vector<modelspec::ExpectedTensor> expected = modelspec::expectedDrafterTensors(config, targetHiddenSize);
   std::map<std::string, at::Tensor> loaded;
-  for (const tensorfile::ExpectedTensor& t : expected) loaded[t.name] = loader.load(t.name, t.shape, device);
+  for (const modelspec::ExpectedTensor& t : expected) loaded[t.name] = loader.load(t.name, t.shape, device);
 
   // An embedding or an LM head are not part of the DFlash forward; say so
   // rather than silently running something other than what the checkpoint's authors trained.
   std::set<std::string> known;
-  for (const tensorfile::ExpectedTensor& t : expected) known.insert(t.name);
+  for (const modelspec::ExpectedTensor& t : expected) known.insert(t.name);
   for (const std::string& name : checkpoint->names())
     if (!known.contains(name))
       logText("engine", LogLevel::Warn, dir.string() + ": tensor " + name + " is not used by the DFlash drafter");

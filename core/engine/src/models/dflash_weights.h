@@ -1,5 +1,5 @@
 #pragma once
-// The parameters of a DFlash drafter (spec-dflash 1.3) as tensors on the compute device, and
+// The parameters of a DFlash drafter (docs/dflash.md 1.3) as tensors on the compute device, and
 // the shape every one of them must have under a DrafterConfig.
 
 #include <cstdint>
@@ -12,8 +12,8 @@
 #include <ATen/core/Tensor.h>
 
 #include "dfi/tensorfile/checkpoint.h"
-#include "dfi/tensorfile/drafter_config.h"
-#include "dfi/tensorfile/weight_layout.h"
+#include "dfi/modelspec/drafter_config.h"
+#include "dfi/modelspec/weight_layout.h"
 
 namespace dfi::engine {
 
@@ -52,12 +52,16 @@ struct DrafterWeights {
 
 // Reads a z-lab drafter directory (config.json's tensors in *.safetensors, named as
 // tensorfile::NameMapping::dflashDrafter reads them), checks every tensor of
-// tensorfile::expectedDrafterTensors against the config (dfi::ValidationError naming the
+// modelspec::expectedDrafterTensors against the config (dfi::ValidationError naming the
 // file, the tensor and both shapes; a missing tensor names what was looked for) and moves it
 // to `dtype` on `device`. Tensors the forward does not use, and the config's warnings (fields
 // the engine does not know, DrafterConfig::warnings), are logged as warnings.
 DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
-                                  const tensorfile::DrafterConfig& config, int targetHiddenSize,
+                                  const modelspec::DrafterConfig& config, int targetHiddenSize,
                                   at::ScalarType dtype, at::Device device);
+// The same from a checkpoint already open under NameMapping::dflashDrafter (an evaluation opens
+// each model directory once); the messages name checkpoint.path() as the directory.
+DrafterWeights loadDrafterWeights(tensorfile::Checkpoint checkpoint, const modelspec::DrafterConfig& config,
+                                  int targetHiddenSize, at::ScalarType dtype, at::Device device);
 
 }  // namespace dfi::engine

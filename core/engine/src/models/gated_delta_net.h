@@ -1,6 +1,6 @@
 #pragma once
 // The Gated DeltaNet token mixer of Qwen3.5 / Qwen3.6 / Qwen3-Next linear-attention layers
-// (spec-qwen 3.3-3.5): projections, depthwise causal conv + SiLU, the gated delta rule with an
+// (docs/qwen.md 3.3-3.5): projections, depthwise causal conv + SiLU, the gated delta rule with an
 // fp32 state, the gated output RMSNorm and out_proj. Qwen3-Next's fused in_proj_qkvz /
 // in_proj_ba are regrouped at load time into Qwen3.5's order; all input projections are stacked
 // into one weight (one GEMM).

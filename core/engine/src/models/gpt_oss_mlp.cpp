@@ -23,7 +23,7 @@ at::Tensor gateRowsThenUpRows(const at::Tensor& interleaved, int64_t dim) {
 
 }  // namespace
 
-GptOssMlp::GptOssMlp(const WeightLoader& weights, const tensorfile::TargetConfig& config, int layerIndex,
+GptOssMlp::GptOssMlp(const WeightLoader& weights, const modelspec::TargetConfig& config, int layerIndex,
                      at::Device device)
     : topK_(config.moe->numExpertsPerToken),
       intermediate_(config.moe->moeIntermediateSize),

@@ -9,7 +9,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "dfi/tensorfile/target_config.h"
+#include "dfi/modelspec/target_config.h"
 #include "models/expert_routing.h"
 
 namespace dfi::engine {
@@ -18,7 +18,7 @@ class WeightLoader;
 
 class GptOssMlp {
  public:
-  GptOssMlp(const WeightLoader& weights, const tensorfile::TargetConfig& config, int layerIndex, at::Device device);
+  GptOssMlp(const WeightLoader& weights, const modelspec::TargetConfig& config, int layerIndex, at::Device device);
 
   // x: [B, T, H] (post-attention-normed). Fills `routing` when given.
   at::Tensor forward(const at::Tensor& x, ExpertRouting* routing) const;

@@ -2,14 +2,14 @@
 
 #include <ATen/ATen.h>
 
-#include "dfi/tensorfile/target_config.h"
+#include "dfi/modelspec/target_config.h"
 #include "io/weight_loader.h"
 #include "kernels/projection.h"
 #include "models/routing_record.h"
 
 namespace dfi::engine {
 
-SparseMoeMlp::SparseMoeMlp(const WeightLoader& weights, const std::string& prefix, const tensorfile::MoeConfig& moe,
+SparseMoeMlp::SparseMoeMlp(const WeightLoader& weights, const std::string& prefix, const modelspec::MoeConfig& moe,
                            int64_t hidden, at::Device device)
     : topK_(moe.numExpertsPerToken), normTopkProb_(moe.normTopkProb) {
   const int64_t experts = moe.numExperts, inter = moe.moeIntermediateSize;

@@ -26,7 +26,7 @@
 #include "models/dense_mlp.h"
 #include "models/expert_routing.h"
 
-namespace dfi::tensorfile {
+namespace dfi::modelspec {
 struct MoeConfig;
 }
 
@@ -37,7 +37,7 @@ class WeightLoader;
 class SparseMoeMlp {
  public:
   // `prefix` ends in "mlp.".
-  SparseMoeMlp(const WeightLoader& weights, const std::string& prefix, const tensorfile::MoeConfig& moe,
+  SparseMoeMlp(const WeightLoader& weights, const std::string& prefix, const modelspec::MoeConfig& moe,
                int64_t hidden, at::Device device);
 
   // x [B, T, hidden]. With `routing`, fills it with the experts chosen per position and their

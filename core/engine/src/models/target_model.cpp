@@ -9,7 +9,7 @@
 
 #include "dfi/base/error.h"
 #include "dfi/engine/memory_plan.h"
-#include "evaluation/hidden_stats.h"
+#include "evaluation/teacher_forced/hidden_stats.h"
 #include "io/weight_loader.h"
 #include "kernels/projection.h"
 #include "kernels/tensor_cast.h"
@@ -17,14 +17,18 @@
 namespace dfi::engine {
 
 std::unique_ptr<TargetModel> TargetModel::load(const std::filesystem::path& dir, const ModelOptions& options) {
-  tensorfile::TargetConfig config = tensorfile::parseTargetConfig(dir / "config.json");
-  tensorfile::Checkpoint checkpoint = tensorfile::Checkpoint::open(dir);
+  modelspec::TargetConfig config = modelspec::parseTargetConfig(dir / "config.json");
+  return load(tensorfile::Checkpoint::open(dir), std::move(config), options);
+}
+
+std::unique_ptr<TargetModel> TargetModel::load(tensorfile::Checkpoint checkpoint, modelspec::TargetConfig config,
+                                               const ModelOptions& options) {
   // Refused before the first byte is copied, not half-way through with an allocator error.
   requirePlanFits(planTargetMemory(checkpoint, config, options));
   return std::make_unique<TargetModel>(std::move(checkpoint), std::move(config), options);
 }
 
-TargetModel::TargetModel(tensorfile::Checkpoint checkpoint, tensorfile::TargetConfig config,
+TargetModel::TargetModel(tensorfile::Checkpoint checkpoint, modelspec::TargetConfig config,
                          const ModelOptions& options)
     : checkpoint_(std::move(checkpoint)),
       config_(std::move(config)),
@@ -37,7 +41,7 @@ TargetModel::TargetModel(tensorfile::Checkpoint checkpoint, tensorfile::TargetCo
   layers_.reserve(config_.numHiddenLayers);
   for (int i = 0; i < config_.numHiddenLayers; ++i)
     layers_.emplace_back(weights, config_, i, placement_.layerDevice[i]);
-  finalNorm_ = normWeightLoader(weights, normKindOf(config_)).load("model.norm.weight", {h}, placement_.last);
+  finalNorm_ = normWeightLoader(weights, config_.traits.norm).load("model.norm.weight", {h}, placement_.last);
   // Tied models have no lm_head.weight; the embedding matrix serves (moved if on another device).
   lmHead_ = config_.tieWordEmbeddings && !weights.contains("lm_head.weight")
                 ? embedTokens_.to(placement_.last)
@@ -111,7 +115,7 @@ ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, con
       if (request.routing) out.routing[i] = out.routing[tapIndex.at(request.tapLayers[i])];
     }
   if (cache) cache->advance(steps, request.rewindable);
-  out.finalHidden = rmsNorm(normKindOf(config_), onDevice(x, placement_.last), finalNorm_, config_.rmsNormEps);
+  out.finalHidden = rmsNorm(config_.traits.norm, onDevice(x, placement_.last), finalNorm_, config_.rmsNormEps);
   if (request.logits) {
     const std::int64_t keep = request.logitsToKeep > 0 ? std::min(request.logitsToKeep, steps) : steps;
     out.logits = lmHead(out.finalHidden.narrow(1, steps - keep, keep));

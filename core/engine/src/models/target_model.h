@@ -13,7 +13,7 @@
 
 #include "dfi/engine/model_options.h"
 #include "dfi/tensorfile/checkpoint.h"
-#include "dfi/tensorfile/target_config.h"
+#include "dfi/modelspec/target_config.h"
 #include "io/placement.h"
 #include "kernels/rotary.h"
 #include "models/decoder_layer.h"
@@ -52,10 +52,14 @@ class TargetModel {
   // Reads config.json and the safetensors weights of `dir`; throws dfi::Error subclasses
   // naming the file and tensor for anything missing or inconsistent.
   static std::unique_ptr<TargetModel> load(const std::filesystem::path& dir, const ModelOptions& options);
+  // The same from a checkpoint and config already open (an evaluation opens each model
+  // directory once): the memory plan is checked first, then the weights are copied out.
+  static std::unique_ptr<TargetModel> load(tensorfile::Checkpoint checkpoint, modelspec::TargetConfig config,
+                                           const ModelOptions& options);
 
-  TargetModel(tensorfile::Checkpoint checkpoint, tensorfile::TargetConfig config, const ModelOptions& options);
+  TargetModel(tensorfile::Checkpoint checkpoint, modelspec::TargetConfig config, const ModelOptions& options);
 
-  const tensorfile::TargetConfig& config() const { return config_; }
+  const modelspec::TargetConfig& config() const { return config_; }
   const Placement& placement() const { return placement_; }
   const tensorfile::Checkpoint& checkpoint() const { return checkpoint_; }
   int numLayers() const { return static_cast<int>(layers_.size()); }
@@ -78,7 +82,7 @@ class TargetModel {
 
  private:
   tensorfile::Checkpoint checkpoint_;  // keeps CPU tensors that alias the memory map valid
-  tensorfile::TargetConfig config_;
+  modelspec::TargetConfig config_;
   Placement placement_;
   Rotary rotary_;
   at::Tensor embedTokens_, finalNorm_, lmHead_;

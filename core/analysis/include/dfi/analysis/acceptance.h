@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace dfi::analysis {
@@ -40,5 +41,12 @@ double tauReference(std::span<const ResponseAcceptance> responses);
 double tauSglang(std::span<const ResponseAcceptance> responses);
 // vLLM: 1 + accepted drafts / drafts, pooled over every step of every response (micro).
 double tauVllm(std::span<const ResponseAcceptance> responses);
+
+// The conventions a view shows one at a time (the GUI's View > Tau Convention), beside their
+// formulas so that every label names the formula it shows.
+enum class TauConvention { Reference, Vllm };
+std::string_view tauConventionLabel(TauConvention convention);  // "z-lab", "vLLM"
+std::string_view tauConventionFormula(TauConvention convention);
+double tauOf(std::span<const ResponseAcceptance> responses, TauConvention convention);
 
 }  // namespace dfi::analysis

@@ -2,13 +2,13 @@
 // The drafter's attention masks, defined once for the engine (which turns them into tensors)
 // and for the GUI (which draws them), so the picture is always the mask that ran.
 //
-// Two layouts (spec-dflash 2.3 and 4.4):
+// Two layouts (docs/dflash.md 2.3 and 4.4):
 //  - inference: the B slots of one block query [context | block]; context = the committed
 //    positions whose target features the drafter has (0 .. anchor-1), block = B slots at
 //    positions anchor .. anchor+B-1.
 //  - training: N anchors x B slots query [context (T positions of the sequence) | N blocks].
 // A variant changes the rule; `reference` is the published one, the others are the known
-// train/eval mismatches (spec-dflash 4.6), so their cost can be measured and seen.
+// train/eval mismatches (docs/dflash.md 4.6), so their cost can be measured and seen.
 
 #include <cstdint>
 #include <optional>

@@ -60,31 +60,65 @@ nlohmann::json encodeValue(const T& value, bool binary);
 template <typename T>
 void decodeValue(const nlohmann::json& j, T& value, bool binary, const Path& path);
 
+template <typename F>
+concept HasCodec = requires { typename F::FieldCodec; };
+
 template <HasFieldTable T>
 nlohmann::json encodeObject(const T& value) {
   nlohmann::json object = nlohmann::json::object();
   forEachField<T>([&](const auto& f) {
-    using V = FieldValue<std::decay_t<decltype(f)>, T>;
+    using F = std::decay_t<decltype(f)>;
+    using V = FieldValue<F, T>;
     const V& v = f.get(value);
-    if constexpr (IsOptional<V>::value)
-      if (!v) return;  // an empty optional is left out
-    object[std::string(f.name)] = encodeValue(v, f.traits.binary);
+    if constexpr (HasCodec<F>) {
+      const auto wire = F::FieldCodec::encode(v);
+      if constexpr (IsOptional<std::decay_t<decltype(wire)>>::value)
+        if (!wire) return;
+      object[std::string(f.name)] = encodeValue(wire, f.traits.binary);
+    } else {
+      if constexpr (IsOptional<V>::value)
+        if (!v) return;  // an empty optional is left out
+      object[std::string(f.name)] = encodeValue(v, f.traits.binary);
+    }
   });
   return object;
 }
 
+// `lenient`: every field may be missing (and keeps the default), as a recorded copy of a type
+// that older writers wrote with fewer fields.
 template <HasFieldTable T>
-void decodeObject(const nlohmann::json& j, T& value, const Path& path) {
+void decodeObject(const nlohmann::json& j, T& value, const Path& path, bool lenient = false) {
   if (!j.is_object()) path.fail("expected an object");
   forEachField<T>([&](const auto& f) {
-    using V = FieldValue<std::decay_t<decltype(f)>, T>;
+    using F = std::decay_t<decltype(f)>;
+    using V = FieldValue<F, T>;
     const Path inner = path.field(f.name);
     const auto it = j.find(std::string(f.name));
-    if (it == j.end() || (IsOptional<V>::value && it->is_null())) {
-      if (!f.traits.optional && !IsOptional<V>::value) inner.fail("missing");
-      return;
+    if constexpr (HasCodec<F>) {
+      using C = typename F::FieldCodec;
+      using W = typename C::Wire;
+      if (it == j.end() || (IsOptional<W>::value && it->is_null())) {
+        if (!lenient && !f.traits.optional && !IsOptional<W>::value) inner.fail("missing");
+        return;
+      }
+      W wire{};
+      decodeValue(*it, wire, f.traits.binary, inner);
+      // A codec may read a value together with what earlier fields set (a legacy key).
+      auto decoded = [&] {
+        if constexpr (requires { C::decode(wire, f.get(value)); })
+          return C::decode(wire, f.get(value));
+        else
+          return C::decode(wire);
+      }();
+      if (!decoded) inner.fail("invalid value " + it->dump() + " (" + std::string(C::expected) + ")");
+      f.get(value) = std::move(*decoded);
+    } else {
+      if (it == j.end() || (IsOptional<V>::value && it->is_null())) {
+        if (!lenient && !f.traits.optional && !IsOptional<V>::value) inner.fail("missing");
+        return;
+      }
+      decodeValue(*it, f.get(value), f.traits.binary, inner);
     }
-    decodeValue(*it, f.get(value), f.traits.binary, inner);
   });
 }
 
@@ -163,10 +197,12 @@ nlohmann::json toJson(const T& value) {
 }
 
 // Reads a T from a JSON object; errors name `stream`, the type (its table's name) and the field.
+// `lenient`: any field may be missing and keeps T's default (a recorded copy that an older
+// writer wrote with fewer fields); a field present with a wrong value still fails.
 template <HasFieldTable T>
-T fromJson(const nlohmann::json& object, std::string_view stream) {
+T fromJson(const nlohmann::json& object, std::string_view stream, bool lenient = false) {
   T value{};
-  json_detail::decodeObject(object, value, json_detail::Path{stream, nullptr, FieldTable<T>::name});
+  json_detail::decodeObject(object, value, json_detail::Path{stream, nullptr, FieldTable<T>::name}, lenient);
   return value;
 }
 

@@ -62,6 +62,57 @@ constexpr auto field(std::string_view name, Access access, std::string_view doc,
   return Field<Record, Access>{name, access, doc, traits};
 }
 
+// A field kept as one type and written as another (a path as text, an anchor selection as
+// "every:4", a negated flag): Codec has `using Wire` (a type the codecs write: string, bool,
+// vectors of them, optionals), `static Wire encode(const Value&)`, `static
+// std::optional<Value> decode(const Wire&)` (nullopt: not a valid spelling; or decode(wire,
+// current) to combine with what an earlier field set) and `expected`, the valid spellings for
+// an error message. An encode that returns an empty optional writes nothing (a key that is
+// only read). Only the JSON codec (field_json.h) reads codecs.
+template <typename Record, typename Access, typename Codec>
+struct CodedField : Field<Record, Access> {
+  using FieldCodec = Codec;
+};
+
+template <typename Codec, typename Record, typename Value>
+constexpr auto codedField(std::string_view name, Value Record::*member, std::string_view doc, FieldTraits traits = {}) {
+  const auto plain = field<Record>(name, member, doc, traits);
+  return CodedField<Record, decltype(plain.access), Codec>{plain};
+}
+
+template <typename Codec, typename Record, typename Access>
+  requires std::is_invocable_v<const Access&, Record&>
+constexpr auto codedField(std::string_view name, Access access, std::string_view doc, FieldTraits traits = {}) {
+  return CodedField<Record, Access, Codec>{{name, access, doc, traits}};
+}
+
+// The fields of a table whose record is a member of `Outer` (`Outer::*member`), as fields of
+// Outer: a nested type's keys written next to the outer type's, not as an object.
+template <typename Outer, typename Inner, typename InnerField>
+struct MemberAccess {
+  Inner Outer::*member;
+  InnerField inner;
+  constexpr decltype(auto) operator()(Outer& o) const { return inner.get(o.*member); }
+  constexpr decltype(auto) operator()(const Outer& o) const { return inner.get(o.*member); }
+};
+
+template <typename Outer, typename Inner, typename Fields>
+constexpr auto fieldsThrough(Inner Outer::*member, const Fields& fields) {
+  return std::apply(
+      [&](const auto&... f) {
+        auto one = [&](const auto& inner) {
+          using F = std::remove_cvref_t<decltype(inner)>;
+          using Access = MemberAccess<Outer, Inner, F>;
+          if constexpr (requires { typename F::FieldCodec; })
+            return CodedField<Outer, Access, typename F::FieldCodec>{{inner.name, Access{member, inner}, inner.doc, inner.traits}};
+          else
+            return Field<Outer, Access>{inner.name, Access{member, inner}, inner.doc, inner.traits};
+        };
+        return std::tuple{one(f)...};
+      },
+      fields);
+}
+
 // Specialised for every record and message type: `name` and `fields` (a std::tuple of Field).
 template <typename T>
 struct FieldTable;
@@ -82,7 +133,7 @@ constexpr std::string_view fieldName(Value Record::*member) {
   forEachField<Record>([&](const auto& f) {
     if constexpr (requires { f.access.member; })
       if constexpr (std::is_same_v<decltype(f.access.member), Value Record::*>)
-        if (f.access.member == member) found = f.name;
+        if (found.empty() && f.access.member == member) found = f.name;  // the first
   });
   return found;
 }

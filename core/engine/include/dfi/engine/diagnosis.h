@@ -20,21 +20,11 @@
 
 namespace dfi::engine {
 
-struct DiagnosisSettings {
-  // Target, drafters (each gets its own diagnosis), prompts, max new tokens, chat template and
-  // thinking, block size, devices and dtype of the baseline. Its modes, mask variants, anchors
-  // and sampling are the diagnosis's own: greedy live anchors, teacher-forced, reference mask.
-  EvaluationSettings evaluation;
-  // Hidden states dumped by the training pipeline (safetensors, the names `diff-dump` reads):
-  // compared with every target layer, tensor by tensor, as lint.
-  std::optional<std::filesystem::path> trainingDump;
-  // Stop taking new prompts when the battery's projected time would pass it; every hypothesis
-  // is still measured on the prompts taken.
-  std::optional<double> budgetMinutes;
-  // Relative scales of `tap-noise:<sigma>`: Gaussian noise of sigma times each tap's RMS.
-  std::vector<double> tapNoiseScales{0.05, 0.2, 0.5};
-  std::uint64_t seed = 0;  // of the tap noise
-};
+// Target, drafters (each gets its own diagnosis), prompts, max new tokens, chat template and
+// thinking, block size, devices and dtype of the baseline; its modes, mask variants, anchors
+// and sampling are the diagnosis's own: greedy live anchors, teacher-forced, reference mask.
+// The evaluation's sampling seed seeds the tap noise (DiagnoseSettings::noiseSeed).
+using DiagnosisSettings = settings::DiagnoseSettings;
 
 struct DiagnosisOutcome {
   std::vector<session::RunId> baselines;  // one per drafter, in drafter order

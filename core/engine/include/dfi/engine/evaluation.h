@@ -21,59 +21,17 @@
 #include "dfi/engine/sampling.h"
 #include "dfi/engine/step_counting.h"
 #include "dfi/engine/record_sink.h"
+#include "dfi/settings/settings.h"
 
 namespace dfi::engine {
 
 using session::EvaluationMode;  // the records' enum: live, teacher-forced, ddtree
 
-// Which positions of the greedy continuation get a teacher-forced block.
-struct AnchorSelection {
-  enum class Kind { LiveAnchors, Every, Random };
-  Kind kind = Kind::LiveAnchors;  // the anchors the live loop visited (the parity check)
-  int stride = 1;                 // Every: every stride-th generated position
-  int count = 0;                  // Random: this many generated positions...
-  std::uint64_t seed = 0;         // ...drawn with this seed
-};
-// "live", "every", "every:4", "random:64:7"; throws dfi::UsageError otherwise.
-AnchorSelection parseAnchorSelection(const std::string& text);
-// The text parseAnchorSelection reads back: "live", "every:4", "random:64:7".
-std::string anchorSelectionText(const AnchorSelection& anchors);
-
-struct EvaluationSettings {
-  std::filesystem::path target;
-  std::vector<std::filesystem::path> drafters;
-  std::filesystem::path prompts;
-  std::vector<EvaluationMode> modes{EvaluationMode::Live, EvaluationMode::TeacherForced,
-                                    EvaluationMode::DDTree};
-  std::vector<analysis::MaskVariant> maskVariants{analysis::MaskVariant::Reference};
-  AnchorSelection anchors;
-  int ddtreeBudget = 8;
-  int maxNewTokens = 128;
-  int topK = 8;  // per-slot top-k stored with every step (raised to the DDTree budget)
-  ModelOptions model;
-  bool chatTemplate = true;
-  bool enableThinking = false;
-  // Drafts blocks of this size instead of the checkpoint's block_size: at least 2 (an anchor
-  // and one draft) and at most the trained size, whose slots the drafter has learned.
-  std::optional<int> blockSize;
-  std::optional<std::int64_t> limit;  // the first N prompts of the file, before sharding
-  int shardIndex = 0;
-  int shardCount = 1;
-  bool skipBadPrompts = false;  // a malformed prompt line is a warning, not an error
-  // Every teacher-forced block is also drafted through the inference path (incremental, as
-  // live) and the two compared; blocks that differ are flagged (spec-dflash 4.4).
-  bool parityCheck = true;
-  // Per teacher-forced step: statistics of the target taps, fc, hidden_norm and every
-  // drafter layer (dfi/session/hidden_statistics.h). Off by default: ~8 records per tensor.
-  bool hiddenStatistics = false;
-  StepCounting stepCounting = StepCounting::Dflash;  // how the live loop's last steps count
-  // The live loop's token choice; teacher-forced and DDTree runs stay greedy measures (argmax
-  // drafts against the target's argmax), on the live loop's continuation.
-  SamplingOptions sampling;
-  int samples = 1;  // sampled evaluations: every run repeated with repeat r's seeds, r < samples
-
-  std::string toJson() const;  // recorded with every run
-};
+// The settings of an evaluation are the settings vocabulary's (dfi/settings/settings.h): the
+// command line, the "run" request and the GUI fill the same type, and a run records it
+// (settings::settingsJson) as RunRecord.settings_json.
+using EvaluationSettings = settings::RunSettings;
+using settings::AnchorSelection;
 
 struct EvaluationProgress {
   std::int64_t done = 0;   // (drafter, prompt) pairs finished

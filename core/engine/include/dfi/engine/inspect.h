@@ -23,24 +23,12 @@
 #include "dfi/engine/model_options.h"
 #include "dfi/engine/model_registry.h"
 #include "dfi/session/records.h"
+#include "dfi/settings/settings.h"
 
 namespace dfi::engine {
 
-struct InspectRequest {
-  std::filesystem::path target;
-  std::filesystem::path drafter;
-  ModelOptions model;
-  std::optional<int> blockSize;
-  std::vector<std::int64_t> ids;  // prompt and continuation: at least anchor + 1 tokens
-  std::int64_t anchor = 0;
-  analysis::MaskVariant variant = analysis::MaskVariant::Reference;
-  int topK = 8;
-  bool attention = true;
-  bool statistics = true;
-  // Keys the records carry, so the GUI can attach them to the block it asked about.
-  session::RunId runId = 0;
-  session::StepId stepId = 0;
-};
+// The "inspect" request's settings (dfi/settings/settings.h), taken as they come.
+using InspectRequest = settings::InspectSettings;
 
 struct InspectResult {
   session::StepRecord step;

@@ -14,8 +14,10 @@
 
 namespace dfi::tensorfile {
 class Checkpoint;
-struct TargetConfig;
 }  // namespace dfi::tensorfile
+namespace dfi::modelspec {
+struct TargetConfig;
+}  // namespace dfi::modelspec
 
 namespace dfi::engine {
 
@@ -43,7 +45,7 @@ struct MemoryPlan {
   std::vector<DevicePlan> devices;
 };
 
-MemoryPlan planTargetMemory(const tensorfile::Checkpoint& checkpoint, const tensorfile::TargetConfig& config,
+MemoryPlan planTargetMemory(const tensorfile::Checkpoint& checkpoint, const modelspec::TargetConfig& config,
                             const ModelOptions& options);
 
 // Throws dfi::UsageError (item "devices") naming the first device that cannot hold its share,

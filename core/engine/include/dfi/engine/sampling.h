@@ -2,29 +2,19 @@
 // How the live loop picks tokens: greedy (temperature 0, the default) or sampled with z-lab's
 // dflash 0.1.0 rule (temperature, then top-k, then top-p, renormalised) and lossless rejection
 // sampling of the drafted block. Torch-free: the run options, the settings and the summary
-// name it; evaluation/speculative_sampling.h does the arithmetic.
+// name it; evaluation/live/speculative_sampling.h does the arithmetic.
 
 #include <cstdint>
 #include <string>
 
+#include "dfi/settings/settings.h"
+
 namespace dfi::engine {
 
-struct SamplingOptions {
-  double temperature = 0;  // 0: greedy (argmax), the package's default
-  double topP = 1;         // nucleus: keep the most probable tokens whose mass before them is < top_p
-  int topK = 0;            // keep the k most probable tokens; 0: the whole vocabulary
-  std::uint64_t seed = 0;  // with the prompt id and the repeat, seeds every draw of a response
-
-  bool greedy() const { return temperature <= 0; }
-  bool operator==(const SamplingOptions&) const = default;
-};
-
-// The package's _validate_sampling: temperature >= 0, top_p in (0, 1], top_k >= 0; throws
-// dfi::UsageError naming the option otherwise.
-void validateSampling(const SamplingOptions& sampling);
-
-// "greedy", or "T=1 top-p=0.95 top-k=20" (only the filters in use): the runs' label.
-std::string samplingLabel(const SamplingOptions& sampling);
+// The options, their check and their label are the settings vocabulary's.
+using settings::SamplingOptions;
+using settings::samplingLabel;
+using settings::validateSampling;
 
 // The seed of one response: a mix of the run's seed, the repeat and the prompt id, so two
 // drafters evaluated with one seed draw the same uniforms for the same (prompt, repeat): their

@@ -5,18 +5,11 @@
 #include <optional>
 #include <string_view>
 
+#include "dfi/settings/settings.h"
+
 namespace dfi::engine {
 
-enum class StepCounting {
-  // z-lab's dflash 0.1.0 (the published reference, the default): the last block is shortened to
-  // the tokens the budget has left (min(B, prompt + max_new_tokens - anchor)), a step counts
-  // only the tokens within the budget and up to the first stop token, and no step runs when
-  // the first generated token is a stop token.
-  Dflash,
-  // The engine's earlier loop (z-lab's repository of April 2026): every block has B slots and
-  // counts its accepted drafts and bonus in full, past the budget or a stop token too.
-  FullBlocks,
-};
+using settings::StepCounting;  // the settings vocabulary's, with its EnumNames
 
 // "dflash" or "full-blocks", the spelling of run's --step-counting and the recorded settings.
 std::string_view stepCountingName(StepCounting counting);

@@ -1,7 +1,7 @@
 #pragma once
 // The messages between the GUI and `dflash-eval serve`, one C++ type each. A message is one
 // Frame whose header holds "type" (the FieldTable's name) and the type's fields; the tables
-// (message_fields.h) name every key once, so the GUI (ui/context) and the engine
+// (message_fields.h) name every key once, so the GUI (ui/engine) and the engine
 // (app/eval/cmd_serve.cpp, which dispatches the requests) never write a key by hand and a
 // renamed field fails to compile. The records of a run travel as record frames
 // (record_codec.h) on the same stream.
@@ -21,6 +21,7 @@
 
 #include "dfi/protocol/frame.h"
 #include "dfi/session/records.h"
+#include "dfi/settings/settings.h"
 
 namespace dfi::protocol {
 
@@ -32,79 +33,28 @@ inline constexpr int kProtocolVersion = 2;
 using RequestId = std::int64_t;
 inline constexpr RequestId kNoRequest = -1;
 
-// The options of an evaluation, shared by `dflash-eval run` (command line, app/eval/run_options.h)
-// and the "run" request. Modes, mask variants and anchors are kept as the command line's text
-// (it takes aliases: "teacher", "both", "every:4"); app/eval/run_options.cpp validates them and
-// names the option that is wrong.
-struct RunOptions {
-  std::string target;
-  std::vector<std::string> drafters;
-  std::string prompts;
-  std::vector<std::string> modes{"live", "teacher-forced", "ddtree"};
-  std::vector<std::string> maskVariants{"reference"};
-  std::string anchors = "live";
-  int ddtreeBudget = 8;
-  std::optional<int> blockSize;
-  int maxNewTokens = 128;
-  std::optional<std::int64_t> limit;
-  int recordTopK = 8;
-  // Sampling of the live loop (dfi/engine/sampling.h): temperature 0 is greedy.
-  double temperature = 0;
-  double topP = 1;
-  int topK = 0;
-  std::int64_t seed = 0;
-  int samples = 1;  // repeats of a sampled evaluation, seeds paired across drafters
-  std::string device = "cpu";
-  std::string dtype = "fp32";
-  bool noChat = false;
-  std::string thinking = "off";
-  bool enableThinking = false;  // the older spelling of thinking "on"
-  std::string shard = "0/1";
-  bool skipBadPrompts = false;
-  bool noParity = false;
-  bool hiddenStatistics = false;
-  std::string stepCounting = "dflash";  // dfi/engine/step_counting.h: dflash or full-blocks
-
-  bool operator==(const RunOptions&) const = default;
-};
-
-struct RunRequest : RunOptions {
+// The requests' payloads are the settings vocabulary (dfi/settings/settings.h): typed values
+// whose keys (settings_fields.h) are `run`'s options with '_' for '-', written next to the
+// request's id. The engine validates them (settings::validate) before it runs anything.
+struct RunRequest : settings::RunSettings {
   RequestId requestId = 0;
   std::optional<std::string> session;  // a session file to write on the engine's side too
 
   bool operator==(const RunRequest&) const = default;
 };
 
-// A diagnosis (`dflash-eval diagnose`): of the run options it reads the target, drafters,
-// prompts, max_new_tokens, limit, block_size, record_top_k, device, dtype, no_chat, thinking and
-// seed (of the tap noise; its modes, masks and anchors are its own); the hypothesis runs stream
-// as a run's records.
-struct DiagnoseRequest : RunOptions {
+// A diagnosis (`dflash-eval diagnose`): of the run settings it reads what DiagnoseSettings
+// says; the hypothesis runs stream as a run's records.
+struct DiagnoseRequest : settings::DiagnoseSettings {
   RequestId requestId = 0;
-  std::optional<std::string> session;       // a session file to write on the engine's side too
-  std::optional<std::string> trainingDump;  // `--training-dump`, a file on the engine's side
-  std::optional<double> budgetMinutes;
+  std::optional<std::string> session;  // a session file to write on the engine's side too
 
   bool operator==(const DiagnoseRequest&) const = default;
 };
 
-// One recorded block re-drafted with every probe on (app/eval/inspect_request.h maps it onto
-// the engine's request).
-struct InspectRequest {
+// One recorded block re-drafted with every probe on (the engine's inspectBlock takes it as is).
+struct InspectRequest : settings::InspectSettings {
   RequestId requestId = 0;
-  std::string target;
-  std::string drafter;
-  std::vector<std::int64_t> ids;
-  std::int64_t anchor = 0;
-  session::MaskVariant maskVariant = session::MaskVariant::Reference;
-  int topK = 8;
-  bool attention = true;
-  bool statistics = true;
-  std::string device = "cpu";
-  std::string dtype = "fp32";
-  std::optional<int> blockSize;
-  session::RunId runId = 0;
-  session::StepId stepId = 0;
 
   bool operator==(const InspectRequest&) const = default;
 };

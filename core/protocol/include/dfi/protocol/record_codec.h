@@ -3,7 +3,7 @@
 // "type" ("run", "prompt", "step", "tree", "statistic", "tensor", "tokens") and carries the
 // fields under their record names; a tensor's bytes travel as the frame's binary payload.
 // The GUI writes what it receives into a local session, so live and recorded views share
-// one reader path (architecture.md, "One record format").
+// one reader path (docs/architecture.md, "One record format").
 
 #include <string_view>
 #include <variant>

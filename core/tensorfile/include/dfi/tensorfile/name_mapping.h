@@ -2,7 +2,7 @@
 // How stored tensor names become the names the engine asks for. Qwen3.5 / 3.6 checkpoints are
 // vision-language models: their text weights live under "model.language_model." and come with
 // a vision tower ("model.visual.") and a multi-token-prediction head ("mtp.") that a text-only
-// engine leaves out (spec-qwen.md 0.3).
+// engine leaves out (docs/qwen.md 0.3).
 
 #include <optional>
 #include <string>

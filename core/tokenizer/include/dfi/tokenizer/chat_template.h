@@ -34,6 +34,4 @@ ChatTemplateKind detectChatTemplate(const std::filesystem::path& file);
 // else tokenizer_config.json's chat_template; nullopt when neither has one.
 std::optional<ChatTemplateKind> findChatTemplate(const std::filesystem::path& dir);
 
-std::string_view chatTemplateName(ChatTemplateKind kind);
-
 }  // namespace dfi::tokenizer

@@ -1,0 +1,15 @@
+#pragma once
+// DDTree-N runs from a teacher-forced step: the tree built from the step's per-slot top-k and
+// the path a greedy target would accept through it.
+
+#include <utility>
+
+#include "dfi/session/records.h"
+
+namespace dfi::engine {
+
+// The DDTree-N step at teacher-forced step `tf` (whose top-k holds k entries a slot) and its
+// tree; throws dfi::Error when the step carries another number of top-k entries.
+std::pair<session::StepRecord, session::TreeRecord> ddtreeStep(const session::StepRecord& tf, int k, int budget);
+
+}  // namespace dfi::engine

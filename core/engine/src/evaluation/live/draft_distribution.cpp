@@ -1,0 +1,18 @@
+#include "evaluation/live/draft_distribution.h"
+
+#include <ATen/ops/logsumexp.h>
+#include <ATen/ops/topk.h>
+
+namespace dfi::engine {
+
+void fillTopK(const at::Tensor& logits, int k, std::vector<session::TokenId>& ids, std::vector<float>& probs) {
+  // As the DDTree reference: top-k of the fp32 logits, then log-softmax by subtracting logZ.
+  const at::Tensor full = logits.to(at::kFloat);
+  const auto [top, indices] = full.topk(k, -1);
+  const at::Tensor p = top.sub(at::logsumexp(full, -1, true)).exp().to(at::kCPU).contiguous();
+  const at::Tensor i = indices.to(at::kCPU, at::kInt).contiguous();
+  ids.assign(i.data_ptr<std::int32_t>(), i.data_ptr<std::int32_t>() + i.numel());
+  probs.assign(p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
+}
+
+}  // namespace dfi::engine

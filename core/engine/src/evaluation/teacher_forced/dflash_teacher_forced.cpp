@@ -1,0 +1,192 @@
+#include "evaluation/teacher_forced/dflash_teacher_forced.h"
+
+#include <algorithm>
+#include <string>
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/tensor.h>
+#include <c10/core/InferenceMode.h>
+
+#include "dfi/base/error.h"
+#include "evaluation/live/dflash_decode.h"
+#include "evaluation/live/draft_distribution.h"
+#include "kernels/argmax.h"
+#include "dfi/session/record_fields.h"
+
+namespace dfi::engine {
+namespace {
+
+// Bounds the attention scores of one drafter forward: heads * 32*B * (T + 32*B) floats, about
+// 170 MB for a 32-head, B=16 drafter on a 2048-token sequence.
+constexpr std::int64_t kAnchorsPerForward = 32;
+
+// One step's tokens from a sequence: the drafts of its B-1 slots, the target's token for each
+// (kUnknownToken past the sequence), the accepted run and the bonus token.
+class StepMaker {
+ public:
+  StepMaker(const SequenceFeatures& sequence, analysis::MaskVariant variant, int blockSize)
+      : predictions_(sequence.predictions.to(at::kLong).contiguous()),
+        ids_(sequence.ids.to(at::kLong).contiguous()),
+        length_(sequence.ids.size(0)),
+        variant_(enumName(variant)),
+        slots_(blockSize - 1) {}
+
+  // The target's token for slot i's position (anchor+i+1), if the sequence reaches it.
+  session::TokenId target(std::int64_t anchor, int slot) const {
+    const std::int64_t p = anchor + slot;
+    // Host copies read through pointers: a per-element item() is a dispatcher round trip each.
+    return p < length_ ? static_cast<session::TokenId>(predictions_.data_ptr<std::int64_t>()[p]) : kUnknownToken;
+  }
+
+  session::StepRecord operator()(std::int32_t index, std::int64_t anchor, const std::int64_t* drafts) const {
+    session::StepRecord step;
+    step.stepIndex = index;
+    step.mode = session::EvaluationMode::TeacherForced;
+    step.anchorPosition = anchor;
+    step.anchorToken = static_cast<session::TokenId>(ids_.data_ptr<std::int64_t>()[anchor]);
+    for (int i = 0; i < slots_; ++i) {
+      step.draftTokens.push_back(static_cast<session::TokenId>(drafts[i]));
+      step.targetTokens.push_back(target(anchor, i));
+    }
+    step.maskVariant = variant_;
+    return step;
+  }
+
+  // After the drafts are final (DFlash2's selector may replace them).
+  void accept(session::StepRecord& step) const {
+    const auto slots = static_cast<std::size_t>(slots_);
+    auto& n = step.acceptedCount;
+    while (static_cast<std::size_t>(n) < slots && step.targetTokens[static_cast<std::size_t>(n)] != kUnknownToken &&
+           step.draftTokens[static_cast<std::size_t>(n)] == step.targetTokens[static_cast<std::size_t>(n)])
+      ++n;
+    step.bonusToken = target(step.anchorPosition, n);
+  }
+
+ private:
+  at::Tensor predictions_, ids_;
+  std::int64_t length_;
+  std::string variant_;
+  int slots_;
+};
+
+}  // namespace
+
+SequenceFeatures sequenceFeatures(const TargetModel& target, const DFlashDrafter& drafter,
+                                  std::span<const std::int64_t> sequence, std::int64_t predictFrom) {
+  c10::InferenceMode inference;
+  const auto length = static_cast<std::int64_t>(sequence.size());
+  if (predictFrom < 0 || predictFrom > length)
+    throw UsageError("predictions from position " + std::to_string(predictFrom) + " of a sequence of " +
+                     std::to_string(length));
+  SequenceFeatures out;
+  out.ids = at::tensor(std::vector<std::int64_t>(sequence.begin(), sequence.end()), at::kLong);
+  const ForwardOutput full = target.forward(out.ids.view({1, -1}), nullptr,
+                                            {.tapLayers = drafter.config().targetLayerIds,
+                                             .routing = true,
+                                             .logits = predictFrom < length,
+                                             .logitsToKeep = length - predictFrom});
+  for (const at::Tensor& tap : full.taps) out.taps.push_back(tap[0]);
+  for (const ExpertRouting& r : full.routing)
+    out.routing.push_back(r.experts.defined() ? ExpertRouting{r.experts[0], r.weights[0]} : ExpertRouting{});
+  out.features = concatenatedTaps(full.taps);
+  // predictions[p]: the target's greedy token for position p+1 given positions 0..p.
+  out.predictions = at::full({length}, static_cast<std::int64_t>(kUnknownToken), at::kLong);
+  if (predictFrom < length)
+    out.predictions.narrow(0, predictFrom, length - predictFrom).copy_(argmaxLastDim(full.logits[0]).to(at::kCPU));
+  return out;
+}
+
+std::vector<session::StepRecord> teacherForcedSteps(const TargetModel& target, const DFlashDrafter& drafter,
+                                                    std::span<const std::int64_t> sequence,
+                                                    std::span<const std::int64_t> anchors,
+                                                    analysis::MaskVariant variant, int topK) {
+  return teacherForcedSteps(sequenceFeatures(target, drafter, sequence), drafter, anchors, variant, topK);
+}
+
+std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
+                                                    std::span<const std::int64_t> anchors,
+                                                    analysis::MaskVariant variant, int topK,
+                                                    const DFlashDrafter::ChunkLogitsSink& alsoSee,
+                                                    DrafterProbes* probes) {
+  c10::InferenceMode inference;
+  const int b = drafter.blockSize();
+  const StepMaker make(sequence, variant, b);
+  std::vector<session::StepRecord> steps;
+  steps.reserve(anchors.size());
+  const std::optional<CandidateSelector> selector = drafter.selector();
+  auto record = [&](std::size_t first, const at::Tensor& logits, const at::Tensor& slotStates) {  // [n, B-1, V]
+    const at::Tensor drafts = argmaxLastDim(logits).to(at::kCPU, at::kLong).contiguous();
+    const std::int64_t* draft = drafts.data_ptr<std::int64_t>();
+    // One top-k over the forward's slots: [n, B-1, k] row-major, anchor-major.
+    std::vector<session::TokenId> topIds;
+    std::vector<float> topProbs;
+    if (topK > 0) fillTopK(logits, topK, topIds, topProbs);
+    const auto perAnchor = static_cast<std::ptrdiff_t>(b - 1) * topK;
+    for (std::int64_t j = 0; j < logits.size(0); ++j) {
+      session::StepRecord step = make(static_cast<std::int32_t>(steps.size()),
+                                      anchors[first + static_cast<std::size_t>(j)], draft + j * (b - 1));
+      // DFlash2: the drafts are the selector's greedy path from the anchor, not the argmax.
+      if (selector) recordSelection(selector->select(slotStates[j], logits[j], step.anchorToken), step);
+      make.accept(step);
+      if (topK > 0) {
+        const auto from = static_cast<std::ptrdiff_t>(j) * perAnchor;
+        step.topKIds.assign(topIds.begin() + from, topIds.begin() + from + perAnchor);
+        step.topKProbs.assign(topProbs.begin() + from, topProbs.begin() + from + perAnchor);
+      }
+      steps.push_back(std::move(step));
+    }
+    if (alsoSee) alsoSee(first, logits, slotStates);
+  };
+  drafter.teacherForcedChunks(sequence.features, sequence.ids, anchors, variant, kAnchorsPerForward, record, probes);
+  return steps;
+}
+
+std::vector<std::vector<session::StepRecord>> stepsUntilRejected(const SequenceFeatures& sequence,
+                                                                 std::span<const at::Tensor> featureSets,
+                                                                 const DFlashDrafter& drafter,
+                                                                 std::span<const std::int64_t> anchors,
+                                                                 analysis::MaskVariant variant) {
+  std::vector<std::vector<session::StepRecord>> perSet;
+  if (!drafter.draftsStopAtRejection()) {
+    for (const at::Tensor& features : featureSets) {
+      SequenceFeatures set = sequence;
+      set.features = features;
+      perSet.push_back(teacherForcedSteps(set, drafter, anchors, variant, 0));
+    }
+    return perSet;
+  }
+  c10::InferenceMode inference;
+  const int b = drafter.blockSize();
+  const StepMaker make(sequence, variant, b);
+  const auto n = static_cast<std::int64_t>(anchors.size());
+  at::Tensor expected = at::empty({n, b - 1}, at::kLong);
+  for (std::int64_t j = 0; j < n; ++j)
+    for (int i = 0; i < b - 1; ++i)
+      expected.data_ptr<std::int64_t>()[j * (b - 1) + i] = make.target(anchors[static_cast<std::size_t>(j)], i);
+  // Every set's blocks in one forward, within the keys one forward of kAnchorsPerForward blocks
+  // has on a 2048-token sequence.
+  const auto sets = static_cast<std::int64_t>(featureSets.size());
+  const std::int64_t perForward =
+      std::clamp<std::int64_t>(kAnchorsPerForward * (2048 + b) / (sets * (sequence.ids.size(0) + b)), 1, kAnchorsPerForward);
+  const at::Tensor drafts = drafter.draftsUntilRejected(featureSets, sequence.ids, anchors, variant, expected, perForward);
+  for (std::int64_t g = 0; g < sets; ++g) {
+    std::vector<session::StepRecord>& steps = perSet.emplace_back();
+    steps.reserve(anchors.size());
+    for (std::int64_t j = 0; j < n; ++j) {
+      session::StepRecord step = make(static_cast<std::int32_t>(j), anchors[static_cast<std::size_t>(j)],
+                                      drafts.data_ptr<std::int64_t>() + (g * n + j) * (b - 1));
+      make.accept(step);
+      steps.push_back(std::move(step));
+    }
+  }
+  return perSet;
+}
+
+std::vector<session::StepRecord> stepsUntilRejected(const SequenceFeatures& sequence, const DFlashDrafter& drafter,
+                                                    std::span<const std::int64_t> anchors,
+                                                    analysis::MaskVariant variant) {
+  return std::move(stepsUntilRejected(sequence, std::span(&sequence.features, 1), drafter, anchors, variant).front());
+}
+
+}  // namespace dfi::engine

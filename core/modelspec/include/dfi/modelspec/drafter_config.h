@@ -1,0 +1,71 @@
+#pragma once
+// Typed, validated config of a DFlash drafter (HF DFlashDraftModel, model_type "qwen3"):
+// Qwen3 decoder-layer geometry plus the DFlash fields (block size, target layer taps, mask
+// token id) and per-layer sliding attention (Qwen3.6 drafters).
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dfi/modelspec/decoder_geometry.h"
+#include "dfi/modelspec/layer_type.h"
+#include "dfi/modelspec/rope_config.h"
+
+namespace dfi::modelspec {
+
+// A field the engine reads but runs otherwise than some reader of the file would, or does not
+// know at all: never silently ignored (dflash-eval info lists them, a run logs them).
+struct DrafterConfigWarning {
+  std::string field;  // JSON path: "dflash_config.foo", "use_sliding_window"
+  std::string message;
+};
+
+// DFlash2 (dflash 0.1.0's DFlash2DraftModel): grouped dynamic causal convolutions around the
+// attention and the MLP of every layer, and a candidate selector over the drafted slots.
+struct Dflash2Config {
+  int convKernelSize = 0;  // taps of each convolution along the block
+  int convGroupSize = 0;   // channels per group (divides hidden_size)
+  int selectorRank = 0;    // width of the predecessor/successor codebooks
+  int selectorTopK = 0;    // candidates per slot
+};
+
+// The geometry is the DecoderGeometry base, read as for targets.
+struct DrafterConfig : DecoderGeometry {
+  std::string modelType;
+  std::vector<std::string> architectures;
+  int blockSize = 16;
+  std::vector<int> targetLayerIds;  // 0-based target decoder layers, in concat order
+  bool targetLayerIdsFromConfig = false;  // false: derived by the default rule
+  std::optional<int> maskTokenId;
+  RopeConfig rope;
+  std::vector<LayerType> layerTypes;  // one per drafter layer
+  std::optional<int> slidingWindow;
+  int numTargetLayers = 0;  // num_target_layers from the file, else the caller's value, else 0
+  std::optional<int> targetHiddenSize;  // vLLM extra "target_hidden_size" when present
+  // Top-level "is_causal" (dflash 0.1.0 reads it there): absent -> a layer is causal exactly
+  // when it is a sliding one; present -> every layer causal (true) or non-causal (false).
+  std::optional<bool> isCausal;
+  // dflash 0.1.0's fields, read from dflash_config, else the top level (its _draft_value):
+  double inputEmbeddingScale = 1.0;  // the block's token embeddings are multiplied by it
+  double outputMultiplier = 1.0;     // the drafter's logits are multiplied by it...
+  // ...then, when present and > 0, capped: c * tanh(logits / c).
+  std::optional<double> finalLogitSoftcapping;
+  std::optional<Dflash2Config> dflash2;  // set for a DFlash2DraftModel
+  std::vector<DrafterConfigWarning> warnings;
+  std::string rawJson;
+};
+
+// targetNumLayers feeds the default layer-id rule when the file has neither
+// dflash_config.target_layer_ids nor num_target_layers.
+DrafterConfig parseDrafterConfig(const std::filesystem::path& configJson,
+                                 std::optional<int> targetNumLayers = {});
+DrafterConfig parseDrafterConfigText(std::string_view jsonText, const std::string& origin,
+                                     std::optional<int> targetNumLayers = {});
+
+// z-lab's build_target_layer_ids: one draft layer -> [L/2]; otherwise
+// round(1 + i*(L-4)/(n-1)) for i < n, with Python's round-half-to-even.
+std::vector<int> defaultTargetLayerIds(int numTargetLayers, int numDraftLayers);
+
+}  // namespace dfi::modelspec

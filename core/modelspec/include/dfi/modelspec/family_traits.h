@@ -1,0 +1,27 @@
+#pragma once
+// What a target family's decoder layers are made of, as its transformers modeling file builds
+// them. The engine's layers and the expected weight layout read these traits instead of
+// switching on the family, so a new family states them once, in its module
+// (core/modelspec/src/families/).
+
+namespace dfi::modelspec {
+
+// The RMSNorm of the layer, final and q/k norms: x * w (Qwen3RMSNorm, LlamaRMSNorm);
+// x * (1 + w) with w stored zero-centred (Qwen3_5RMSNorm, Qwen3NextRMSNorm); x * w computed in
+// fp32 with w kept in fp32 at any dtype (GptOssRMSNorm, _keep_in_fp32_modules).
+enum class NormKind { Plain, ZeroCentred, Fp32Weight };
+
+// The MLP of each decoder layer: a dense SwiGLU, or Qwen-style routed experts on the layers
+// MoeConfig::moeLayer names; or gpt-oss's clamped-SwiGLU experts on every layer.
+enum class MlpKind { DenseOrQwenMoe, GptOssExperts };
+
+struct FamilyTraits {
+  NormKind norm = NormKind::Plain;
+  bool qkNorm = true;  // per-head RMSNorm on queries and keys before the rotary embedding
+  MlpKind mlp = MlpKind::DenseOrQwenMoe;
+  // expectedTargetTensors knows the family's dense layout. Qwen3-Next's fused projections and
+  // gpt-oss's experts are stored in more than one layout and are checked at load instead.
+  bool fixedTensorLayout = true;
+};
+
+}  // namespace dfi::modelspec

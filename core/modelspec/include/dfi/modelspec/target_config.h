@@ -1,0 +1,100 @@
+#pragma once
+// Typed, validated config of a target model: Qwen3 (flat), Qwen3.5 / Qwen3.6 (nested
+// text_config, hybrid Gated DeltaNet + gated attention) and Qwen3-Next (flat hybrid), each
+// dense or with mixture-of-experts MLPs (qwen3_moe, qwen3_5_moe, qwen3_next with experts);
+// Llama 3.x and gpt-oss (sliding/full attention with sinks, clamped-SwiGLU experts, MXFP4 weights).
+// parseTargetConfig normalises every spelling transformers reads (rope_theta + rope_scaling,
+// rope_parameters flat or per layer type, partial_rotary_factor at either level) and throws
+// dfi::ValidationError naming the file and the JSON path of the offending field.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dfi/modelspec/decoder_geometry.h"
+#include "dfi/modelspec/family_traits.h"
+#include "dfi/modelspec/layer_type.h"
+#include "dfi/modelspec/rope_config.h"
+
+namespace dfi::modelspec {
+
+enum class TargetFamily { Qwen3, Qwen3_5, Qwen3Next, Llama, GptOss };
+
+std::string_view targetFamilyName(TargetFamily family);
+
+// Sparse MLP parameters (qwen3_moe, qwen3_5_moe, qwen3_next with experts); absent for dense
+// models. Which layers are sparse is moeLayer's rule.
+struct MoeConfig {
+  int numExperts = 0;
+  int numExpertsPerToken = 0;
+  int moeIntermediateSize = 0;
+  // Qwen3.5-MoE and Qwen3-Next add a shared expert, scaled by sigmoid(shared_expert_gate x);
+  // Qwen3-MoE has none (0).
+  int sharedExpertIntermediateSize = 0;
+  int decoderSparseStep = 1;
+  std::vector<int> mlpOnlyLayers;  // layers that keep a dense MLP
+  bool normTopkProb = true;        // renormalise the top-k probabilities to sum to one
+
+  bool hasSharedExpert() const { return sharedExpertIntermediateSize > 0; }
+  // transformers' rule: sparse unless listed in mlp_only_layers, every decoder_sparse_step-th layer.
+  bool moeLayer(int index) const;
+};
+
+// gpt-oss experts: (up + 1) * gate * sigmoid(alpha * gate) with gate clamped above at limit
+// and up clamped to [-limit, limit].
+struct SwigluClamp {
+  double alpha = 1.702;
+  double limit = 7.0;
+};
+
+// quantization_config of a quantised checkpoint. Only MXFP4 (gpt-oss experts) is read; any
+// other method is refused by name at parse time.
+struct QuantizationConfig {
+  std::string method;                            // "mxfp4"
+  std::vector<std::string> modulesToNotConvert;  // kept in the checkpoint's float dtype
+};
+
+// The geometry is the DecoderGeometry base, read once for targets and drafters alike.
+struct TargetConfig : DecoderGeometry {
+  TargetFamily family = TargetFamily::Qwen3;
+  std::string modelType;  // top-level model_type ("qwen3", "qwen3_moe", "qwen3_5", "qwen3_5_moe", "qwen3_next", "llama", "gpt_oss")
+  std::vector<std::string> architectures;
+  // Where the language-model parameters live in the config file: "" (flat) or "text_config".
+  std::string textConfigPath;
+
+  FamilyTraits traits;  // the family's layer make-up (its module in src/families/)
+  bool tieWordEmbeddings = false;
+  bool mlpBias = false;  // Llama: gate/up/down biases
+  RopeConfig rope;
+  std::vector<LayerType> layerTypes;  // one per layer
+  std::optional<int> slidingWindow;   // Qwen3 with use_sliding_window; gpt-oss
+  bool attentionSinks = false;        // gpt-oss: a learned logit per head joins each softmax
+
+  bool attnOutputGate = false;  // Qwen3.5/Next gated attention
+  int linearConvKernelDim = 0;
+  int linearKeyHeadDim = 0;
+  int linearValueHeadDim = 0;
+  int linearNumKeyHeads = 0;
+  int linearNumValueHeads = 0;
+  std::optional<MoeConfig> moe;
+  std::optional<SwigluClamp> swigluClamp;         // gpt-oss experts
+  std::optional<QuantizationConfig> quantization;  // absent: unquantised weights
+
+  std::optional<int> bosTokenId;
+  std::vector<int> eosTokenIds;
+  std::string rawJson;  // the file as read
+
+  int numLayersOfType(LayerType type) const;
+};
+
+TargetConfig parseTargetConfig(const std::filesystem::path& configJson);
+// Same, from JSON text already in memory; `origin` names the source in error messages.
+TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string& origin);
+
+// The model types and architectures parseTargetConfig accepts, for messages and `info`.
+const std::vector<std::string>& supportedTargetModelTypes();
+const std::vector<std::string>& supportedTargetArchitectures();
+
+}  // namespace dfi::modelspec

@@ -1,0 +1,77 @@
+#include "dfi/modelspec/parameter_count.h"
+
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace dfi::modelspec {
+namespace {
+
+bool endsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+// "model.layers.12.mlp..." -> 12.
+std::optional<int> layerOf(std::string_view name) {
+  constexpr std::string_view prefix = "model.layers.";
+  if (name.substr(0, prefix.size()) != prefix) return std::nullopt;
+  const std::string_view rest = name.substr(prefix.size());
+  int index = 0;
+  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), index);
+  if (ec != std::errc() || end == rest.data() || end == rest.data() + rest.size() || *end != '.') return std::nullopt;
+  return index;
+}
+
+void add(PartParameters& part, std::uint64_t parameters, bool routed) {
+  part.total += parameters;
+  if (routed) part.routed += parameters;
+}
+
+}  // namespace
+
+std::uint64_t storedParameters(const tensorfile::TensorInfo& info) {
+  const auto elements = static_cast<std::uint64_t>(info.numel());
+  if (info.dtype != tensorfile::DType::U8) return elements;
+  if (endsWith(info.name, "_blocks")) return 2 * elements;
+  if (endsWith(info.name, "_scales")) return 0;
+  return elements;
+}
+
+// A tied head counts the embeddings once more for the device that holds it, not as parameters.
+std::uint64_t TargetParameters::total() const {
+  std::uint64_t sum = embeddings.total + head.total - (headIsEmbeddings ? embeddings.total : 0);
+  for (const PartParameters& layer : layers) sum += layer.total;
+  return sum;
+}
+
+std::uint64_t TargetParameters::active() const {
+  std::uint64_t routed = 0;
+  for (const PartParameters& layer : layers) routed += layer.routed;
+  return total() - routed + static_cast<std::uint64_t>(std::llround(static_cast<double>(routed) * routedShare));
+}
+
+TargetParameters countTargetParameters(const tensorfile::Checkpoint& checkpoint, const TargetConfig& config) {
+  TargetParameters out;
+  out.layers.resize(static_cast<std::size_t>(config.numHiddenLayers));
+  if (config.moe && config.moe->numExperts > 0)
+    out.routedShare = static_cast<double>(config.moe->numExpertsPerToken) / config.moe->numExperts;
+  for (const std::string& name : checkpoint.names()) {
+    const tensorfile::TensorInfo& info = checkpoint.info(name);
+    const std::uint64_t parameters = storedParameters(info);
+    const std::optional<int> layer = layerOf(name);
+    if (layer && *layer >= 0 && *layer < config.numHiddenLayers) {
+      add(out.layers[static_cast<std::size_t>(*layer)], parameters, name.find(".mlp.experts.") != std::string::npos);
+    } else if (name == "model.embed_tokens.weight") {
+      add(out.embeddings, parameters, false);
+    } else {
+      add(out.head, parameters, false);
+    }
+  }
+  out.headIsEmbeddings = config.tieWordEmbeddings && !checkpoint.contains("lm_head.weight");
+  if (out.headIsEmbeddings) add(out.head, out.embeddings.total, false);
+  return out;
+}
+
+}  // namespace dfi::modelspec

@@ -1,0 +1,188 @@
+#include "dfi/modelspec/target_config.h"
+
+#include <algorithm>
+
+#include "config_json.h"
+#include "decoder_geometry.h"
+#include "families/family_module.h"
+#include "families/qwen_moe_fields.h"
+#include "rope_field.h"
+
+namespace dfi::modelspec {
+namespace {
+
+using detail::ConfigObject;
+using detail::ProblemList;
+using detail::FamilyModule;
+using detail::ModelTypeSpec;
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+struct FoundModelType {
+  const FamilyModule* family;
+  const ModelTypeSpec* spec;
+};
+
+std::optional<FoundModelType> findModelType(const ConfigObject& root) {
+  std::optional<std::string> modelType = root.optionalString("model_type");
+  if (!modelType) {
+    root.problems().add("model_type", "required field is missing (supported: " +
+                                          joined(supportedTargetModelTypes()) + ")");
+    return std::nullopt;
+  }
+  for (const FamilyModule* f : detail::familyModules())
+    for (const ModelTypeSpec& spec : f->modelTypes)
+      if (spec.modelType == *modelType) return FoundModelType{f, &spec};
+  root.problems().add("model_type", "unsupported model_type \"" + *modelType +
+                                        "\" (supported: " + joined(supportedTargetModelTypes()) + ")");
+  return std::nullopt;
+}
+
+void checkArchitectures(const ConfigObject& root, const ModelTypeSpec& spec,
+                        std::vector<std::string>& out) {
+  out = root.optionalStringList("architectures").value_or(std::vector<std::string>{});
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (std::find(spec.architectures.begin(), spec.architectures.end(), out[i]) !=
+        spec.architectures.end())
+      continue;
+    std::string hint = out[i].find("DFlash") != std::string::npos
+                           ? " (this is a DFlash drafter config, not a target)"
+                           : "";
+    root.problems().add("architectures[" + std::to_string(i) + "]",
+                        "unsupported architecture \"" + out[i] + "\" for model_type " + spec.modelType +
+                            hint + " (supported: " + joined(spec.architectures) + ")");
+  }
+}
+
+// Weight quantisation: a method the family's module lists is dequantised at load (MXFP4
+// experts of gpt-oss); every other method (GPTQ, AWQ, FP8 block scales, bitsandbytes...) would
+// be misread as plain weights, so it is refused by name.
+void readQuantization(const ConfigObject& top, const FamilyModule& family, TargetConfig& c) {
+  std::optional<ConfigObject> q = top.optionalObject("quantization_config");
+  if (!q) return;
+  std::optional<std::string> method = q->optionalString("quant_method");
+  if (!method) {
+    top.problems().add(q->pathOf("quant_method"), "required in a quantization_config (supported: mxfp4)");
+    return;
+  }
+  const std::vector<std::string>& methods = family.quantizationMethods;
+  if (std::find(methods.begin(), methods.end(), *method) == methods.end()) {
+    top.problems().add(q->pathOf("quant_method"),
+                       "quantization method \"" + *method + "\" is not supported for model_type " + c.modelType +
+                           " (supported: mxfp4 for gpt_oss experts; dequantize the checkpoint to bf16 first)");
+    return;
+  }
+  c.quantization = QuantizationConfig{
+      .method = *method,
+      .modulesToNotConvert = q->optionalStringList("modules_to_not_convert").value_or(std::vector<std::string>{})};
+}
+
+}  // namespace
+
+std::string_view targetFamilyName(TargetFamily family) { return detail::familyModule(family).name; }
+
+bool MoeConfig::moeLayer(int index) const {
+  return numExperts > 0 && std::find(mlpOnlyLayers.begin(), mlpOnlyLayers.end(), index) == mlpOnlyLayers.end() &&
+         (index + 1) % decoderSparseStep == 0;
+}
+
+int TargetConfig::numLayersOfType(LayerType type) const {
+  return static_cast<int>(std::count(layerTypes.begin(), layerTypes.end(), type));
+}
+
+const std::vector<std::string>& supportedTargetModelTypes() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const FamilyModule* f : detail::familyModules())
+      for (const ModelTypeSpec& spec : f->modelTypes) out.push_back(spec.modelType);
+    return out;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& supportedTargetArchitectures() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const FamilyModule* f : detail::familyModules())
+      for (const ModelTypeSpec& spec : f->modelTypes)
+        for (const std::string& a : spec.architectures)
+          if (std::find(out.begin(), out.end(), a) == out.end()) out.push_back(a);
+    return out;
+  }();
+  return names;
+}
+
+TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string& origin) {
+  const nlohmann::json root = detail::parseConfigJson(jsonText, origin);
+  ProblemList problems;
+  ConfigObject top(root, "", problems);
+  const std::optional<FoundModelType> found = findModelType(top);
+  if (!found) problems.throwIfAny(origin);
+  const FamilyModule& module = *found->family;
+  const ModelTypeSpec* spec = found->spec;
+
+  TargetConfig c;
+  c.family = module.family;
+  c.traits = module.traits;
+  c.modelType = spec->modelType;
+  c.rawJson = std::string(jsonText);
+  checkArchitectures(top, *spec, c.architectures);
+
+  std::optional<ConfigObject> text = top;
+  if (spec->nestedTextConfig) {
+    text = top.optionalObject("text_config");
+    if (!text) {
+      problems.add("text_config", "required for model_type " + spec->modelType +
+                                      " (it holds the language model's parameters)");
+      problems.throwIfAny(origin);
+    }
+    c.textConfigPath = "text_config";
+    if (auto inner = text->optionalString("model_type"); inner && *inner != spec->textModelType)
+      problems.add("text_config.model_type",
+                   "expected \"" + spec->textModelType + "\", found \"" + *inner + "\"");
+  }
+  const ConfigObject& level = *text;
+
+  detail::GeometryDefaults defaults = module.geometry;
+  defaults.hasDenseMlp = spec->moe != detail::MoeFields::Qwen3_5Moe;  // Qwen3.5-MoE: no intermediate_size
+  static_cast<DecoderGeometry&>(c) = detail::readDecoderGeometry(level, defaults);
+  // Qwen3_5ForConditionalGeneration ties by its top-level flag; the text flag is what a
+  // text-only save writes.
+  c.tieWordEmbeddings = (spec->nestedTextConfig && top.has("tie_word_embeddings") ? top : level)
+                            .optionalBool("tie_word_embeddings")
+                            .value_or(false);
+
+  module.readLayers(level, c);
+  detail::readQwenMoe(level, spec->moe, c);
+  readQuantization(top, module, c);
+
+  if (module.ropeWhenAbsent && !level.has("rope_scaling") && !level.has("rope_parameters"))
+    c.rope = module.ropeWhenAbsent(level.optionalNumber("rope_theta").value_or(*module.defaultTheta));
+  else
+    c.rope = detail::readRope(level, {.layerTypes = c.layerTypes,
+                                      .defaultPartialRotaryFactor = module.defaultPartialRotaryFactor,
+                                      .maxPositionEmbeddings = c.maxPositionEmbeddings,
+                                      .headDim = c.headDim,
+                                      .defaultTheta = module.defaultTheta});
+
+  const ConfigObject* fallback = spec->nestedTextConfig ? &top : nullptr;
+  std::vector<int> bos = detail::readTokenIds(level, fallback, "bos_token_id");
+  if (!bos.empty()) c.bosTokenId = bos.front();
+  c.eosTokenIds = detail::readTokenIds(level, fallback, "eos_token_id");
+  for (int id : c.eosTokenIds)
+    if (c.vocabSize > 0 && id >= c.vocabSize)
+      problems.add(level.pathOf("eos_token_id"), "token " + std::to_string(id) +
+                                                     " is not below vocab_size " + std::to_string(c.vocabSize));
+  problems.throwIfAny(origin);
+  return c;
+}
+
+TargetConfig parseTargetConfig(const std::filesystem::path& configJson) {
+  return parseTargetConfigText(detail::readConfigFile(configJson), configJson.string());
+}
+
+}  // namespace dfi::modelspec

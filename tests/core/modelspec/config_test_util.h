@@ -1,0 +1,45 @@
+#pragma once
+// Helpers for the config tests: fixture paths, and catching a ConfigValidationError to look
+// at the problems it lists.
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dfi/modelspec/config_error.h"
+
+namespace dfi::modelspec::testing {
+
+inline std::filesystem::path configFixture(const std::string& name) {
+  return std::filesystem::path(DFI_SOURCE_DIR) / "tests/data/configs" / name;
+}
+
+// Runs `parse`, which must throw ConfigValidationError, and returns its problems.
+inline std::vector<ConfigProblem> problemsOf(const std::function<void()>& parse) {
+  try {
+    parse();
+  } catch (const ConfigValidationError& e) {
+    return e.problems();
+  }
+  ADD_FAILURE() << "expected a ConfigValidationError";
+  return {};
+}
+
+// The one problem reported for `field`; fails the test when there is not exactly one.
+inline ConfigProblem problemAt(const std::vector<ConfigProblem>& problems, const std::string& field) {
+  std::vector<ConfigProblem> hits;
+  for (const ConfigProblem& p : problems)
+    if (p.field == field) hits.push_back(p);
+  if (hits.size() != 1) {
+    std::string all;
+    for (const ConfigProblem& p : problems) all += "\n  " + p.field + ": " + p.message;
+    ADD_FAILURE() << hits.size() << " problems at " << field << "; all problems:" << all;
+    return {};
+  }
+  return hits.front();
+}
+
+}  // namespace dfi::modelspec::testing

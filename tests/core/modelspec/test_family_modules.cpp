@@ -1,0 +1,116 @@
+// The family registry (core/modelspec/src/families): every family has one module, every
+// model_type one family, and the traits the engine reads are the family's own. What the traits
+// compute is held against transformers by the engine's logit oracles of each family
+// (tests/engine); here the table itself.
+
+#include <set>
+#include <variant>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "dfi/modelspec/config_error.h"
+#include "dfi/modelspec/decoder_geometry.h"
+#include "dfi/modelspec/target_config.h"
+
+namespace dfi::modelspec {
+namespace {
+
+TEST(FamilyModules, EveryModelTypeBelongsToOneDistinctlyNamedFamily) {
+  const std::vector<std::string>& types = supportedTargetModelTypes();
+  EXPECT_EQ(std::set<std::string>(types.begin(), types.end()).size(), types.size());
+  std::set<std::string> names;
+  for (TargetFamily family :
+       {TargetFamily::Qwen3, TargetFamily::Qwen3_5, TargetFamily::Qwen3Next, TargetFamily::Llama, TargetFamily::GptOss})
+    names.insert(std::string(targetFamilyName(family)));
+  EXPECT_EQ(names, (std::set<std::string>{"Qwen3", "Qwen3.5", "Qwen3-Next", "Llama", "gpt-oss"}));
+  for (const char* type : {"qwen3", "qwen3_moe", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text",
+                           "qwen3_next", "llama", "gpt_oss"})
+    EXPECT_NE(std::find(types.begin(), types.end(), type), types.end()) << type;
+}
+
+// The smallest config each family's parser accepts, with its own fields.
+TargetConfig parsed(const std::string& modelType, nlohmann::json extra = nlohmann::json::object()) {
+  nlohmann::json j = {{"model_type", modelType}, {"hidden_size", 64},      {"intermediate_size", 128},
+                      {"num_hidden_layers", 4},   {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                      {"head_dim", 16},           {"vocab_size", 256}};
+  j.update(extra);
+  return parseTargetConfigText(j.dump(), modelType + "/config.json");
+}
+
+const nlohmann::json kHybrid = {{"linear_conv_kernel_dim", 4}, {"linear_key_head_dim", 16},
+                                {"linear_value_head_dim", 16}, {"linear_num_key_heads", 2},
+                                {"linear_num_value_heads", 4}};
+
+TEST(FamilyModules, TraitsAreTheFamilysLayerMakeUp) {
+  const TargetConfig qwen3 = parsed("qwen3");
+  EXPECT_EQ(qwen3.traits.norm, NormKind::Plain);
+  EXPECT_TRUE(qwen3.traits.qkNorm);
+  EXPECT_TRUE(qwen3.traits.fixedTensorLayout);
+
+  const TargetConfig llama = parsed("llama");
+  EXPECT_EQ(llama.traits.norm, NormKind::Plain);
+  EXPECT_FALSE(llama.traits.qkNorm);  // LlamaAttention has no q_norm / k_norm
+
+  const TargetConfig qwen35 = parsed("qwen3_5_text", kHybrid);
+  EXPECT_EQ(qwen35.traits.norm, NormKind::ZeroCentred);
+  EXPECT_TRUE(qwen35.traits.qkNorm);
+  EXPECT_EQ(qwen35.rope.partialRotaryFactor, 0.25);
+
+  nlohmann::json next = kHybrid;
+  next.update({{"num_experts", 0}});
+  EXPECT_FALSE(parsed("qwen3_next", next).traits.fixedTensorLayout);
+
+  const TargetConfig oss = parsed("gpt_oss", {{"num_local_experts", 4}});
+  EXPECT_EQ(oss.traits.norm, NormKind::Fp32Weight);
+  EXPECT_EQ(oss.traits.mlp, MlpKind::GptOssExperts);
+  EXPECT_FALSE(oss.traits.qkNorm);
+  EXPECT_TRUE(oss.attentionSinks);
+  EXPECT_EQ(oss.rope.type, "yarn");  // GptOssConfig's rope when the file has none
+}
+
+TEST(FamilyModules, QuantizationIsAcceptedOnlyWhereTheModuleDequantisesIt) {
+  EXPECT_TRUE(parsed("gpt_oss", {{"num_local_experts", 4}, {"quantization_config", {{"quant_method", "mxfp4"}}}})
+                  .quantization);
+  EXPECT_THROW(parsed("qwen3", {{"quantization_config", {{"quant_method", "mxfp4"}}}}), dfi::modelspec::ConfigValidationError);
+}
+
+// The field table lists every member once under config.json's own key: a member left out of
+// the table would keep its value here instead of taking the one written through the table.
+TEST(DecoderGeometry, FieldTableCoversEveryMemberOnce) {
+  DecoderGeometry written;
+  int next = 1;
+  std::set<std::string_view> keys;
+  for (const GeometryField& field : kGeometryFields) {
+    EXPECT_TRUE(keys.insert(field.key).second) << field.key;
+    std::visit(
+        [&](auto member) {
+          using Value = std::remove_reference_t<decltype(written.*member)>;
+          written.*member = std::is_same_v<Value, bool> ? Value(true) : Value(next++);
+        },
+        field.member);
+  }
+  const DecoderGeometry expected{.hiddenSize = 1,
+                                 .intermediateSize = 2,
+                                 .numHiddenLayers = 3,
+                                 .numAttentionHeads = 4,
+                                 .numKeyValueHeads = 5,
+                                 .headDim = 6,
+                                 .vocabSize = 7,
+                                 .rmsNormEps = 8,
+                                 .attentionBias = true,
+                                 .maxPositionEmbeddings = 9};
+  EXPECT_EQ(written.hiddenSize, expected.hiddenSize);
+  EXPECT_EQ(written.intermediateSize, expected.intermediateSize);
+  EXPECT_EQ(written.numHiddenLayers, expected.numHiddenLayers);
+  EXPECT_EQ(written.numAttentionHeads, expected.numAttentionHeads);
+  EXPECT_EQ(written.numKeyValueHeads, expected.numKeyValueHeads);
+  EXPECT_EQ(written.headDim, expected.headDim);
+  EXPECT_EQ(written.vocabSize, expected.vocabSize);
+  EXPECT_EQ(written.rmsNormEps, expected.rmsNormEps);
+  EXPECT_EQ(written.attentionBias, expected.attentionBias);
+  EXPECT_EQ(written.maxPositionEmbeddings, expected.maxPositionEmbeddings);
+}
+
+}  // namespace
+}  // namespace dfi::modelspec

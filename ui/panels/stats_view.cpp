@@ -1,0 +1,494 @@
+#include "panels/stats_view.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include "engine/inspect_answer.h"
+#include "session/session_context.h"
+#include "dfi/analysis/attention_mask.h"
+#include "dfi/base/error.h"
+#include "dfi/session/hidden_statistics.h"
+#include "models/dump_statistics.h"
+#include "dfi/session/record_fields.h"
+#include "widgets/empty_hint.h"
+#include "widgets/fitted_plot.h"
+#include "widgets/integer_ticker.h"
+
+namespace dfi::ui {
+namespace {
+
+namespace hs = session::hidden_statistics;
+
+struct Curve {
+  const char* stat;
+  const char* label;
+  QColor colour;
+};
+const Curve kCurves[] = {{"mean", "mean", QColor(31, 119, 180)},
+                         {"std", "std", QColor(255, 127, 14)},
+                         {"rms", "rms", QColor(44, 160, 44)},
+                         {"absmax", "abs-max", QColor(214, 39, 40)}};
+
+QCustomPlot* newPlot(const QString& x, const QString& y) {
+  auto* plot = new FittedPlot;
+  plot->xAxis->setLabel(x);
+  plot->yAxis->setLabel(y);
+  plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+  plot->setMinimumSize(260, 160);
+  return plot;
+}
+
+QVector<double> toVector(const std::vector<float>& v) {
+  QVector<double> out;
+  out.reserve(static_cast<qsizetype>(v.size()));
+  for (float f : v) out << static_cast<double>(f);
+  return out;
+}
+
+constexpr int kLegendWidth = 190;
+constexpr int kLeftMargin = 78;
+
+bool isBlockTensor(const StatisticSeries& s) { return s.tensor == hs::kDrafterLayer; }
+
+}  // namespace
+
+StatsView::StatsView(SessionContext* context, QWidget* parent)
+    : BlockProbePanel(context, tr("Select a block to see its hidden-state statistics."),
+                      tr("Re-draft this block in dflash-eval serve with every probe on and store its statistics"),
+                      parent),
+      tensorBox_(new QComboBox),
+      compareBox_(new QComboBox),
+      import_(new QPushButton(tr("Import dump…"))),
+      curves_(newPlot(tr("position"), tr("value over the hidden dimension"))),
+      histogram_(newPlot(tr("value"), tr("count"))),
+      difference_(newPlot(tr("position"), tr("A - B"))) {
+  tensorBox_->setMinimumContentsLength(22);
+  compareBox_->setMinimumContentsLength(26);
+  compareBox_->setToolTip(tr("Overlay another run's block at the same prompt and anchor, or an imported dump"));
+  import_->setToolTip(tr("Overlay an external dump of the same hidden states (safetensors; transformers' "
+                         "hidden_states.<k> pairs with the target tap of layer k-1, as in dflash-eval diff-dump)"));
+  // Legends in a column of their own, right of the plot, never over the curves; the curves and
+  // the difference get the same left margin and legend width, so their positions line up.
+  for (QCustomPlot* plot : {curves_, difference_, histogram_}) {
+    plot->legend->setFont(font());
+    plot->axisRect()->insetLayout()->take(plot->legend);
+    auto* column = new QCPLayoutGrid;
+    plot->plotLayout()->addElement(0, 1, column);
+    plot->plotLayout()->setColumnStretchFactor(1, 0.001);
+    column->addElement(0, 0, plot->legend);
+    column->addElement(1, 0, new QCPLayoutElement(plot));  // takes the rest of the height
+    column->setRowStretchFactor(0, 0.001);
+    plot->legend->setMinimumSize(kLegendWidth, 0);
+    plot->legend->setMaximumSize(kLegendWidth, QWIDGETSIZE_MAX);
+    column->setAutoMargins(QCP::msNone);
+    column->setMargins(QMargins(0, 2, 8, 0));  // room for the frame's right edge
+    plot->legend->setVisible(true);
+    if (plot != histogram_) {
+      plot->xAxis->setTicker(integerTicker());
+      plot->axisRect()->setAutoMargins(QCP::msTop | QCP::msRight | QCP::msBottom);
+      plot->axisRect()->setMargins(QMargins(kLeftMargin, 0, 0, 0));
+    }
+  }
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(new QLabel(tr("tensor")));
+  controls->addWidget(tensorBox_);
+  controls->addWidget(new QLabel(tr("compare with")));
+  controls->addWidget(compareBox_);
+  controls->addWidget(import_);
+  controls->addStretch(1);
+  controls->addWidget(fetch_);
+  // The difference shares the curves' positions, so it sits right under them (shown only
+  // while something is overlaid); the histogram below.
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->addWidget(headline_);
+  layout->addLayout(controls);
+  layout->addWidget(curves_, 3);
+  layout->addWidget(difference_, 2);
+  layout->addWidget(histogram_, 2);
+  layout->addWidget(status_);
+
+  connect(tensorBox_, &QComboBox::currentIndexChanged, this, [this] {
+    if (!updating_) redraw();
+  });
+  connect(compareBox_, &QComboBox::currentIndexChanged, this, [this] {
+    if (updating_) return;
+    const qint64 data = compareBox_->currentData().toLongLong();
+    if (data >= 0) compareWithStep(data);
+    else redraw();
+  });
+  connect(import_, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Import a dump"), QString(),
+                                                      tr("safetensors (*.safetensors);;All files (*)"));
+    if (path.isEmpty()) return;
+    try {
+      importDump(path);
+    } catch (const Error& e) {
+      status_->setText(tr("Cannot import %1: %2").arg(path, QString::fromStdString(e.what())));
+    }
+  });
+  for (QCustomPlot* plot : {curves_, histogram_, difference_})
+    addExportMenu(plot, QStringLiteral("statistics"), [this] { return exportData(); });
+  attach();
+  if (!step_) redraw();  // says what to select
+}
+
+StatsView::~StatsView() = default;  // ImportedDump is complete here
+
+void StatsView::loadSelection() {
+  readSelectedStep();
+  compareStep_ = 0;
+  compareProbes_ = {};
+  load();
+}
+
+void StatsView::load() {
+  const QString previous = tensorBox_->currentText();
+  updating_ = true;
+  tensorBox_->clear();
+  for (const StatisticSeries& s : probes_.statistics) tensorBox_->addItem(s.label());
+  if (probes_.statistics.size() > 1) tensorBox_->addItem(tr("overview: every tensor"));
+  const int keep = tensorBox_->findText(previous);
+  tensorBox_->setCurrentIndex(keep >= 0 ? keep : 0);
+  updating_ = false;
+  fillCompareBox();
+  if (step_) {
+    headline_->setText(tr("%1, \"%2\", step %3: block at anchor position %4 (%5 tensors with statistics)")
+                           .arg(context_->runName(step_->runId))
+                           .arg(context_->promptName(step_->runId, step_->promptId))
+                           .arg(step_->stepIndex)
+                           .arg(step_->anchorPosition)
+                           .arg(probes_.statistics.size()));
+  }
+  fetch_->setEnabled(canFetch());
+  redraw();
+}
+
+void StatsView::fillCompareBox() {
+  updating_ = true;
+  compareBox_->clear();
+  compareBox_->addItem(tr("nothing"), qint64{0});
+  if (step_ && context_) {
+    for (const session::RunRecord& run : context_->runs()) {
+      if (run.runId == step_->runId) continue;
+      for (const session::StepRecord& s : context_->steps(run.runId, step_->promptId))
+        if (s.anchorPosition == step_->anchorPosition && s.mode == step_->mode)
+          compareBox_->addItem(tr("%1 (run %2), step %3").arg(QString::fromStdString(run.name)).arg(run.runId).arg(s.stepIndex),
+                               qint64{s.stepId});
+    }
+  }
+  if (dump_) compareBox_->addItem(tr("dump %1").arg(dump_->fileName()), qint64{-1});
+  int index = compareBox_->findData(qint64{compareStep_});
+  if (compareStep_ == 0 && dump_) index = compareBox_->findData(qint64{-1});
+  compareBox_->setCurrentIndex(std::max(0, index));
+  updating_ = false;
+}
+
+void StatsView::compareWithStep(session::StepId step) {
+  compareStep_ = step;
+  compareProbes_ = {};
+  if (step != 0 && context_)
+    if (const auto record = context_->step(step)) compareProbes_ = loadBlockProbes(*context_, record->runId, step);
+  updating_ = true;
+  compareBox_->setCurrentIndex(std::max(0, compareBox_->findData(qint64{step})));
+  updating_ = false;
+  redraw();
+}
+
+void StatsView::importDump(const QString& path) {
+  dump_ = std::make_unique<ImportedDump>(path.toStdString());
+  compareStep_ = 0;
+  compareProbes_ = {};
+  fillCompareBox();
+  redraw();
+}
+
+void StatsView::chooseSeries(int index) { tensorBox_->setCurrentIndex(index); }
+
+const StatisticSeries* StatsView::current() const {
+  const int i = tensorBox_->currentIndex();
+  if (i < 0 || i >= static_cast<int>(probes_.statistics.size())) return nullptr;
+  return &probes_.statistics[static_cast<std::size_t>(i)];
+}
+
+std::int64_t StatsView::firstPosition(const StatisticSeries& s) const {
+  if (isBlockTensor(s) || !step_) return 0;
+  // Inspect answers hold the block's whole context, [0, context) (context = anchor + 1 with the
+  // anchor-visible variant); teacher-forced records the rows since the previous anchor,
+  // [previous anchor, anchor).
+  const auto variant = parseEnum<session::MaskVariant>(step_->maskVariant);
+  const std::int64_t context = analysis::inferenceContextLength(variant.value_or(analysis::MaskVariant::Reference),
+                                                                step_->anchorPosition);
+  const auto n = static_cast<std::int64_t>(s.positions());
+  if (n >= context) return 0;
+  return std::max<std::int64_t>(0, step_->anchorPosition - n);
+}
+
+std::optional<StatisticSeries> StatsView::counterpart(const StatisticSeries& a, QString* why) const {
+  if (compareBox_->currentData().toLongLong() < 0 && dump_) {
+    if (isBlockTensor(a)) {
+      if (why) *why = tr("the dump holds context positions; drafter layers are compared between runs");
+      return std::nullopt;
+    }
+    return dump_->seriesFor(a, firstPosition(a) + static_cast<std::int64_t>(a.positions()), why);
+  }
+  if (compareStep_ == 0) return std::nullopt;
+  for (const StatisticSeries& s : compareProbes_.statistics)
+    if (s.tensor == a.tensor && s.layer == a.layer) return s;
+  if (why) *why = tr("the other block has no statistics of %1").arg(a.label());
+  return std::nullopt;
+}
+
+void StatsView::redraw() {
+  const bool empty = !isOverview() && !current();
+  for (QCustomPlot* plot : {curves_, histogram_, difference_}) {
+    plot->clearGraphs();
+    plot->clearPlottables();
+    plot->legend->setVisible(!empty);  // an empty legend is a stray box
+  }
+  setEmptyHint(curves_, {});
+  if (isOverview()) return drawOverview();
+  curves_->xAxis->setTicker(integerTicker());
+  difference_->xAxis->setTicker(integerTicker());
+  curves_->yAxis->setLabel(tr("value over the hidden dimension"));
+  histogram_->setVisible(true);
+  const StatisticSeries* a = current();
+  QString why;
+  const std::optional<StatisticSeries> b = a ? counterpart(*a, &why) : std::nullopt;
+  difference_->setVisible(b.has_value());
+  if (this->layout()) this->layout()->activate();
+  QStringList notes;
+  if (!a) {
+    if (step_ && step_->mode != session::EvaluationMode::TeacherForced)
+      notes << tr("The session holds no hidden-state statistics for this block: `run --hidden-stats` records them "
+                  "for teacher-forced blocks (select the teacher-forced run's block at this anchor)%1.")
+                   .arg(hasEngine() ? tr(", or Fetch from engine") : QString());
+    else if (step_)
+      notes << tr("The session holds no hidden-state statistics for this block (record with --hidden-stats%1).")
+                   .arg(hasEngine() ? tr(", or Fetch from engine") : QString());
+    // Words instead of empty axes: what to select, or why this block has nothing to show.
+    setEmptyHint(curves_, step_ ? notes.join(' ') : tr("Select a step in the navigator to see the hidden-state "
+                                                        "statistics of its block."));
+    histogram_->setVisible(false);
+    for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot();
+    status_->setText(notes.join(' '));
+    return;
+  }
+  const std::int64_t first = firstPosition(*a);
+  const QString xLabel = isBlockTensor(*a) ? tr("block slot (0 = anchor)") : tr("sequence position");
+  curves_->xAxis->setLabel(xLabel);
+  difference_->xAxis->setLabel(xLabel);
+  auto positionsOf = [first](std::size_t n) {
+    QVector<double> x;
+    for (std::size_t i = 0; i < n; ++i) x << static_cast<double>(first + static_cast<std::int64_t>(i));
+    return x;
+  };
+  double top = 0;
+  for (const Curve& c : kCurves) {
+    if (const auto* values = a->stat(c.stat)) {
+      QCPGraph* g = curves_->addGraph();
+      g->setName(b ? QStringLiteral("%1 (A)").arg(c.label) : QString::fromLatin1(c.label));
+      g->setPen(QPen(c.colour, 1.6));
+      g->setScatterStyle(values->size() <= 64 ? QCPScatterStyle(QCPScatterStyle::ssCircle, 4) : QCPScatterStyle());
+      g->setData(positionsOf(values->size()), toVector(*values), true);
+      for (float v : *values)
+        if (std::isfinite(v)) top = std::max(top, static_cast<double>(std::abs(v)));
+    }
+    if (b)
+      if (const auto* values = b->stat(c.stat)) {
+        QCPGraph* g = curves_->addGraph();
+        g->setName(QStringLiteral("%1 (B)").arg(c.label));
+        g->setPen(QPen(c.colour, 1.4, Qt::DashLine));
+        g->setData(positionsOf(values->size()), toVector(*values), true);
+        if (const auto* mine = a->stat(c.stat)) {
+          QCPGraph* d = difference_->addGraph();
+          d->setName(QString::fromLatin1(c.label));
+          d->setPen(QPen(c.colour, 1.4));
+          QVector<double> diff;
+          const std::size_t n = std::min(mine->size(), values->size());
+          for (std::size_t i = 0; i < n; ++i) diff << static_cast<double>((*mine)[i]) - static_cast<double>((*values)[i]);
+          d->setData(positionsOf(n), diff, true);
+        }
+      }
+  }
+  // NaN / Inf: a red marker above every position that holds any (filled: A, hollow: B).
+  const auto markNonFinite = [&](const StatisticSeries& s, bool isB) {
+    QVector<double> badX, badY;
+    std::int64_t nan = 0, inf = 0;
+    const auto* nans = s.stat("nan");
+    const auto* infs = s.stat("inf");
+    for (std::size_t i = 0; i < s.positions(); ++i) {
+      const double n = nans && i < nans->size() ? (*nans)[i] : 0;
+      const double f = infs && i < infs->size() ? (*infs)[i] : 0;
+      nan += static_cast<std::int64_t>(n);
+      inf += static_cast<std::int64_t>(f);
+      if (n > 0 || f > 0) {
+        badX << static_cast<double>(first + static_cast<std::int64_t>(i));
+        badY << (top > 0 ? top * (isB ? 1.02 : 1.08) : 1.0);
+      }
+    }
+    if (badX.isEmpty()) return;
+    QCPGraph* g = curves_->addGraph();
+    g->setName(isB ? tr("NaN / Inf (B)") : (b ? tr("NaN / Inf (A)") : tr("NaN / Inf")));
+    g->setLineStyle(QCPGraph::lsNone);
+    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, QColor(200, 0, 0),
+                                       isB ? QColor(Qt::white) : QColor(255, 60, 60), 10));
+    g->setData(badX, badY, true);
+    notes << tr("%1%2 NaN and %3 Inf values at %n position(s) (red markers)", nullptr, static_cast<int>(badX.size()))
+                 .arg(isB ? tr("B: ") : (b ? tr("A: ") : QString()))
+                 .arg(nan)
+                 .arg(inf);
+  };
+  markNonFinite(*a, false);
+  if (b) markNonFinite(*b, true);
+  curves_->rescaleAxes();
+  {
+    const QCPRange r = curves_->yAxis->range();
+    const double pad = std::max(r.size(), 1e-6) * 0.05;
+    curves_->yAxis->setRange(r.lower - pad, std::max(r.upper + pad, top > 0 ? top * 1.15 : r.upper + pad));
+  }
+  curves_->xAxis->setRange(curves_->xAxis->range().lower - 0.5, curves_->xAxis->range().upper + 0.5);
+  curves_->legend->setVisible(true);
+  if (b) {
+    difference_->rescaleAxes();
+    difference_->xAxis->setRange(difference_->xAxis->range().lower - 0.5, difference_->xAxis->range().upper + 0.5);
+    difference_->yAxis->scaleRange(1.1);
+    difference_->yAxis->setLabel(tr("A - B"));
+  } else if (!why.isEmpty()) {
+    notes << why;
+  }
+
+  // Histogram: 64 bins of the finite values over [lo, hi].
+  const auto* counts = a->stat(std::string(hs::kHistogram));
+  const auto* range = a->stat(std::string(hs::kHistogramRange));
+  if (counts && range && range->size() == 2 && !counts->empty()) {
+    const double lo = (*range)[0], hi = (*range)[1];
+    const double width = (hi - lo) / static_cast<double>(counts->size());
+    QVector<double> centres;
+    for (std::size_t i = 0; i < counts->size(); ++i) centres << lo + (static_cast<double>(i) + 0.5) * width;
+    auto* bars = new QCPBars(histogram_->xAxis, histogram_->yAxis);
+    bars->setName(b ? tr("A (this block)") : tr("this block"));
+    bars->setWidth(width > 0 ? width : 1);
+    bars->setPen(QPen(QColor(31, 119, 180)));
+    bars->setBrush(QColor(31, 119, 180, 150));
+    bars->setData(centres, toVector(*counts), true);
+    const auto* countsB = b ? b->stat(std::string(hs::kHistogram)) : nullptr;
+    const auto* rangeB = b ? b->stat(std::string(hs::kHistogramRange)) : nullptr;
+    if (countsB && rangeB && rangeB->size() == 2 && !countsB->empty()) {
+      const double wB = ((*rangeB)[1] - (*rangeB)[0]) / static_cast<double>(countsB->size());
+      QVector<double> cB;
+      for (std::size_t i = 0; i < countsB->size(); ++i) cB << (*rangeB)[0] + (static_cast<double>(i) + 0.5) * wB;
+      // B on its own count axis (right): a dump's few positions or another block's size
+      // would otherwise flatten one of the two.
+      QCPGraph* g = histogram_->addGraph(histogram_->xAxis, histogram_->yAxis2);
+      g->setName(tr("B (compared, right axis)"));
+      g->setLineStyle(QCPGraph::lsStepCenter);
+      g->setPen(QPen(QColor(214, 39, 40), 1.4, Qt::DashLine));
+      g->setData(cB, toVector(*countsB), true);
+    }
+    histogram_->yAxis2->setVisible(histogram_->graphCount() > 0);
+    histogram_->yAxis2->setLabel(tr("count (B)"));
+    histogram_->rescaleAxes();
+    for (QCPAxis* axis : {histogram_->yAxis, histogram_->yAxis2}) {
+      axis->setRangeLower(0);
+      axis->scaleRange(1.05, axis->range().lower);
+    }
+    histogram_->xAxis->setLabel(tr("value (%1, 64 bins of the finite values over [%2, %3])")
+                                    .arg(a->label())
+                                    .arg(lo, 0, 'g', 4)
+                                    .arg(hi, 0, 'g', 4));
+  } else {
+    histogram_->xAxis->setLabel(tr("value (no histogram recorded)"));
+  }
+  // Parity of the teacher-forced step (train/eval parity statistics), when recorded.
+  QStringList parity;
+  for (const session::StatisticRecord& r : probes_.other)
+    if (r.name.starts_with("parity.") && !r.values.empty())
+      parity << QStringLiteral("%1 = %2").arg(QString::fromStdString(r.name.substr(7))).arg(static_cast<double>(r.values.front()), 0, 'g', 4);
+  if (!parity.isEmpty()) notes << tr("parity: %1").arg(parity.join(QStringLiteral(", ")));
+  for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot();
+  status_->setText(notes.join(QStringLiteral(" · ")));
+}
+
+bool StatsView::isOverview() const {
+  return probes_.statistics.size() > 1 && tensorBox_->currentIndex() == static_cast<int>(probes_.statistics.size());
+}
+
+StatsOverview StatsView::overview() const {
+  std::vector<std::optional<StatisticSeries>> others;
+  for (const StatisticSeries& a : probes_.statistics) others.push_back(counterpart(a, nullptr));
+  return StatsOverview(probes_.statistics, std::move(others));
+}
+
+void StatsView::drawOverview() {
+  const StatsOverview drawn = overview();
+  difference_->setVisible(drawn.compared());
+  histogram_->setVisible(false);  // one tensor's histogram; none for all of them
+  if (this->layout()) this->layout()->activate();
+  status_->setText(drawn.draw(*curves_, *difference_));
+  for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot();
+}
+
+void StatsView::showAnswer(const InspectAnswer& answer) {
+  if (!step_) return;
+  if (answer.step == step_->stepId) {
+    probes_ = answer.stored ? loadBlockProbes(*context_, step_->runId, step_->stepId) : groupStatistics(answer.statistics);
+  } else if (answer.step == compareStep_ && answer.stored) {
+    compareWithStep(compareStep_);
+    return;
+  } else {
+    fetch_->setEnabled(true);  // another block's answer: this one may ask now
+    return;
+  }
+  load();
+}
+
+CsvTable StatsView::exportData() {
+  if (isOverview()) return overview().table();
+  const StatisticSeries* a = current();
+  if (!a) return {};
+  QString why;
+  const std::optional<StatisticSeries> b = counterpart(*a, &why);
+  CsvTable table;
+  table.header << (isBlockTensor(*a) ? tr("slot") : tr("position"));
+  const std::vector<std::string> names{"mean", "std", "rms", "absmax", "nan", "inf"};
+  for (const auto& n : names) table.header << QString::fromStdString(n);
+  if (b)
+    for (const auto& n : names) table.header << QStringLiteral("B %1").arg(QString::fromStdString(n));
+  if (b)
+    for (const auto& n : names)
+      if (n != "nan" && n != "inf") table.header << QStringLiteral("A-B %1").arg(QString::fromStdString(n));
+  const std::int64_t first = firstPosition(*a);
+  auto value = [](const StatisticSeries& s, const std::string& n, std::size_t i) {
+    const auto* v = s.stat(n);
+    return v && i < v->size() ? QString::number(static_cast<double>((*v)[i]), 'g', 7) : QString();
+  };
+  for (std::size_t i = 0; i < a->positions(); ++i) {
+    QStringList row{QString::number(first + static_cast<std::int64_t>(i))};
+    for (const auto& n : names) row << value(*a, n, i);
+    if (b) {
+      for (const auto& n : names) row << value(*b, n, i);
+      for (const auto& n : names) {
+        if (n == "nan" || n == "inf") continue;
+        const auto* x = a->stat(n);
+        const auto* y = b->stat(n);
+        row << (x && y && i < x->size() && i < y->size()
+                    ? QString::number(static_cast<double>((*x)[i]) - static_cast<double>((*y)[i]), 'g', 7)
+                    : QString());
+      }
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+}  // namespace dfi::ui
