@@ -90,11 +90,12 @@ def main():
     if exported != report:
         failures.append("export --what diagnosis differs from diagnose --json")
 
-    # `summary` reads the diagnosis's runs by their diagnosis: no tau row pools the hypothesis
-    # runs (each a variant of the drafter) with each other or with the baseline.
+    # `summary` reads the diagnosis's runs by their diagnosis: its one row is the drafter's live
+    # run (whose anchors the diagnosis measures at); no teacher-forced row pools the baseline and
+    # the hypothesis runs (each a variant of the drafter).
     summary = json.loads(subprocess.run([engine, "summary", str(session), "--json"], check=True,
                                         capture_output=True, text=True).stdout)
-    if summary["rows"] or summary["positions"]:
+    if [r["mode"] for r in summary["rows"]] != ["live"]:
         failures.append(f"summary pools a diagnosis's runs into tau rows: {summary['rows']}")
     if len(summary["diagnoses"]) != 1 or summary["diagnoses"][0]["hypotheses"] != report["hypotheses"]:
         failures.append("summary --json should hold the one diagnosis as diagnose --json reports it")

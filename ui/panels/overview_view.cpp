@@ -187,9 +187,12 @@ void OverviewView::render() {
   for (const auto& [set, ids] : r.promptSets) prompts += ids.size();
   QStringList targetNames;
   for (const std::string& t : targets) targetNames << fileName(t).toHtmlEscaped();
-  html += tr("<p>%1 of %2 on %3, %4.</p>")
-              .arg(counted(r.runs.size(), tr("run"), tr("runs")), counted(drafters.size(), tr("drafter"), tr("drafters")),
-                   targetNames.join(QStringLiteral(", ")), counted(prompts, tr("prompt"), tr("prompts")));
+  if (r.runs.empty())
+    html += tr("<p>No evaluation runs.</p>");
+  else
+    html += tr("<p>%1 of %2 on %3, %4.</p>")
+                .arg(counted(r.runs.size(), tr("run"), tr("runs")), counted(drafters.size(), tr("drafter"), tr("drafters")),
+                     targetNames.join(QStringLiteral(", ")), counted(prompts, tr("prompt"), tr("prompts")));
   if (r.diagnosisRuns > 0)
     html += tr("<p>%1 of diagnoses are in the <b>Diagnosis</b> panel.</p>")
                 .arg(counted(r.diagnosisRuns, tr("run"), tr("runs")));
