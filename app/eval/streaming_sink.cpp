@@ -1,21 +1,16 @@
 #include "streaming_sink.h"
 
-#include <ostream>
-
 #include "dfi/protocol/record_codec.h"
 
 namespace dfi::eval {
 
-StreamingSink::StreamingSink(std::ostream& out, std::mutex& outMutex, session::Writer* writer)
-    : out_(out), outMutex_(outMutex) {
+StreamingSink::StreamingSink(FrameStream& out, session::Writer* writer) : out_(out) {
   if (writer) file_.emplace(*writer);
 }
 
 template <typename Record>
 void StreamingSink::send(const Record& record) {
-  const protocol::Frame frame = protocol::encodeRecord(record);
-  std::lock_guard lock(outMutex_);
-  protocol::writeFrame(out_, frame);
+  out_.write(protocol::encodeRecord(record));
 }
 
 session::RunId StreamingSink::addRun(const session::RunRecord& run) {
@@ -63,7 +58,6 @@ void StreamingSink::addTokenStrings(std::span<const session::TokenString> string
 
 void StreamingSink::flush() {
   if (file_) file_->flush();
-  std::lock_guard lock(outMutex_);
   out_.flush();
 }
 

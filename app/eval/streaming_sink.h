@@ -3,20 +3,19 @@
 // after writing it into an engine-side session when one is given, so a dropped connection
 // loses nothing. Ids are the engine's: the session writer's, or a counter without one.
 
-#include <iosfwd>
-#include <memory>
-#include <mutex>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "dfi/engine/record_sink.h"
+#include "frame_stream.h"
 
 namespace dfi::eval {
 
 class StreamingSink : public engine::RecordSink {
  public:
-  // `out` is shared with other writers of the stream; `outMutex` serialises frames.
-  StreamingSink(std::ostream& out, std::mutex& outMutex, session::Writer* writer);
+  // `out` is the stream's one writer, shared with the server's own replies.
+  StreamingSink(FrameStream& out, session::Writer* writer);
 
   session::RunId addRun(const session::RunRecord& run) override;
   void finishRun(session::RunId run, double finishedAt, const std::string& timingsJson) override;
@@ -31,8 +30,7 @@ class StreamingSink : public engine::RecordSink {
   template <typename Record>
   void send(const Record& record);
 
-  std::ostream& out_;
-  std::mutex& outMutex_;
+  FrameStream& out_;
   std::optional<engine::SessionSink> file_;
   session::RunId nextRun_ = 1;
   session::StepId nextStep_ = 1;

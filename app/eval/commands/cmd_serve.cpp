@@ -26,6 +26,7 @@
 #include <optional>
 #include <thread>
 #include <variant>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -42,6 +43,7 @@
 #include "dfi/protocol/record_codec.h"
 #include "dfi/session/writer.h"
 #include "dfi/settings/settings.h"
+#include "frame_stream.h"
 #include "streaming_sink.h"
 
 namespace dfi::eval {
@@ -52,7 +54,8 @@ constexpr const char* kStream = "serve stdin";
 class Server {
  public:
   int serve(std::istream& in, std::ostream& out) {
-    out_ = &out;
+    FrameStream stream(out);
+    out_ = &stream;
     const auto rt = engine::runtimeInfo();
     send(protocol::Hello{.engineVersion = version(), .git = gitHash(),
                          .torch = rt.torchVersion, .cudaCompiled = rt.cudaCompiled,
@@ -81,9 +84,7 @@ class Server {
 
  private:
   void send(const protocol::Reply& reply) {
-    const protocol::Frame frame = protocol::encodeMessage(reply);
-    std::lock_guard lock(outMutex_);
-    protocol::writeFrame(*out_, frame);
+    out_->write(protocol::encodeMessage(reply));
   }
 
   // A dfi::Error with its message and exit code; anything else (CUDA out of memory, a libtorch
@@ -155,7 +156,14 @@ class Server {
       {
         std::unique_lock lock(jobsMutex_);
         jobsChanged_.wait(lock, [this] { return stopping_ || inputEnded_ || !pending_.empty(); });
-        if (stopping_ || pending_.empty()) return;
+        if (stopping_) {  // every request still queued is answered: none is dropped unanswered
+          for (const Job& job : pending_)
+            sendError(idOf(job), CancelledError("request " + std::to_string(idOf(job)) +
+                                                " not started: the server was shut down"));
+          pending_.clear();
+          return;
+        }
+        if (pending_.empty()) return;
         next = std::move(pending_.front());
         pending_.pop_front();
         activeRequest_ = idOf(*next);
@@ -177,15 +185,15 @@ class Server {
   void inspectOne(const protocol::InspectRequest& request) {
     settings::validate(request);
     const engine::InspectResult result = engine::inspectBlock(models_, request);
-    std::lock_guard lock(outMutex_);
-    protocol::writeFrame(*out_, protocol::encodeRecord(result.step));
-    for (const auto& tensor : result.tensors) protocol::writeFrame(*out_, protocol::encodeRecord(tensor));
-    for (const auto& statistic : result.statistics) protocol::writeFrame(*out_, protocol::encodeRecord(statistic));
-    protocol::writeFrame(*out_, protocol::encodeMessage(protocol::Done{
-                                    .requestId = request.requestId,
-                                    .request = protocol::RequestKind::Inspect,
-                                    .tensors = static_cast<std::int64_t>(result.tensors.size()),
-                                    .statistics = static_cast<std::int64_t>(result.statistics.size())}));
+    std::vector<protocol::Frame> frames{protocol::encodeRecord(result.step)};
+    for (const auto& tensor : result.tensors) frames.push_back(protocol::encodeRecord(tensor));
+    for (const auto& statistic : result.statistics) frames.push_back(protocol::encodeRecord(statistic));
+    frames.push_back(protocol::encodeMessage(protocol::Done{
+        .requestId = request.requestId,
+        .request = protocol::RequestKind::Inspect,
+        .tensors = static_cast<std::int64_t>(result.tensors.size()),
+        .statistics = static_cast<std::int64_t>(result.statistics.size())}));
+    out_->write(frames);
   }
 
   // The request's progress, as Progress messages.
@@ -207,7 +215,7 @@ class Server {
     std::optional<session::Writer> writer;
     if (request.session)
       writer.emplace(*request.session, session::WriterOptions{.mode = session::OpenMode::Overwrite});
-    StreamingSink sink(*out_, outMutex_, writer ? &*writer : nullptr);
+    StreamingSink sink(*out_, writer ? &*writer : nullptr);
     const auto runs = engine::runEvaluation(settings, sink, progressOf(request.requestId), *activeToken(), &models_);
     if (writer) writer->close();
     protocol::Done done{.requestId = request.requestId};
@@ -224,14 +232,13 @@ class Server {
     std::optional<session::Writer> writer;
     if (request.session)
       writer.emplace(*request.session, session::WriterOptions{.mode = session::OpenMode::Overwrite});
-    StreamingSink sink(*out_, outMutex_, writer ? &*writer : nullptr);
+    StreamingSink sink(*out_, writer ? &*writer : nullptr);
     engine::runDiagnosis(settings, sink, progressOf(request.requestId), *activeToken(), &models_);
     if (writer) writer->close();
     send(protocol::Done{.requestId = request.requestId, .request = protocol::RequestKind::Diagnose});
   }
 
-  std::ostream* out_ = nullptr;
-  std::mutex outMutex_;
+  FrameStream* out_ = nullptr;  // the one writer of the output, for the life of serve()
   std::mutex jobsMutex_;  // guards the queue, the active request and its token
   std::condition_variable jobsChanged_;
   std::deque<Job> pending_;
@@ -248,6 +255,9 @@ void registerServeCommand(CLI::App& app) {
   auto* sub = app.add_subcommand("serve", "Serve the GUI over stdin/stdout (JSON lines + binary frames)");
   setAction(*sub, [] {
     std::ios::sync_with_stdio(false);
+    // std::cin is tied to std::cout: every read on the request thread would flush std::cout
+    // while the worker writes a frame, tearing or repeating it. Only FrameStream touches it.
+    std::cin.tie(nullptr);
     Server server;
     return server.serve(std::cin, std::cout);
   });
