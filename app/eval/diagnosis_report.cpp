@@ -51,7 +51,10 @@ std::string formatDiagnosis(const analysis::Diagnosis& d, int rows) {
   if (shown < d.hypotheses.size())
     out += "  (" + std::to_string(d.hypotheses.size() - shown) + " more in the session: dflash-eval diagnose lists them all)\n";
   const auto top = d.hypotheses.empty() ? nullptr : &d.hypotheses.front();
-  if (top && top->candidateCause())
+  if (top && top->measured() && !analysis::verdictPossible(top->pairedPrompts))
+    out += "only " + std::to_string(top->pairedPrompts) + " prompts measured: a verdict needs at least " +
+           std::to_string(analysis::kMinPromptsForVerdict) + ", so no candidate cause is named (--limit)\n";
+  else if (top && top->candidateCause())
     out += "top hypothesis: " + top->planned.name + " (" + top->planned.change + "): the drafter does better this way, "
            "so it was probably trained (or is served) so\n";
   else

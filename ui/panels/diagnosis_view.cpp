@@ -312,7 +312,13 @@ void DiagnosisView::showDiagnosis(int index) {
                            "measured against it on the same prompts and anchors")
                             .arg(d.baseline));
   QString text;
-  if (candidates == 0) {
+  const bool tooFew = !d.hypotheses.empty() && d.hypotheses.front().measured() &&
+                      !analysis::verdictPossible(d.hypotheses.front().pairedPrompts);
+  if (tooFew) {
+    text += tr("No verdict: only %1 prompts measured, and a verdict needs at least %2. ")
+                .arg(d.hypotheses.front().pairedPrompts)
+                .arg(analysis::kMinPromptsForVerdict);
+  } else if (candidates == 0) {
     text += tr("No candidate cause: no variant beats the baseline beyond noise. ");
   } else {
     QStringList names;

@@ -201,3 +201,17 @@ TEST_F(Diagnoses, JsonListsEveryHypothesisSortedByDelta) {
 }
 
 }  // namespace
+
+// An interval above zero over fewer prompts than a verdict needs names no cause: with 1-7
+// prompts the percentile bootstrap is far narrower than the mean's spread.
+TEST(HypothesisVerdict, NeedsTheMinimumNumberOfPrompts) {
+  HypothesisResult h;
+  h.run = 7;
+  h.deltaTau = {0.5, 0.2, 0.8};
+  h.pairedPrompts = kMinPromptsForVerdict - 1;
+  EXPECT_FALSE(h.candidateCause());
+  h.pairedPrompts = kMinPromptsForVerdict;
+  EXPECT_TRUE(h.candidateCause());
+  h.deltaTau = {0.5, -0.1, 0.8};
+  EXPECT_FALSE(h.candidateCause());
+}

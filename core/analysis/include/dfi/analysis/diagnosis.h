@@ -61,7 +61,8 @@ struct HypothesisResult {
 
   bool measured() const { return run != 0; }
   // The drafter does better under the variant beyond noise: it was probably trained that way.
-  bool candidateCause() const { return measured() && deltaTau.low > 0; }
+  // Never over fewer prompts than a verdict needs (kMinPromptsForVerdict).
+  bool candidateCause() const { return measured() && verdictPossible(pairedPrompts) && deltaTau.low > 0; }
 };
 
 struct Diagnosis {

@@ -41,6 +41,13 @@ Interval studentMean95(std::span<const double> values);
 Interval bootstrapRatio(std::span<const double> numerators, std::span<const double> denominators,
                         double confidence = 0.95, int resamples = kBootstrapResamples, std::uint64_t seed = 0);
 
+// Below this many prompts no interval says "beyond noise": a percentile bootstrap over 1-7
+// prompts resamples a handful of values, and its interval is far narrower than the spread of
+// the mean (with 2 prompts a diagnosis of the tap-shifted demo drafter named the opposite cause
+// of its 24-prompt verdict). The CLI, the GUI and the diagnosis all ask verdictPossible.
+inline constexpr std::int64_t kMinPromptsForVerdict = 8;
+inline constexpr bool verdictPossible(std::int64_t prompts) { return prompts >= kMinPromptsForVerdict; }
+
 // Paired bootstrap of mean(b - a) over the same prompts: does B beat A beyond noise?
 Interval bootstrapPairedDifference(std::span<const double> a, std::span<const double> b,
                                    double confidence = 0.95, int resamples = kBootstrapResamples,
