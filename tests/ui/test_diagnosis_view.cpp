@@ -244,6 +244,9 @@ class TestDiagnosisView : public QObject {
         QCOMPARE(cell(DiagnosisModel::BarColumn, DiagnosisModel::HighRole).toDouble(), h.deltaTau.high);
         QCOMPARE(cell(DiagnosisModel::TauColumn).toString(), QString::number(h.tau.estimate, 'f', 2));
         QCOMPARE(cell(DiagnosisModel::PromptsColumn).toLongLong(), h.pairedPrompts);
+        // The bar may take a verdict's colour only over the prompts a verdict needs.
+        QCOMPARE(cell(DiagnosisModel::BarColumn, DiagnosisModel::VerdictRole).toBool(),
+                 dfi::analysis::verdictPossible(h.pairedPrompts));
         QCOMPARE(cell(0, DiagnosisModel::StateRole).toInt(),
                  static_cast<int>(h.candidateCause() ? Row::Candidate : Row::Measured));
         QCOMPARE(cell(0, Qt::FontRole).value<QFont>().bold(), h.candidateCause());

@@ -111,6 +111,7 @@ QVariant DiagnosisModel::hypothesisData(const analysis::HypothesisResult& h, int
     if (role == EstimateRole) return h.deltaTau.estimate;
     if (role == LowRole) return h.deltaTau.low;
     if (role == HighRole) return h.deltaTau.high;
+    if (role == VerdictRole) return analysis::verdictPossible(h.pairedPrompts);
   }
   if (role == Qt::ToolTipRole) {
     switch (state) {

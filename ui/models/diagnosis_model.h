@@ -26,6 +26,7 @@ class DiagnosisModel : public QAbstractItemModel {
     HighRole,
     AxisLowRole,  // headerData of BarColumn: the axis every row's bar shares (zero included)
     AxisHighRole,
+    VerdictRole,  // BarColumn: whether the interval may say anything (enough prompts for a verdict)
   };
   // Blocks listed per direction under a hypothesis (readDiagnoses keeps more).
   static constexpr int kBlocksShown = 10;

@@ -133,7 +133,7 @@ DiagnosisView::DiagnosisView(SessionContext* context, QWidget* parent)
   hypotheses_->setItemDelegateForColumn(
       DiagnosisModel::BarColumn,
       new IntervalBarDelegate({DiagnosisModel::EstimateRole, DiagnosisModel::LowRole, DiagnosisModel::HighRole,
-                               DiagnosisModel::AxisLowRole, DiagnosisModel::AxisHighRole},
+                               DiagnosisModel::AxisLowRole, DiagnosisModel::AxisHighRole, DiagnosisModel::VerdictRole},
                               hypotheses_));
   hypotheses_->setSelectionBehavior(QAbstractItemView::SelectRows);
   hypotheses_->setUniformRowHeights(true);

@@ -42,7 +42,8 @@ void IntervalBarDelegate::paint(QPainter* painter, const QStyleOptionViewItem& o
   if (estimate.isValid()) {
     const double value = estimate.toDouble();
     const double low = index.data(roles_.low).toDouble(), high = index.data(roles_.high).toDouble();
-    const QColor colour = low > 0 ? above() : high < 0 ? below() : across();
+    const bool verdict = roles_.verdict < 0 || index.data(roles_.verdict).toBool();
+    const QColor colour = !verdict ? across() : low > 0 ? above() : high < 0 ? below() : across();
     const double mid = area.center().y();
     const double barHeight = std::max(4.0, area.height() * 0.45);
     const QRectF bar(QPointF(std::min(x(0), x(value)), mid - barHeight / 2),

@@ -2,7 +2,7 @@
 // Paints a difference with its interval as a horizontal bar on an axis every row shares: the
 // bar from zero to the estimate, whiskers over the interval, a vertical line at zero on every
 // row (so the rows read as one chart). Green when the interval lies above zero, red when below,
-// grey when it contains zero. Reads the estimate and interval from three roles of the cell and
+// grey when it contains zero or when too few prompts stand behind it for a verdict. Reads the estimate and interval from three roles of the cell and
 // the axis from two roles of the column's header; a cell without an estimate gets the zero
 // line only.
 
@@ -16,6 +16,9 @@ class IntervalBarDelegate : public QStyledItemDelegate {
   struct Roles {
     int estimate, low, high;  // of the cell
     int axisLow, axisHigh;    // of the horizontal header
+    // Of the cell, if given: false when the interval rests on too few prompts to say anything;
+    // the bar is grey then, whatever side of zero the interval lies on.
+    int verdict = -1;
   };
   IntervalBarDelegate(Roles roles, QObject* parent = nullptr);
 
