@@ -3,7 +3,7 @@ PRESET ?= release
 JOBS ?= $(shell nproc)
 BUILD := build/$(PRESET)
 
-.PHONY: all setup configure build test demo package bench clean
+.PHONY: all setup configure build demo-programs test demo package bench clean
 all: build
 
 setup:
@@ -15,6 +15,11 @@ configure: setup
 build: configure
 	@cmake --build --preset $(PRESET) -j $(JOBS)
 
+# Only the two programs the demo runs (no tests, benchmarks or fuzzers): a first `make demo` on
+# a new machine builds a fraction of `make build`.
+demo-programs: configure
+	@cmake --build --preset $(PRESET) -j $(JOBS) --target dflash-eval dflash-inspector
+
 # Every test but those that need a GPU (label gpu).
 test: build
 	@ctest --preset $(PRESET) -j $(JOBS)
@@ -23,7 +28,7 @@ test: build
 # then opens the GUI on it, or, with no display, renders its main views as PNG files.
 DEMO_SESSION := $(BUILD)/demo.dfi
 DEMO_RENDERS := $(BUILD)/demo-renders
-demo: build
+demo: demo-programs
 	@$(BUILD)/app/eval/dflash-eval demo -o $(DEMO_SESSION)
 	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
 	  echo "Opening $(DEMO_SESSION) in dflash-inspector"; \

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dfi/analysis/finding_words.h"
 #include "dfi/session/reader.h"
 
 namespace dfi::eval {
@@ -54,9 +55,12 @@ std::string formatDiagnosis(const analysis::Diagnosis& d, int rows) {
   if (top && top->measured() && !analysis::verdictPossible(top->pairedPrompts))
     out += "only " + std::to_string(top->pairedPrompts) + " prompts measured: a verdict needs at least " +
            std::to_string(analysis::kMinPromptsForVerdict) + ", so no candidate cause is named (--limit)\n";
-  else if (top && top->candidateCause())
+  else if (top && top->candidateCause()) {
     out += "top hypothesis: " + top->planned.name + " (" + top->planned.change + "): the drafter does better this way, "
            "so it was probably trained (or is served) so\n";
+    if (const auto words = analysis::findingWords(top->planned)) out += "  " + words->meaning + "\n  What to do: " + words->action + "\n";
+    if (const std::string block = analysis::strongestBlock(*top); !block.empty()) out += "  See " + block + "\n";
+  }
   else
     out += "no hypothesis raises tau beyond noise: no candidate cause among these\n";
   return out;

@@ -1,26 +1,19 @@
 #include "session_diagnosis.h"
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
+#include "cancel_on_interrupt.h"
 #include "diagnosis_report.h"
 #include "dfi/base/error.h"
 #include "dfi/session/reader.h"
 
 namespace dfi::eval {
 namespace {
-
-engine::CancellationToken* activeCancel = nullptr;
-
-// Ctrl-C asks the diagnosis to stop after the current prompt; what it measured stays.
-void onInterrupt(int) {
-  if (activeCancel) activeCancel->cancel();
-}
 
 session::RunId lastRunId(const std::string& sessionPath, session::OpenMode mode) {
   if (mode != session::OpenMode::Append || !std::filesystem::exists(sessionPath)) return 0;
@@ -48,8 +41,7 @@ int diagnoseIntoSession(const engine::DiagnosisSettings& settings, const std::st
   session::Writer writer(sessionPath, {.mode = output.mode});
   engine::SessionSink sink(writer);
   engine::CancellationToken cancel;
-  activeCancel = &cancel;
-  std::signal(SIGINT, onInterrupt);
+  const CancelOnInterrupt interrupt(cancel);
   int code = 0;
   try {
     engine::runDiagnosis(settings, sink, [&](const engine::EvaluationProgress& p) { progress.report(p); }, cancel);
@@ -59,13 +51,11 @@ int diagnoseIntoSession(const engine::DiagnosisSettings& settings, const std::st
     code = e.exitCode();
   } catch (const Error&) {
     progress.finish();
-    activeCancel = nullptr;
     writer.close();  // keeps what was recorded
     if (before == 0 && session::Reader(sessionPath).runs().empty()) std::filesystem::remove(sessionPath);
     throw;
   }
   progress.finish();
-  activeCancel = nullptr;
   writer.close();
 
   std::vector<analysis::Diagnosis> diagnoses = readSessionDiagnoses(sessionPath);

@@ -1,28 +1,21 @@
 #include "session_evaluation.h"
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "cancel_on_interrupt.h"
 #include "dfi/base/error.h"
 #include "dfi/engine/prompt_set.h"
 #include "dfi/session/reader.h"
 #include "dfi/session/record_fields.h"
 #include "dfi/session/writer.h"
-#include "recorded_summary.h"
+#include "dfi/analysis/recorded_summary.h"
 #include "summary_table.h"
 
 namespace dfi::eval {
 namespace {
-
-engine::CancellationToken* activeCancel = nullptr;
-
-// Ctrl-C asks the evaluation to stop after the current prompt, so the session stays whole.
-void onInterrupt(int) {
-  if (activeCancel) activeCancel->cancel();
-}
 
 // Summary labels: a DDTree run's mode carries its budget; a prompt without a "dataset" belongs
 // to the prompt set named after its file.
@@ -107,26 +100,23 @@ int evaluate(const engine::EvaluationSettings& settings, const std::string& sess
                          {.mode = overwrite ? session::OpenMode::Overwrite : session::OpenMode::CreateNew});
   engine::SessionSink sink(writer);
   engine::CancellationToken cancel;
-  activeCancel = &cancel;
-  std::signal(SIGINT, onInterrupt);
+  const CancelOnInterrupt interrupt(cancel);
   progress.report({0, static_cast<std::int64_t>(prompts.size() * settings.drafters.size()), 0, 0, "loading models"});
   try {
     const auto runs =
         engine::runEvaluation(settings, sink, [&](const engine::EvaluationProgress& p) { progress.report(p); }, cancel);
     progress.finish();
     writer.close();
-    activeCancel = nullptr;
     printSummary(summaryRuns(settings, runs), progress, sessionPath, false);
     printParity(settings, runs);
     return 0;
   } catch (const Error& e) {
     progress.finish();
-    activeCancel = nullptr;
     writer.close();  // keeps every step recorded so far, in a single valid file
     if (dynamic_cast<const CancelledError*>(&e)) {
       // The engine returns nothing after Ctrl-C, but the session holds every finished prompt.
       try {
-        printSummary(recordedSummaryRuns(sessionPath), progress, sessionPath, true);
+        printSummary(analysis::recordedSummaryRuns(sessionPath), progress, sessionPath, true);
       } catch (const std::exception& readBack) {  // the cancellation, not this, decides the exit code
         std::fprintf(stderr, "dflash-eval: no summary of the cancelled run: %s\n", readBack.what());
       }

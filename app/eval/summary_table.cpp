@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "dfi/analysis/statistics.h"
 #include "dfi/engine/step_counting.h"
 
 namespace dfi::eval {
@@ -44,8 +45,13 @@ std::string formatComparisons(std::span<const TauComparison> comparisons) {
     return (d.estimate >= 0 ? "+" : "") + fixed3(d.estimate) + " [" + fixed3(d.low) + ", " + fixed3(d.high) + "]";
   };
   std::vector<std::vector<std::string>> drafters, variants;
+  bool tooFew = false;
   for (const TauComparison& c : comparisons) {
-    const std::string n = "n " + std::to_string(c.prompts);
+    // Under the prompts a verdict needs, an interval clear of zero is no finding (one rule,
+    // analysis::verdictPossible, as in the diagnosis and the GUI).
+    const bool verdict = analysis::verdictPossible(c.prompts);
+    tooFew = tooFew || !verdict;
+    const std::string n = "n " + std::to_string(c.prompts) + (verdict ? "" : "*");
     if (c.acrossVariants())
       variants.push_back({c.drafter, c.mode, c.variant + " - " + c.baselineVariant, n, interval(c.difference)});
     else
@@ -58,6 +64,9 @@ std::string formatComparisons(std::span<const TauComparison> comparisons) {
   if (!variants.empty())
     out += "paired difference in tau(ref) against the reference mask, same drafter and prompts [95% CI]:\n" +
            alignColumns(variants, 3, "  ");
+  if (tooFew)
+    out += "  * fewer than " + std::to_string(analysis::kMinPromptsForVerdict) +
+           " paired prompts: too few for a verdict, whatever the interval says (evaluate more prompts)\n";
   return out;
 }
 

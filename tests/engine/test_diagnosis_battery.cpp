@@ -12,6 +12,7 @@
 
 #include <c10/core/InferenceMode.h>
 
+#include "dfi/analysis/finding_words.h"
 #include "dfi/analysis/response_sequence.h"
 #include "dfi/base/error.h"
 #include "dfi/engine/diagnosis.h"
@@ -121,6 +122,26 @@ TEST_F(DiagnosisBattery, EveryApplicableHypothesisIsMeasuredAtTheBaselinesAnchor
 
 // What a drafter whose config names `taps` (or `blockSize`) drafts at the baseline's anchors,
 // through loadDrafterAs and the ordinary teacher-forced path.
+// Every hypothesis the battery plans has plain words (what it means, what to do) for the
+// report's and the panel's top finding, and they name what they are about.
+TEST_F(DiagnosisBattery, EveryPlannedHypothesisHasPlainWords) {
+  const auto plan = analysis::diagnosisPlan(runsByHypothesis().at("baseline").settingsJson);
+  ASSERT_TRUE(plan);
+  for (const analysis::PlannedHypothesis& h : plan->battery) {
+    const auto words = analysis::findingWords(h);
+    ASSERT_TRUE(words) << h.name << " has no plain words";
+    EXPECT_FALSE(words->meaning.empty()) << h.name;
+    EXPECT_FALSE(words->action.empty()) << h.name;
+  }
+  const auto shifted = analysis::findingWords({.name = "taps-shift:-1"});
+  EXPECT_NE(shifted->meaning.find("hidden_states[id] instead of hidden_states[id + 1]"), std::string::npos);
+  EXPECT_NE(shifted->action.find("one lower"), std::string::npos);
+  const auto oneTap = analysis::findingWords({.name = "tap-shift:2:+1"});
+  EXPECT_NE(oneTap->meaning.find("one layer later than its config names for tap 2"), std::string::npos) << oneTap->meaning;
+  EXPECT_NE(analysis::findingWords({.name = "mask:anchor-visible"})->meaning.find("anchor visible"), std::string::npos);
+  EXPECT_FALSE(analysis::findingWords({.name = "no-such:thing"}));
+}
+
 TEST_F(DiagnosisBattery, DrafterSideHypothesesEqualAnIndependentlyConfiguredDrafter) {
   c10::InferenceMode inference;
   const auto target = TargetModel::load(kDemo / "target", {});

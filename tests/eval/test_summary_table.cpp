@@ -83,9 +83,36 @@ TEST(SummaryTable, ResponseOrderDoesNotMoveTheIntervals) {
   EXPECT_EQ(rowB.tau.high, gui.high);
 }
 
-TEST(SummaryTable, SameRunSameTable) {
-  const auto runs = twoRuns();
-  EXPECT_EQ(formatSummaryTable(summarizeRuns(runs)), formatSummaryTable(summarizeRuns(runs)));
+// The table's figures against a hand computation, not the code against itself: mt-bench's four
+// prompts in twoRuns() (i = 0, 3, 6, 9) have step lengths {1,3,7,2}, {4,3,7,5}, {2,3,7,4} and
+// {5,3,7,3}: per-prompt means 3.25, 4.75, 4.00 and 4.50, so tau(ref) = 16.5 / 4 = 4.125 over 16
+// steps, and tau(vllm) = 66 accepted tokens / 16 steps = 4.125 too (every prompt has 4 steps).
+TEST(SummaryTable, TheTableShowsHandComputedFigures) {
+  const std::string table = formatSummaryTable(summarizeRuns(twoRuns()));
+  std::string mtBench;
+  for (std::size_t start = 0, end; start < table.size(); start = end + 1) {
+    end = table.find('\n', start);
+    const std::string line = table.substr(start, end - start);
+    if (line.find("mt-bench") != std::string::npos) mtBench = line;
+  }
+  ASSERT_FALSE(mtBench.empty()) << table;
+  for (const char* cell : {"step20k", "live", "reference", " 4 ", " 16 ", "4.125 ["})
+    EXPECT_NE(mtBench.find(cell), std::string::npos) << cell << " in: " << mtBench;
+  EXPECT_EQ(mtBench.substr(mtBench.rfind(' ') + 1), "4.125") << "tau(vllm), the last column: " << mtBench;
+}
+
+// A paired difference over fewer prompts than a verdict needs is flagged in the CLI as in the
+// GUI and the diagnosis (analysis::verdictPossible).
+TEST(SummaryTable, APairOverTooFewPromptsIsFlagged) {
+  TauComparison few{.mode = "live", .drafter = "b", .variant = "reference", .baselineDrafter = "a",
+                    .baselineVariant = "reference", .prompts = 7, .difference = {0.5, 0.2, 0.8}};
+  const std::string flagged = formatComparisons(std::vector<TauComparison>{few});
+  EXPECT_NE(flagged.find("n 7*"), std::string::npos) << flagged;
+  EXPECT_NE(flagged.find("too few for a verdict"), std::string::npos) << flagged;
+  few.prompts = 8;
+  const std::string enough = formatComparisons(std::vector<TauComparison>{few});
+  EXPECT_EQ(enough.find("too few"), std::string::npos) << enough;
+  EXPECT_NE(enough.find("n 8 "), std::string::npos) << enough;
 }
 
 TEST(SummaryTable, TextAndJsonCarryTheRows) {

@@ -35,7 +35,7 @@ class TestModels : public QObject {
     QCOMPARE(model.index(0, TokenTableModel::VerdictColumn).data().toString(), QStringLiteral("anchor"));
     QCOMPARE(model.index(5, TokenTableModel::VerdictColumn).data().toString(), QStringLiteral("accepted"));
     QCOMPARE(model.index(6, TokenTableModel::VerdictColumn).data().toString(), QStringLiteral("first mismatch"));
-    QCOMPARE(model.index(7, TokenTableModel::VerdictColumn).data().toString(), QStringLiteral("rejected"));
+    QCOMPARE(model.index(7, TokenTableModel::VerdictColumn).data().toString(), QStringLiteral("not reached"));
     QCOMPARE(model.index(6, TokenTableModel::PositionColumn).data().toLongLong(), 26);
     QCOMPARE(model.index(6, TokenTableModel::TargetRankColumn).data().toString(), QStringLiteral("2"));
     QCOMPARE(model.index(6, TokenTableModel::DraftProbColumn).data().toString(), QStringLiteral("0.550"));
@@ -59,7 +59,7 @@ class TestModels : public QObject {
     QCOMPARE(model.index(6, TokenTableModel::DraftColumn).data().toString(), QStringLiteral("tok%1").arg(step.draftTokens[5]));
     QVERIFY(model.index(6, TokenTableModel::DraftColumn).data(Qt::ToolTipRole).toString().isEmpty());
     QCOMPARE(model.index(7, TokenTableModel::DraftColumn).data().toString(), QStringLiteral("\u2014"));
-    QCOMPARE(model.index(7, TokenTableModel::VerdictColumn).data().toString(), QStringLiteral("rejected"));
+    QCOMPARE(model.index(7, TokenTableModel::VerdictColumn).data().toString(), QStringLiteral("not reached"));
     QVERIFY(model.index(7, TokenTableModel::DraftColumn).data(Qt::ToolTipRole).toString().contains(QStringLiteral("first rejected slot")));
   }
 
@@ -93,7 +93,7 @@ class TestModels : public QObject {
   }
 
   // Each slot names the detectors that fired on it; the tooltip says what the pattern is and
-  // whether the slot is part of what the drafter proposes or of the rejected tail.
+  // whether the slot is part of what the drafter proposes or of the unreached tail.
   void tokenTableMarksGarblePerSlot() {
     namespace A = dfi::analysis;
     TokenTableModel model;
@@ -117,7 +117,7 @@ class TestModels : public QObject {
     const QString tail = cell(6).data(Qt::ToolTipRole).toString();
     QVERIFY2(tail.startsWith(QStringLiteral("slot 7, draft 'tok")), qPrintable(tail));
     QVERIFY(tail.contains(QStringLiteral("mask-token: the mask token itself was drafted")));
-    QVERIFY(tail.contains(QStringLiteral("In the rejected tail")));
+    QVERIFY(tail.contains(QStringLiteral("After the first mismatch: not reached")));
     QVERIFY(cell(6).data(Qt::ForegroundRole).value<QColor>() != TokenTableModel::garbleColour());
   }
 

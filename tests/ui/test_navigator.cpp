@@ -244,12 +244,12 @@ class TestNavigator : public QObject {
   }
 
   // Garble is counted on what the drafter proposes (the accepted slots and the first mismatch),
-  // not in the rejected tail; the filter picks one detector and one run. Steps of run "good":
+  // not in the unreached tail; the filter picks one detector and one run. Steps of run "good":
   //  0: repeated-token in slots 5-7, accepted 2: tail only (the old flag marked this step);
   //  1: repeated-token in slots 1-3, accepted 2: slot 1 accepted and slot 2 the first mismatch;
   //  2: anchor-echo at slot 0, accepted 0 (the first mismatch);
   //  3: DDTree, the tree accepted 5 but the chain mismatches at slot 0: its repeated-token at
-  //     slots 2-4 lies in the chain's rejected tail.
+  //     slots 2-4 lies in the chain's unreached tail.
   // Run "early": every step repeated-token from slot 0 with nothing accepted.
   void garbleCountsWhatTheDrafterProposesAndFiltersByDetectorAndRun() {
     namespace A = dfi::analysis;
@@ -310,13 +310,13 @@ class TestNavigator : public QObject {
     QCOMPARE(goodRun.data().toInt(), 2);  // steps 1 and 2; step 0 and the DDTree step only in the tail
     QCOMPARE(earlyRun.data().toInt(), 4);
     const QString tip = goodRun.data(Qt::ToolTipRole).toString();
-    QVERIFY2(tip.contains(QStringLiteral("repeated-token: 1 in what it proposes, 2 more in the rejected tail only")), qPrintable(tip));
+    QVERIFY2(tip.contains(QStringLiteral("repeated-token: 1 in what it proposes, 2 more in the unreached tail only")), qPrintable(tip));
     QVERIFY2(tip.contains(QStringLiteral("anchor-echo: 1 in what it proposes, 0 more")), qPrintable(tip));
     const QModelIndex prompt = model.index(0, 0, model.index(0, 0));
     QCOMPARE(prompt.data().toString(), QStringLiteral("write fizzbuzz"));  // its first words
     auto stepCell = [&](int s) { return model.index(s, NavigatorModel::GarbledColumn, prompt); };
     QVERIFY(stepCell(0).data().toString().isEmpty());
-    QVERIFY(stepCell(0).data(Qt::ToolTipRole).toString().contains(QStringLiteral("Rejected tail: repeated-token")));
+    QVERIFY(stepCell(0).data(Qt::ToolTipRole).toString().contains(QStringLiteral("Unreached tail: repeated-token")));
     QCOMPARE(stepCell(1).data().toInt(), 2);  // slots 1 and 2 of 1..3
     QCOMPARE(stepCell(2).data().toInt(), 1);
     QVERIFY(stepCell(3).data().toString().isEmpty());  // the chain's tail, though within the tree's 5

@@ -6,6 +6,7 @@
 #include <QDoubleSpinBox>
 #include <QSpinBox>
 #include <QFile>
+#include <QFileInfo>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSettings>
@@ -17,6 +18,7 @@
 #include "session/session_context.h"
 #include "windows/main_window.h"
 #include "dfi/session/reader.h"
+#include "dfi/session/writer.h"
 #include "windows/run_dialog.h"
 
 namespace {
@@ -52,8 +54,8 @@ class TestRunDialog : public QObject {
     QSignalSpy finished(dialog.client(), &dfi::ui::EngineClient::finished);
     QSignalSpy failed(dialog.client(), &dfi::ui::EngineClient::failed);
     dialog.startRun();
-    QCOMPARE(started.count(), 1);
     QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 240000);
+    QCOMPARE(started.count(), 1);  // once the first record arrived
     QCOMPARE(failed.count(), 0);
     QCOMPARE(progress.count(), 2);
     QVERIFY(finished.front().front().toString().contains(QStringLiteral("drafter/live/reference")));
@@ -105,8 +107,8 @@ class TestRunDialog : public QObject {
     QVERIFY(sampledSteps > 0);
   }
 
-  // File > Run Evaluation: the window opens the local session as soon as the engine starts
-  // and follows it, so the runs are there when the engine is done.
+  // File > Run Evaluation: the window opens the local session as soon as the engine records
+  // into it and follows it, so the runs are there when the engine is done.
   void theMainWindowFollowsTheRunsSession() {
     QTemporaryDir dir;
     dfi::ui::MainWindow window;
@@ -117,7 +119,7 @@ class TestRunDialog : public QObject {
     dialog->setEngine({}, QStringLiteral(DFLASH_EVAL));
     QSignalSpy finished(dialog->client(), &dfi::ui::EngineClient::finished);
     dialog->startRun();
-    QCOMPARE(window.context()->path(), session);
+    QTRY_COMPARE_WITH_TIMEOUT(window.context()->path(), session, 240000);
     QVERIFY(window.context()->isFollowing());
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 240000);
     window.context()->poll();
@@ -135,17 +137,36 @@ class TestRunDialog : public QObject {
     QVERIFY(failed.front().front().toString().contains(QStringLiteral("could not start")));
   }
 
+  // A drafter directory that is not one. With the engine here the dialog names it before
+  // starting; behind a command prefix (as on a remote host, here `env`) the engine refuses it
+  // before any compute, and neither the session open in the window nor the session file named
+  // is touched.
   void anEngineErrorIsReported() {
     QTemporaryDir dir;
-    dfi::ui::RunDialog dialog;
-    // A drafter directory that is not one: the engine refuses it before any compute.
-    dialog.setPaths(kLive + "/target", {dir.path()}, writePrompts(dir), dir.filePath(QStringLiteral("y.dfi")));
-    dialog.setEngine({}, QStringLiteral(DFLASH_EVAL));
-    QSignalSpy failed(dialog.client(), &dfi::ui::EngineClient::failed);
-    dialog.startRun();
+    dfi::ui::MainWindow window;
+    const QString open = dir.filePath(QStringLiteral("open.dfi"));
+    {
+      dfi::session::Writer writer(open.toStdString(), {.mode = dfi::session::OpenMode::CreateNew});
+      writer.addRun({.name = "earlier", .blockSize = 16});
+    }
+    QVERIFY(window.openFile(open));
+    dfi::ui::RunDialog* dialog = window.runDialog();
+    const QString session = dir.filePath(QStringLiteral("y.dfi"));
+    dialog->setPaths(kLive + "/target", {dir.path()}, writePrompts(dir), session);
+    dialog->setEngine({}, QStringLiteral(DFLASH_EVAL));
+    dialog->startRun();
+    const QString status = dialog->findChild<QLabel*>(QStringLiteral("runStatus"))->text();
+    QVERIFY2(status.contains(QStringLiteral("config.json")), qPrintable(status));
+    QVERIFY(!dialog->client()->running());
+
+    dialog->setEngine(QStringLiteral("env"), QStringLiteral(DFLASH_EVAL));
+    QSignalSpy failed(dialog->client(), &dfi::ui::EngineClient::failed);
+    dialog->startRun();
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 60000);
     QVERIFY2(failed.front().front().toString().contains(QStringLiteral("config.json")),
              qPrintable(failed.front().front().toString()));
+    QVERIFY(!QFileInfo::exists(session));
+    QCOMPARE(window.context()->path(), open);
   }
 };
 

@@ -27,6 +27,7 @@
 #include "widgets/comparison_plots.h"
 #include "widgets/empty_hint.h"
 #include "widgets/heatmap_plot.h"
+#include "widgets/recent_files_menu.h"
 #include "widgets/token_strip.h"
 #include "panels/compare_view.h"
 #include "panels/log_dock.h"
@@ -37,6 +38,7 @@
 #include "panels/attention_view.h"
 #include "panels/navigator.h"
 #include "panels/overview_view.h"
+#include "dfi/analysis/recorded_summary.h"
 #include "panels/stats_view.h"
 #include "panels/token_view.h"
 
@@ -100,44 +102,55 @@ class TestSessionPanels : public QObject {
     QVERIFY(window.compareView()->isStale());
     QVERIFY(!window.compareView()->isComputing());
 
-    FileSessionSource source(path_.toStdString());
-    const auto series = dfi::analysis::loadComparedSeries(
-        source.runs(), [&](dfi::session::RunId run, const auto& visit) { source.forEachStepSummary(run, visit); });
-    const auto stats = dfi::analysis::summarizeSeries(series);
+    // The rows and the paired comparisons of `dflash-eval summary` over the same file, from
+    // the same code (analysis/recorded_summary.h): every row's tau and interval shown.
+    const auto summary = dfi::analysis::recordedSummaryRuns(path_.toStdString());
+    const auto rows = dfi::analysis::summarizeRuns(summary);
+    QCOMPARE(rows.size(), std::size_t{6});  // 2 drafters x (gsm8k, humaneval, all)
     const QString text = overview->text();
-    for (std::size_t i = 0; i < series.size(); ++i) {
-      QVERIFY2(text.contains(QString::fromStdString(series[i].label)), qPrintable(text));
+    for (const auto& row : rows) {
+      QVERIFY2(text.contains(QString::fromStdString(row.drafter)), qPrintable(text));
       QVERIFY2(text.contains(QStringLiteral("%1\n[%2, %3]")
-                                 .arg(stats[i].tau.estimate, 0, 'f', 2)
-                                 .arg(stats[i].tau.low, 0, 'f', 2)
-                                 .arg(stats[i].tau.high, 0, 'f', 2)),
+                                 .arg(row.tau.estimate, 0, 'f', 2)
+                                 .arg(row.tau.low, 0, 'f', 2)
+                                 .arg(row.tau.high, 0, 'f', 2)),
                qPrintable(text));
     }
     QVERIFY(text.contains(QStringLiteral("\u03c4 (z-lab)")));
     QVERIFY(text.contains(QStringLiteral("gsm8k: 2 prompts")));
     QVERIFY(text.contains(QStringLiteral("humaneval: 1 prompt")));
-    // drafter-a is the better one: the difference reads a -> b, paired over the prompts both
-    // answered: the estimate and its interval of the one paired comparison, and their count.
-    const auto pair = dfi::analysis::comparePair(series[0], stats[0], series[1], stats[1]);
-    const QString delta = QString::number(pair.difference.estimate, 'f', 2);
-    QVERIFY2(text.contains(QStringLiteral("drafter-a vs drafter-b")) && text.contains(delta), qPrintable(text));
-    QVERIFY2(text.contains(QStringLiteral("[%1, %2] paired over %3 prompts")
-                               .arg(pair.difference.low, 0, 'f', 2)
-                               .arg(pair.difference.high, 0, 'f', 2)
-                               .arg(pair.prompts.size())),
+    // drafter-a is the better one: the difference reads a vs b, the gain of a over b paired over
+    // the prompts both answered: the summary's comparison of b against a, turned round.
+    const auto comparisons = dfi::analysis::pairedComparisons(summary);
+    QCOMPARE(comparisons.size(), std::size_t{1});
+    const dfi::analysis::Interval d = comparisons[0].difference;
+    QVERIFY(d.estimate < 0);
+    QVERIFY2(text.contains(QStringLiteral("drafter-a vs drafter-b")) &&
+                 text.contains(QStringLiteral("+%1").arg(-d.estimate, 0, 'f', 2)),
              qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("[%1, %2] paired over 3 prompts (too few for a verdict: 8 needed)")
+                               .arg(-d.high, 0, 'f', 2)
+                               .arg(-d.low, 0, 'f', 2)),
+             qPrintable(text));
+    // The CSV export is the summary's rows, figure for figure.
+    const CsvTable exported = overview->exportData();
+    QCOMPARE(exported.rows.size(), rows.size());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      QCOMPARE(exported.rows[i][3], QString::fromStdString(rows[i].dataset));
+      QCOMPARE(exported.rows[i][7].toDouble(), rows[i].tau.estimate);
+      QCOMPARE(exported.rows[i][8].toDouble(), rows[i].tau.low);
+      QCOMPARE(exported.rows[i][10].toDouble(), rows[i].tauVllm);
+    }
 
     // The vLLM convention: its pooled taus and their intervals.
     window.context()->setTauConvention(TauConvention::Vllm);
     QVERIFY(overview->text().contains(QStringLiteral("\u03c4 (vLLM)")));
-    for (std::size_t i = 0; i < series.size(); ++i) {
-      const dfi::analysis::Interval vllm = dfi::analysis::tauVllmInterval(series[i]);
+    for (const auto& row : rows)
       QVERIFY2(overview->text().contains(QStringLiteral("%1\n[%2, %3]")
-                                             .arg(stats[i].tauVllm, 0, 'f', 2)
-                                             .arg(vllm.low, 0, 'f', 2)
-                                             .arg(vllm.high, 0, 'f', 2)),
+                                             .arg(row.tauVllm, 0, 'f', 2)
+                                             .arg(row.tauVllmCi.low, 0, 'f', 2)
+                                             .arg(row.tauVllmCi.high, 0, 'f', 2)),
                qPrintable(overview->text()));
-    }
     window.context()->setTauConvention(TauConvention::Reference);
 
     // Clicking a run name selects the run in the navigator.
@@ -199,7 +212,7 @@ class TestSessionPanels : public QObject {
       const State expected = row == 0                ? State::Anchor
                              : row <= accepted       ? State::Accepted
                              : row == accepted + 1   ? State::FirstMismatch
-                                                     : State::Rejected;
+                                                     : State::NotReached;
       QCOMPARE(state, expected);
     }
     if (accepted < 7) {
@@ -312,6 +325,27 @@ class TestSessionPanels : public QObject {
     QVERIFY(window.windowTitle().startsWith(QLatin1String("DFlash Inspector")));
   }
 
+  // Open Recent keeps one entry per file however it was reached, and names two files of one
+  // name by their folders too.
+  void recentFilesAreDistinct() {
+    QSettings().remove(QStringLiteral("recentFiles"));
+    QDir(dir_.path()).mkpath(QStringLiteral("a"));
+    QDir(dir_.path()).mkpath(QStringLiteral("b"));
+    for (const char* name : {"a/demo.dfi", "b/demo.dfi"}) QFile::copy(path_, dir_.filePath(QString::fromLatin1(name)));
+    RecentFilesMenu menu;
+    menu.add(dir_.filePath(QStringLiteral("a/demo.dfi")));
+    menu.add(dir_.filePath(QStringLiteral("b/demo.dfi")));
+    menu.add(dir_.filePath(QStringLiteral("b/../a/demo.dfi")));  // the first one again
+    QCOMPARE(menu.files().size(), 2);
+    QStringList labels;
+    for (QAction* action : menu.actions())
+      if (action->text().contains(QStringLiteral("demo.dfi"))) labels << action->text();
+    QCOMPARE(labels.size(), 2);
+    QVERIFY2(labels[0].contains(QStringLiteral("/a)")) && labels[1].contains(QStringLiteral("/b)")),
+             qPrintable(labels.join(QLatin1Char('|'))));
+    QSettings().remove(QStringLiteral("recentFiles"));
+  }
+
   // A run still being recorded: new steps of the shown response reach the navigator, the
   // response strip and the training-layout mask without reselecting anything.
   void panelsFollowAFileBeingWritten() {
@@ -351,7 +385,8 @@ class TestSessionPanels : public QObject {
     QVERIFY(recomputed.wait(10000));
     const CsvTable runsTable = overview->exportData();
     QCOMPARE(runsTable.rows.size(), std::size_t{2});
-    QCOMPARE(runsTable.rows[0][2], QStringLiteral("1"));  // one prompt, now of 3 steps
+    QCOMPARE(runsTable.rows[0][5], QStringLiteral("1"));  // one prompt (responses), now of 3 steps
+    QCOMPARE(runsTable.rows[0][6], QStringLiteral("3"));
     QVERIFY(overview->text().contains(QStringLiteral("drafter-a")));
     writer.close();
   }
@@ -409,6 +444,14 @@ class TestSessionPanels : public QObject {
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QVERIFY(window.openFile(path_));
+    // Just opened, the overview is in front: it is the view File > Export saves.
+    QTRY_VERIFY(!window.overviewView()->visibleRegion().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(!window.overviewView()->isComputing(), 20000);
+    const QString overview = dir_.filePath(QStringLiteral("overview.csv"));
+    window.exportCurrentView(overview);
+    QFile overviewTable(overview);
+    QVERIFY(overviewTable.open(QIODevice::ReadOnly));
+    QVERIFY(overviewTable.readAll().startsWith("drafter,mode,mask_variant"));
     selectStep(window, 0, 1);
     window.tokenView()->table()->setFocus();
     QTRY_VERIFY(window.tokenView()->table()->hasFocus());

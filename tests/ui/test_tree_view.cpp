@@ -138,7 +138,7 @@ class TestTreeView : public QObject {
     QCOMPARE(model->headerData(TokenTableModel::TreePathColumn, Qt::Horizontal).toString(), QStringLiteral("Tree path"));
     QVERIFY(!tokens.table()->isColumnHidden(TokenTableModel::TreePathColumn));
     const std::vector<State> chain = {State::Anchor, State::Accepted, State::Accepted, State::FirstMismatch,
-                                      State::Rejected, State::Rejected};
+                                      State::NotReached, State::NotReached};
     const QStringList path = {QString(), QStringLiteral("t21"), QStringLiteral("t22"), QStringLiteral("t23"),
                               QStringLiteral("t24"), QString()};
     for (int row = 0; row < 6; ++row) {

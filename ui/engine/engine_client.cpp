@@ -1,8 +1,11 @@
 #include "engine/engine_client.h"
 
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QTimer>
+
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
-#include "dfi/session/writer.h"
 
 namespace dfi::ui {
 namespace {
@@ -41,31 +44,32 @@ EngineClient::~EngineClient() { closeSession(); }
 bool EngineClient::running() const { return engine_.running(); }
 
 void EngineClient::start(const EngineLaunch& launch, const settings::RunSettings& settings,
-                         const QString& localSession) {
+                         const QString& localSession, session::OpenMode mode) {
   protocol::RunRequest request{settings};
   request.requestId = kRequestId;
-  startRequest(launch, request, localSession);
+  startRequest(launch, request, localSession, mode);
 }
 
 void EngineClient::startDiagnosis(const EngineLaunch& launch, const settings::DiagnoseSettings& settings,
-                                  const QString& localSession) {
+                                  const QString& localSession, session::OpenMode mode) {
   protocol::DiagnoseRequest request{settings};
   request.requestId = kRequestId;
-  startRequest(launch, request, localSession);
+  startRequest(launch, request, localSession, mode);
 }
 
 void EngineClient::startRequest(const EngineLaunch& launch, const protocol::Request& request,
-                                const QString& localSession) {
+                                const QString& localSession, session::OpenMode mode) {
   if (running()) return fail(QStringLiteral("a run is already in progress"));
+  const bool exists = QFileInfo::exists(localSession);
+  if (mode == session::OpenMode::CreateNew && exists)
+    return fail(QStringLiteral("%1 exists: append to it, replace it or choose another name").arg(localSession));
   QString notFound;
   if (!engine_.locate(launch, &notFound)) return fail(notFound);
-  try {
-    writer_ = std::make_unique<session::Writer>(
-        localSession.toStdString(), session::WriterOptions{.mode = session::OpenMode::Overwrite, .keepIds = true});
-  } catch (const Error& e) {
-    return fail(QString::fromStdString(e.what()));
-  }
   localSession_ = localSession;
+  // Appending to a file that is not there yet is creating it.
+  sessionMode_ = mode == session::OpenMode::Append && !exists ? session::OpenMode::CreateNew : mode;
+  shift_ = {};
+  recordingFailed_ = false;
   runs_.clear();
   hypotheses_.clear();
   runsWithSteps_.clear();
@@ -74,13 +78,45 @@ void EngineClient::startRequest(const EngineLaunch& launch, const protocol::Requ
   cancelRequested_ = false;
   engine_.start();
   engine_.send(request);
-  emit sessionCreated(localSession);
+}
+
+bool EngineClient::openSession() {
+  if (writer_) return true;
+  if (recordingFailed_) return false;
+  try {
+    writer_ = std::make_unique<session::Writer>(localSession_.toStdString(),
+                                                session::WriterOptions{.mode = sessionMode_, .keepIds = true});
+  } catch (const Error& e) {
+    recordingFailed_ = true;
+    done_ = true;
+    cancel();
+    fail(QString::fromStdString(e.what()));
+    return false;
+  }
+  shift_ = writer_->pastExistingIds();
+  emit sessionCreated(localSession_);
+  return true;
 }
 
 void EngineClient::cancel() {
   if (!running()) return;
   cancelRequested_ = true;
   engine_.send(protocol::CancelRequest{kRequestId});
+}
+
+void EngineClient::stop(int waitMs) {
+  if (!running()) return;
+  cancel();
+  QEventLoop wait;
+  QTimer timeout;
+  timeout.setSingleShot(true);
+  connect(&timeout, &QTimer::timeout, &wait, &QEventLoop::quit);
+  connect(&engine_, &EngineProcess::exited, &wait, &QEventLoop::quit);
+  timeout.start(waitMs);
+  if (running()) wait.exec();
+  done_ = true;  // how the engine ends now is no news
+  engine_.stop();
+  closeSession();
 }
 
 void EngineClient::handleReply(const protocol::Reply& reply) {
@@ -90,6 +126,7 @@ void EngineClient::handleReply(const protocol::Reply& reply) {
                    emit progress(p.done, p.total, p.etaSeconds, QString::fromStdString(p.current));
                  },
                  [this](const protocol::Done& done) {
+                   if (done_) return engine_.closeInput();  // already ended here (recording failed)
                    done_ = true;
                    closeSession();
                    emit finished(done.request == protocol::RequestKind::Diagnose ? describeDiagnosis()
@@ -97,10 +134,12 @@ void EngineClient::handleReply(const protocol::Reply& reply) {
                    engine_.closeInput();  // the engine exits at the end of its input
                  },
                  [this](const protocol::ErrorReply& error) {
+                   if (done_) return engine_.closeInput();
                    done_ = true;
                    closeSession();
-                   // The engine answers a cancel with its CancelledError (exit code 130).
-                   if (cancelRequested_ || error.exitCode == kCancelledExitCode) {
+                   // The engine answers a cancel with its CancelledError (exit code 130); any
+                   // other error is reported as one, even after a cancel, never hidden by it.
+                   if (error.exitCode == kCancelledExitCode) {
                      logger("ui")->info("run cancelled: {}", error.message);
                      emit cancelled(static_cast<int>(promptsWithSteps_.size()));
                    } else {
@@ -112,24 +151,44 @@ void EngineClient::handleReply(const protocol::Reply& reply) {
 }
 
 void EngineClient::handleRecord(const protocol::Record& record) {
-  if (!writer_) return;
-  std::visit(protocol::Overloaded{[this](const session::RunRecord& r) {
+  if (!openSession()) return;
+  try {
+    write(record);
+  } catch (const Error& e) {  // a full disk, a session of another tokenizer: stop, keep what is in
+    recordingFailed_ = true;
+    done_ = true;
+    closeSession();
+    cancel();
+    fail(QStringLiteral("recording into %1 stopped: %2; what was recorded before is kept")
+             .arg(localSession_, QString::fromStdString(e.what())));
+  }
+}
+
+// Each record under the engine's ids, moved past the session's own.
+void EngineClient::write(const protocol::Record& record) {
+  const auto shifted = [this](auto r) {
+    shift_.apply(r);
+    return r;
+  };
+  std::visit(protocol::Overloaded{[&](const session::RunRecord& engineRun) {
+                                    const session::RunRecord r = shifted(engineRun);
                                     if (runs_.contains(r.runId))
                                       writer_->finishRun(r.runId, r.finishedAt, r.timingsJson);
                                     else
                                       runs_.insert(writer_->addRun(r));
                                     if (!r.hypothesis.empty()) hypotheses_[r.runId] = r.hypothesis;
                                   },
-                                  [this](const session::PromptRecord& r) { writer_->addPrompt(r); },
-                                  [this](const session::StepRecord& r) {
+                                  [&](const session::PromptRecord& r) { writer_->addPrompt(shifted(r)); },
+                                  [&](const session::StepRecord& engineStep) {
+                                    const session::StepRecord r = shifted(engineStep);
                                     writer_->addStep(r);
                                     promptsWithSteps_.insert(r.promptId);
                                     runsWithSteps_.insert(r.runId);
                                   },
-                                  [this](const session::TreeRecord& r) { writer_->addTree(r); },
-                                  [this](const session::StatisticRecord& r) { writer_->addStatistic(r); },
-                                  [this](const session::TensorRecord& r) { writer_->addTensor(r); },
-                                  [this](const protocol::TokenStrings& r) { writer_->addTokenStrings(r); }},
+                                  [&](const session::TreeRecord& r) { writer_->addTree(shifted(r)); },
+                                  [&](const session::StatisticRecord& r) { writer_->addStatistic(shifted(r)); },
+                                  [&](const session::TensorRecord& r) { writer_->addTensor(shifted(r)); },
+                                  [&](const protocol::TokenStrings& r) { writer_->addTokenStrings(r); }},
              record);
 }
 
@@ -163,8 +222,12 @@ void EngineClient::processEnded(const QString& how, const QString& logTail) {
     emit cancelled(static_cast<int>(promptsWithSteps_.size()));
     return;
   }
-  fail(QStringLiteral("the engine %1 before the run finished; what it recorded is kept in %2\n%3")
-           .arg(how, localSession_, logTail));
+  if (runs_.empty())
+    fail(QStringLiteral("the engine %1 before it recorded anything; %2 was not touched\n%3")
+             .arg(how, localSession_, logTail));
+  else
+    fail(QStringLiteral("the engine %1 before the run finished; what it recorded is kept in %2\n%3")
+             .arg(how, localSession_, logTail));
 }
 
 void EngineClient::fail(const QString& message) {

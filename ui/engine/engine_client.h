@@ -3,9 +3,10 @@
 // EngineProcess: locally, or behind a user-given command prefix such as "ssh gpu-host"), sends
 // a run or a diagnose request, and writes every record it streams back into a local session
 // file that the panels follow, under the engine's own run, step and tensor ids
-// (WriterOptions::keepIds), so a step has one id in the engine's file, on the stream and in the
-// GUI's. The engine can crash or run out of memory without taking the GUI down: that arrives
-// as failed().
+// (WriterOptions::keepIds), shifted past the session's own when appending. The session is
+// opened only when the first record arrives: an engine that refuses the request (a wrong path,
+// a model it cannot load) leaves every file as it was. The engine can crash or run out of
+// memory without taking the GUI down: that arrives as failed(), with what was recorded kept.
 
 #include <map>
 #include <memory>
@@ -16,11 +17,9 @@
 #include "engine/engine_process.h"
 #include "dfi/protocol/messages.h"
 #include "dfi/protocol/record_codec.h"
+#include "dfi/session/id_shift.h"
 #include "dfi/session/records.h"
-
-namespace dfi::session {
-class Writer;
-}
+#include "dfi/session/writer.h"
 
 namespace dfi::ui {
 
@@ -31,25 +30,34 @@ class EngineClient : public QObject {
   ~EngineClient() override;
 
   // Starts the engine and sends `settings` as a run request; the records are written to
-  // `localSession` (replaced if it exists).
-  void start(const EngineLaunch& launch, const settings::RunSettings& settings, const QString& localSession);
+  // `localSession` as `mode` says: CreateNew refuses an existing file before starting, Append
+  // adds to it (or creates it), Overwrite replaces it once the first record arrives.
+  void start(const EngineLaunch& launch, const settings::RunSettings& settings, const QString& localSession,
+             session::OpenMode mode = session::OpenMode::CreateNew);
   // Likewise a diagnosis: its baseline and hypothesis runs stream as a run's records, and the
   // Diagnosis panel reads the diagnosis back from the local session.
   void startDiagnosis(const EngineLaunch& launch, const settings::DiagnoseSettings& settings,
-                      const QString& localSession);
+                      const QString& localSession, session::OpenMode mode = session::OpenMode::CreateNew);
   void cancel();
+  // Quitting mid-run: cancels, waits up to `waitMs` for the engine to answer (a prompt in
+  // progress may take longer, then the engine is stopped), and closes the local session with
+  // everything it received.
+  void stop(int waitMs);
   bool running() const;
 
  signals:
   void engineReady(const QString& description);  // from the engine's hello
-  void sessionCreated(const QString& path);      // the local file exists; open and follow it
+  void sessionCreated(const QString& path);      // the first record is in the local file; open and follow it
   void progress(qint64 done, qint64 total, double etaSeconds, const QString& current);
   void finished(const QString& summary);         // the tau table, one line per run; a diagnosis's runs
   void cancelled(int promptsKept);               // cancel() took effect; what was recorded is kept
   void failed(const QString& message);
 
  private:
-  void startRequest(const EngineLaunch& launch, const protocol::Request& request, const QString& localSession);
+  void startRequest(const EngineLaunch& launch, const protocol::Request& request, const QString& localSession,
+                    session::OpenMode mode);
+  bool openSession();  // at the first record
+  void write(const protocol::Record& record);
   QString describeDiagnosis() const;
   void handleRecord(const protocol::Record& record);
   void handleReply(const protocol::Reply& reply);
@@ -60,6 +68,9 @@ class EngineClient : public QObject {
   EngineProcess engine_;
   std::unique_ptr<session::Writer> writer_;
   QString localSession_;
+  session::OpenMode sessionMode_ = session::OpenMode::CreateNew;
+  session::IdShift shift_;  // the engine's ids moved past the session's own (appending)
+  bool recordingFailed_ = false;  // the local session refused a record: the rest is dropped
   bool done_ = false;
   bool cancelRequested_ = false;
   std::set<std::int64_t> promptsWithSteps_;  // prompts with a recorded step in any run: kept on cancel

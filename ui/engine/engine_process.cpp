@@ -43,9 +43,11 @@ EngineProcess::EngineProcess(Handlers handlers, QObject* parent)
   connect(&process_, &QProcess::readyReadStandardOutput, this, &EngineProcess::readOutput);
   connect(&process_, &QProcess::readyReadStandardError, this, &EngineProcess::readLog);
   connect(&process_, &QProcess::finished, this, [this](int exitCode, QProcess::ExitStatus status) {
-    emit exited(status == QProcess::CrashExit ? QStringLiteral("crashed")
-                                              : QStringLiteral("exited with code %1").arg(exitCode),
-                stderrTail_.trimmed());
+    if (decoder_) readOutput();  // what it wrote last, before saying how it ended
+    QString how = status == QProcess::CrashExit ? QStringLiteral("crashed") : QStringLiteral("exited with code %1").arg(exitCode);
+    // Bytes of a frame the engine did not finish writing: dropped, and said so.
+    if (decoder_ && !decoder_->idle()) how += QStringLiteral(" in the middle of a frame (its last record is lost)");
+    emit exited(how, stderrTail_.trimmed());
   });
   connect(&process_, &QProcess::errorOccurred, this, [this](QProcess::ProcessError error) {
     if (error == QProcess::FailedToStart)

@@ -20,7 +20,7 @@ QString tauText(double tau) { return QStringLiteral("%1").arg(tau, 0, 'f', 2); }
 
 QString detectorNames(std::uint8_t flags) { return QString::fromStdString(analysis::garbleFlagNames(flags)); }
 
-// Per detector: the steps whose proposal it flags, and those where it fires in the rejected tail only.
+// Per detector: the steps whose proposal it flags, and those where it fires in the unreached tail only.
 QString garbleCounts(const std::vector<const NavigatorStep*>& steps) {
   QStringList lines;
   for (const analysis::GarbleDetector& detector : analysis::garbleDetectors()) {
@@ -30,7 +30,7 @@ QString garbleCounts(const std::vector<const NavigatorStep*>& steps) {
       tailOnly += !(step->proposedGarble & detector.flag) && (step->tailGarble & detector.flag);
     }
     if (proposed || tailOnly)
-      lines << QObject::tr("%1: %2 in what it proposes, %3 more in the rejected tail only")
+      lines << QObject::tr("%1: %2 in what it proposes, %3 more in the unreached tail only")
                    .arg(QString::fromUtf8(detector.name))
                    .arg(proposed)
                    .arg(tailOnly);
@@ -377,7 +377,7 @@ QVariant NavigatorModel::stepData(const Run& run, const Prompt& prompt, const St
         return tr("The first step whose acceptance differs from the reference run's on this prompt (steps before "
                   "it committed the same number of tokens)");
       if (column != GarbledColumn || (!step.proposedGarble && !step.tailGarble)) return {};
-      return tr("What it proposes (accepted slots and the first mismatch): %1 slot(s), %2\nRejected tail: %3")
+      return tr("What it proposes (accepted slots and the first mismatch): %1 slot(s), %2\nUnreached tail: %3")
           .arg(step.proposedGarbledSlots)
           .arg(step.proposedGarble ? detectorNames(step.proposedGarble) : tr("clean"))
           .arg(step.tailGarble ? detectorNames(step.tailGarble) : tr("clean"));
@@ -404,7 +404,7 @@ QVariant NavigatorModel::headerData(int section, Qt::Orientation orientation, in
   // step shows its own accept length).
   if (role == Qt::ToolTipRole && section == GarbledColumn)
     return tr("Runs and prompts: steps where a garble detector fired on what the drafter proposes (the accepted "
-              "slots and the first mismatch; the rejected tail, which nothing used, is counted apart in the tooltip). "
+              "slots and the first mismatch; the unreached tail, which nothing used, is counted apart in the tooltip). "
               "Steps: the flagged slots of the proposal.");
   if (role == Qt::ToolTipRole && section == AcceptanceColumn)
     return tr("Runs: %1. Prompts: the mean accept length of the response. Steps: accepted drafts + 1.")

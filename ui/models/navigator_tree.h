@@ -24,7 +24,7 @@ struct NavigatorStep {
   std::int64_t anchor = 0;
   std::int32_t acceptLength = 0;
   // Garble detectors (dfi/analysis/garble.h bits) that fired on what the drafter proposes (the
-  // accepted slots and the first mismatch) and on the rejected tail, which nothing used.
+  // accepted slots and the first mismatch) and on the unreached tail, which nothing used.
   std::uint8_t proposedGarble = 0;
   std::uint8_t tailGarble = 0;
   int proposedGarbledSlots = 0;

@@ -21,7 +21,7 @@ QString stateName(TokenTableModel::SlotState state) {
     case TokenTableModel::SlotState::Anchor: return QObject::tr("anchor");
     case TokenTableModel::SlotState::Accepted: return QObject::tr("accepted");
     case TokenTableModel::SlotState::FirstMismatch: return QObject::tr("first mismatch");
-    case TokenTableModel::SlotState::Rejected: return QObject::tr("rejected");
+    case TokenTableModel::SlotState::NotReached: return QObject::tr("not reached");
   }
   return {};
 }
@@ -53,7 +53,7 @@ QString TokenTableModel::garbleExplanation(std::uint8_t flags, bool proposed) {
                                             QString::fromUtf8(detector.description));
   if (lines.isEmpty()) return {};
   lines << (proposed ? tr("Part of what the drafter proposes (the accepted slots and the first mismatch).")
-                     : tr("In the rejected tail: nothing used this slot, so it does not count as what the drafter proposes."));
+                     : tr("After the first mismatch: not reached, nothing used this slot, so it does not count as what the drafter proposes."));
   return lines.join(QLatin1Char('\n'));
 }
 
@@ -71,7 +71,7 @@ QColor TokenTableModel::stateColour(SlotState state) {
     case SlotState::Anchor: return QColor(0xd6, 0xe6, 0xf5);
     case SlotState::Accepted: return QColor(0xcf, 0xee, 0xc9);
     case SlotState::FirstMismatch: return QColor(0xf8, 0xc4, 0xb4);
-    case SlotState::Rejected: return QColor(0xf0, 0xf0, 0xf0);
+    case SlotState::NotReached: return QColor(0xf0, 0xf0, 0xf0);
   }
   return {};
 }
@@ -146,7 +146,7 @@ void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenT
     row.target = target >= 0 ? text(target) : QString();
     row.special = isSpecial(row.draft) || isSpecial(row.target);
     const auto accepted = static_cast<std::size_t>(session::chainAcceptedCount(step));
-    row.state = i < accepted ? SlotState::Accepted : i == accepted ? SlotState::FirstMismatch : SlotState::Rejected;
+    row.state = i < accepted ? SlotState::Accepted : i == accepted ? SlotState::FirstMismatch : SlotState::NotReached;
     if (i < treePath.size()) row.treeToken = text(treePath[i]);
     if (i < step.garbleFlags.size()) row.garble = step.garbleFlags[i];
     if (hasSelector_) describeSelection(step, i, text, row);
@@ -204,7 +204,7 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
         return row.garble ? QVariant(tr("slot %1, draft '%2'\n%3")
                                          .arg(row.slot)
                                          .arg(row.draft)
-                                         .arg(garbleExplanation(row.garble, row.state != SlotState::Rejected)))
+                                         .arg(garbleExplanation(row.garble, row.state != SlotState::NotReached)))
                           : QVariant();
       if (index.column() == SelectorColumn && !row.selectorTip.isEmpty()) return row.selectorTip;
       if (index.column() == AcceptTestColumn && !row.acceptTip.isEmpty()) return row.acceptTip;
@@ -223,12 +223,12 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
     case Qt::BackgroundRole:
       if (index.column() == SelectorColumn && row.overruled) return QColor(255, 236, 179);  // amber: overruled
       if (index.column() == TreePathColumn)
-        return row.treeToken.isEmpty() ? stateColour(SlotState::Rejected) : stateColour(SlotState::Accepted);
+        return row.treeToken.isEmpty() ? stateColour(SlotState::NotReached) : stateColour(SlotState::Accepted);
       return stateColour(row.state);
     case Qt::ForegroundRole:
-      // A detector that fired on the proposal is red; in the rejected tail it stays grey.
-      if (index.column() == GarbleColumn && row.garble && row.state != SlotState::Rejected) return garbleColour();
-      return row.state == SlotState::Rejected ? QVariant(QColor(Qt::darkGray)) : QVariant();
+      // A detector that fired on the proposal is red; in the unreached tail it stays grey.
+      if (index.column() == GarbleColumn && row.garble && row.state != SlotState::NotReached) return garbleColour();
+      return row.state == SlotState::NotReached ? QVariant(QColor(Qt::darkGray)) : QVariant();
     case Qt::FontRole:
       if (row.special && (index.column() == DraftColumn || index.column() == TargetColumn)) {
         QFont font;
@@ -263,7 +263,7 @@ QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, i
               "target's p of the draft; the leading slots that pass are accepted");
   if (role == Qt::ToolTipRole && section == GarbleColumn)
     return tr("The garble detectors that fired on this slot (repeats, the anchor proposed again, the mask token, "
-              "ids outside the vocabulary). Red: part of what the drafter proposes; grey: the rejected tail.");
+              "ids outside the vocabulary). Red: part of what the drafter proposes; grey: the unreached tail after the first mismatch.");
   if (role == Qt::ToolTipRole && section == EntropyColumn)
     return tr("Entropy (nats) over the stored top-%1 probabilities only: a lower bound of the full entropy").arg(topK_);
   if (role == Qt::ToolTipRole && section == TargetRankColumn)

@@ -5,7 +5,7 @@
 // the draft's stored top-k, and the entropy of that top-k.
 // The Garble column names the detectors that fired on each slot; its tooltip says what each
 // pattern is and whether the slot counts as what the drafter proposes (accepted slots and the
-// first mismatch) or lies in the rejected tail, which nothing used.
+// first mismatch) or lies in the unreached tail, which nothing used.
 // A DDTree step has two verdicts: its draft chain (the drafter's top-1 per slot) against the
 // target, and the tree's accepted path, which may leave the chain through a lower-ranked
 // candidate and go further. The Verdict column is always the chain's; the Tree path column
@@ -26,12 +26,12 @@ class TokenTableModel : public QAbstractTableModel {
  public:
   enum Column { SlotColumn, PositionColumn, DraftColumn, TargetColumn, VerdictColumn, TreePathColumn, GarbleColumn,
                 SelectorColumn, AcceptTestColumn, DraftProbColumn, TargetRankColumn, EntropyColumn, ColumnCount };
-  enum class SlotState { Anchor, Accepted, FirstMismatch, Rejected };
+  enum class SlotState { Anchor, Accepted, FirstMismatch, NotReached };  // NotReached: after the first mismatch
   static constexpr int SlotStateRole = Qt::UserRole + 1;
   static constexpr int GarbleRole = Qt::UserRole + 2;  // uint: the slot's garble detector bits
 
   // Which patterns fired, one line each ("repeated-token: a run of three or more ..."), and
-  // whether the slot is part of what the drafter proposes or of the rejected tail.
+  // whether the slot is part of what the drafter proposes or of the unreached tail.
   static QString garbleExplanation(std::uint8_t flags, bool proposed);
   static QColor garbleColour();
 

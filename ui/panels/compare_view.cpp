@@ -200,12 +200,20 @@ void CompareView::setPair(int a, int b) {
   start(series_, stats_, a, b);
 }
 
-void CompareView::requestPair(int a, int b) {
+void CompareView::requestRuns(session::RunId a, session::RunId b) {
   requested_ = std::pair{a, b};
-  if (series_ && stats_ && !computing_ && !isStale()) {
-    requested_.reset();
-    setPair(a, b);
-  }
+  if (series_ && stats_ && !computing_ && !isStale()) applyRequest();
+}
+
+// The requested runs as rows of the tau table, once the runs are read.
+void CompareView::applyRequest() {
+  const auto [a, b] = *requested_;
+  requested_.reset();
+  const auto row = [this](session::RunId run) {
+    const auto it = std::ranges::find(*series_, run, &analysis::ComparedSeries::run);
+    return it == series_->end() ? -1 : static_cast<int>(it - series_->begin());
+  };
+  if (row(a) >= 0 && row(b) >= 0) setPair(row(a), row(b));
 }
 
 void CompareView::start(std::shared_ptr<const std::vector<analysis::ComparedSeries>> series,
@@ -273,11 +281,7 @@ void CompareView::finish(quint64 generation, const std::shared_ptr<Result>& resu
   redraw();
   emit computed();
   // A pair asked for while the runs were being read.
-  if (requested_) {
-    const auto [a, b] = *requested_;
-    requested_.reset();
-    if (a >= 0 && b >= 0 && a < static_cast<int>(series_->size()) && b < static_cast<int>(series_->size())) setPair(a, b);
-  }
+  if (requested_) applyRequest();
 }
 
 void CompareView::redraw() {

@@ -46,8 +46,9 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   bool isComputing() const { return computing_; }
   // Chooses runs A and B by row of the tau table; the pair is recomputed on the worker.
   void setPair(int a, int b);
-  // The same, also before the runs are read (the overview's links): applied once they are.
-  void requestPair(int a, int b);
+  // Runs A and B by run id, also before the runs are read (the overview's and the diagnosis's
+  // links): applied once they are.
+  void requestRuns(session::RunId a, session::RunId b);
 
   TauTableModel* tauModel() const { return tauModel_; }
   BlockRegressionModel* regressionModel() const { return regressionModel_; }
@@ -75,6 +76,7 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
              std::shared_ptr<const std::vector<analysis::SeriesStatistics>> stats, int a, int b);
   void finish(quint64 generation, const std::shared_ptr<Result>& result);
   void redraw();
+  void applyRequest();
   void selectRegression(const QModelIndex& index);
 
   SessionContext* context_;
@@ -97,7 +99,7 @@ class CompareView : public QWidget, public SessionViewer, public ExportableView 
   std::shared_ptr<const std::vector<analysis::SeriesStatistics>> stats_;
   analysis::PairComparison pair_;
   int a_ = -1, b_ = -1;
-  std::optional<std::pair<int, int>> requested_;
+  std::optional<std::pair<session::RunId, session::RunId>> requested_;  // runs A, B
 };
 
 }  // namespace dfi::ui

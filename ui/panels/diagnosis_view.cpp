@@ -18,6 +18,7 @@
 #include "session/session_context.h"
 #include "session/session_source.h"
 #include "session/worker_result.h"
+#include "dfi/analysis/finding_words.h"
 #include "dfi/session/record_fields.h"
 #include "models/block_regression_model.h"
 #include "models/diagnosis_model.h"
@@ -327,6 +328,16 @@ void DiagnosisView::showDiagnosis(int index) {
     text += tr("<span style='color:%1'>Candidate cause%2:</span> %3. ")
                 .arg(IntervalBarDelegate::above().name(), candidates > 1 ? QStringLiteral("s") : QString(),
                      names.join(QStringLiteral(", ")));
+    // The top one in plain words: what it means and what to do, and the block that shows it.
+    const analysis::HypothesisResult& top = d.hypotheses.front();
+    if (const auto words = analysis::findingWords(top.planned))
+      text += QStringLiteral("<br>%1 <b>%2</b> %3")
+                  .arg(QString::fromStdString(words->meaning).toHtmlEscaped(), tr("What to do:"),
+                       QString::fromStdString(words->action).toHtmlEscaped());
+    if (const std::string block = analysis::strongestBlock(top); !block.empty())
+      text += tr("<br>Clearest in %1 (click the hypothesis for its blocks).")
+                  .arg(QString::fromStdString(block).toHtmlEscaped());
+    text += QStringLiteral("<br>");
   }
   text += tr("%1 of %2 hypotheses measured").arg(measured).arg(d.hypotheses.size());
   if (notApplicable) text += tr(", %1 not applicable").arg(notApplicable);
@@ -399,7 +410,7 @@ void DiagnosisView::openComparison(const analysis::HypothesisResult& h) {
   const bool helps = h.deltaTau.estimate > 0;
   emit comparisonChosen(helps ? hypothesis : baseline, helps ? baseline : hypothesis);
   if (!compareView_) return;
-  compareView_->requestPair(helps ? hypothesis : baseline, helps ? baseline : hypothesis);
+  compareView_->requestRuns(helps ? h.run : d.baseline, helps ? d.baseline : h.run);
   const std::vector<analysis::BlockRegression>& blocks = helps ? h.gains : h.losses;
   if (blocks.empty()) return;
   // The diagnosis's blocks have A = baseline; the comparison's, A = the better run.

@@ -65,7 +65,7 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
                          Qt::ToolTipRole);
   }
   garble_->setToolTip(tr("Steps where a garble detector fired on what the drafter proposes: the accepted slots and "
-                         "the first mismatch (the rejected tail, which nothing used, does not count)"));
+                         "the first mismatch (the unreached tail after it, which nothing used, does not count)"));
   run_->setToolTip(tr("Only this run"));
   run_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
   run_->setMinimumContentsLength(10);

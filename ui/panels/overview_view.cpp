@@ -9,6 +9,9 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "dfi/analysis/recorded_summary.h"
+#include "dfi/analysis/statistics.h"
+#include "dfi/base/error.h"
 #include "session/reload_when_shown.h"
 #include "session/session_context.h"
 #include "session/session_source.h"
@@ -18,17 +21,9 @@
 namespace dfi::ui {
 namespace {
 
-// A difference between two series of the same step mode; a and b in series order (a < b).
-struct PairDelta {
-  int a = 0, b = 0;
-  double zlab = 0, vllm = 0;                 // tau of b minus tau of a
-  // z-lab, paired over the prompts both answered: the estimate and its interval over the same
-  // prompts (runs of different prompt counts differ from zlab there), and how many.
-  std::optional<analysis::Interval> paired;
-  std::size_t pairedPrompts = 0;
-};
-
 QString escaped(const std::string& text) { return QString::fromStdString(text).toHtmlEscaped(); }
+
+const QString kUnfinishedMark = QStringLiteral("\u2020");  // a dagger after the prompt count
 
 // "1 prompt", "3 prompts" (tr's %n plurals need a translation loaded).
 QString counted(std::size_t n, const QString& one, const QString& many) {
@@ -44,47 +39,43 @@ QString fileName(const std::string& path) {
 
 }  // namespace
 
+// The one run summary (analysis/recorded_summary.h), as `dflash-eval summary` computes it from
+// the same runs: the same rows, the same paired comparisons.
 struct OverviewView::Result {
-  std::vector<session::RunRecord> runs;
-  std::vector<analysis::ComparedSeries> series;
-  std::vector<analysis::SeriesStatistics> stats;
-  std::vector<analysis::Interval> vllmIntervals;  // by series
+  std::vector<session::RunRecord> runs;  // the evaluation runs: a diagnosis's are left out
+  std::vector<analysis::SummaryRow> rows;
+  std::vector<analysis::TauComparison> comparisons;  // largest |difference| first
   std::map<std::string, std::set<session::PromptId>> promptSets;  // dataset -> prompts (over every run)
-  std::vector<PairDelta> pairs;
   std::size_t diagnosisRuns = 0;  // left to the Diagnosis panel
+  std::set<session::RunId> unfinished;  // stopped (a cancel, a crash, a quit) or still recording
   QString error;
 
   void compute(SessionSource& source) {
-    // A diagnosis's runs (baseline and hypotheses) are variants of one drafter read by their
-    // diagnosis, as `summary` reads them: never listed or compared with the drafters' own runs.
-    for (session::RunRecord& run : source.runs()) {
-      if (run.hypothesis.empty()) runs.push_back(std::move(run));
-      else ++diagnosisRuns;
-    }
-    for (const session::RunRecord& run : runs)
+    const std::vector<session::RunRecord> all = source.runs();
+    for (const session::RunRecord& run : all) {
+      if (!run.hypothesis.empty()) {
+        ++diagnosisRuns;
+        continue;
+      }
+      runs.push_back(run);
+      if (run.finishedAt == 0) unfinished.insert(run.runId);
       for (const session::PromptRecord& p : source.prompts(run.runId))
         promptSets[p.dataset.empty() ? std::string("(no set named)") : p.dataset].insert(p.promptId);
-    series = analysis::loadComparedSeries(
-        runs, [&](session::RunId run, const auto& visit) { source.forEachStepSummary(run, visit); });
-    stats = analysis::summarizeSeries(series);
-    for (const analysis::ComparedSeries& s : series) vllmIntervals.push_back(analysis::tauVllmInterval(s));
-    // Live, teacher-forced and DDTree steps measure different things: only like with like.
-    for (int a = 0; a < static_cast<int>(series.size()); ++a)
-      for (int b = a + 1; b < static_cast<int>(series.size()); ++b)
-        if (series[static_cast<std::size_t>(a)].mode == series[static_cast<std::size_t>(b)].mode &&
-            stats[static_cast<std::size_t>(a)].steps > 0 && stats[static_cast<std::size_t>(b)].steps > 0)
-          pairs.push_back({a, b, stats[static_cast<std::size_t>(b)].tau.estimate - stats[static_cast<std::size_t>(a)].tau.estimate,
-                           stats[static_cast<std::size_t>(b)].tauVllm - stats[static_cast<std::size_t>(a)].tauVllm, {}});
-    // The paired interval of the largest z-lab differences (the bootstrap is the costly part).
-    std::ranges::sort(pairs, [](const PairDelta& x, const PairDelta& y) { return std::abs(x.zlab) > std::abs(y.zlab); });
-    for (std::size_t i = 0; i < pairs.size() && i < static_cast<std::size_t>(kDifferencesShown); ++i) {
-      const auto a = static_cast<std::size_t>(pairs[i].a), b = static_cast<std::size_t>(pairs[i].b);
-      const analysis::PairComparison pair = analysis::comparePair(series[a], stats[a], series[b], stats[b]);
-      if (!pair.prompts.empty()) {
-        pairs[i].paired = pair.difference;
-        pairs[i].pairedPrompts = pair.prompts.size();
-      }
     }
+    try {
+      const std::vector<analysis::SummaryRun> summary = analysis::recordedSummaryRuns(
+          {.runs = all,
+           .prompts = [&](session::RunId run) { return source.prompts(run); },
+           .forEachStepSummary = [&](session::RunId run, const auto& visit) { source.forEachStepSummary(run, visit); },
+           .file = source.path()});
+      rows = analysis::summarizeRuns(summary);
+      comparisons = analysis::pairedComparisons(summary);
+    } catch (const Error& e) {
+      error = QString::fromStdString(e.what());
+    }
+    std::ranges::stable_sort(comparisons, [](const auto& x, const auto& y) {
+      return std::abs(x.difference.estimate) > std::abs(y.difference.estimate);
+    });
   }
 };
 
@@ -115,7 +106,7 @@ OverviewView::~OverviewView() {
 
 QString OverviewView::runLink(session::RunId run) { return QStringLiteral("run:%1").arg(run); }
 
-QString OverviewView::pairLink(int a, int b) { return QStringLiteral("pair:%1,%2").arg(a).arg(b); }
+QString OverviewView::pairLink(session::RunId a, session::RunId b) { return QStringLiteral("pair:%1,%2").arg(a).arg(b); }
 
 QString OverviewView::text() const { return browser_->toPlainText(); }
 
@@ -199,25 +190,32 @@ void OverviewView::render() {
   html += tr("<p><i>Click a run to select it in the navigator, then a step to see its tokens, mask, attention and "
              "statistics. Click a difference to compare the two runs block by block.</i></p>");
 
-  // Runs, with the tau on screen.
+  // The summary's rows, with the tau on screen: the rows `dflash-eval summary` prints.
   html += tr("<h4>Runs: %1, 95% interval over prompts</h4>").arg(tauHeader(convention).toHtmlEscaped());
   html += QStringLiteral("<table cellspacing=0 cellpadding=3><tr><th align=left>%1</th><th align=left>%2</th>"
-                         "<th align=right>%3</th><th align=right>%4</th><th align=left>%5</th>"
-                         "<th align=right>%6</th></tr>")
-              .arg(tr("run"), tr("mode"), tauHeader(convention).toHtmlEscaped(), tr("95% interval"), tr("drafter"),
-                   tr("prompts"));
-  for (std::size_t i = 0; i < r.series.size(); ++i) {
-    const analysis::ComparedSeries& s = r.series[i];
-    const analysis::SeriesStatistics& st = r.stats[i];
-    const analysis::Interval& ci = zlab ? st.tau : r.vllmIntervals[i];
-    const QString interval = QStringLiteral("[%1, %2]").arg(fixed(ci.low), fixed(ci.high));
-    html += QStringLiteral("<tr><td><a href=\"%1\">%2</a></td><td>%3</td><td align=right><b>%4</b></td>"
-                           "<td align=right>%5</td><td>%6</td><td align=right>%7</td></tr>")
-                .arg(runLink(s.run), escaped(s.label), QString::fromUtf8(enumName(s.mode).data()),
-                     fixed(zlab ? st.tau.estimate : st.tauVllm), interval, fileName(s.drafter).toHtmlEscaped())
-                .arg(st.prompts.size());
+                         "<th align=left>%3</th><th align=left>%4</th><th align=right>%5</th><th align=right>%6</th>"
+                         "<th align=right>%7</th><th align=right>%8</th></tr>")
+              .arg(tr("drafter"), tr("mode"), tr("mask"), tr("prompt set"), tauHeader(convention).toHtmlEscaped(),
+                   tr("95% interval"), tr("prompts"), tr("steps"));
+  for (const analysis::SummaryRow& row : r.rows) {
+    const analysis::Interval& ci = zlab ? row.tau : row.tauVllmCi;
+    const bool measured = row.responses > 0;
+    const bool stopped = std::ranges::any_of(row.runIds, [&](std::int64_t run) { return r.unfinished.contains(run); });
+    const QString name = escaped(row.drafter);
+    html += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td align=right><b>%5</b></td>"
+                           "<td align=right>%6</td><td align=right>%7</td><td align=right>%8</td></tr>")
+                .arg(row.runIds.empty() ? name : QStringLiteral("<a href=\"%1\">%2</a>").arg(runLink(row.runIds.front()), name),
+                     escaped(row.sampling == "greedy" ? row.mode : row.mode + " " + row.sampling), escaped(row.variant),
+                     escaped(row.dataset), measured ? fixed(zlab ? row.tau.estimate : row.tauVllm) : QStringLiteral("-"),
+                     measured ? QStringLiteral("[%1, %2]").arg(fixed(ci.low), fixed(ci.high)) : QString(),
+                     QString::number(row.responses) + (stopped ? kUnfinishedMark : QString()), QString::number(row.steps));
   }
   html += QStringLiteral("</table>");
+  if (!r.unfinished.empty())
+    html += tr("<p>%1 Not finished: the run was stopped (cancelled, quit, or the engine ended) or is still "
+               "recording, so it has fewer prompts than its evaluation planned; paired figures use only the "
+               "prompts both runs have.</p>")
+                .arg(kUnfinishedMark);
 
   // Prompt sets.
   html += tr("<h4>Prompt sets</h4><ul>");
@@ -225,34 +223,32 @@ void OverviewView::render() {
     html += QStringLiteral("<li>%1: %2</li>").arg(escaped(set), counted(ids.size(), tr("prompt"), tr("prompts")));
   html += QStringLiteral("</ul>");
 
-  // The largest differences, in the convention on screen; A is the better run of each pair, so
-  // the compare view lists the blocks where the worse one fell behind.
-  std::vector<PairDelta> pairs = r.pairs;
-  const auto delta = [zlab](const PairDelta& p) { return zlab ? p.zlab : p.vllm; };
-  std::ranges::stable_sort(pairs, [&](const PairDelta& x, const PairDelta& y) { return std::abs(delta(x)) > std::abs(delta(y)); });
-  html += tr("<h4>Largest differences between runs (same step mode)</h4>");
-  if (pairs.empty()) html += tr("<p>The session has no two runs of the same step mode to compare.</p>");
+  // The summary's paired comparisons (drafter against the first drafter, mask variant against
+  // the reference), largest first; A is the better of each pair, so the compare view lists the
+  // blocks where the worse one fell behind. Paired over the prompts both have, in the z-lab
+  // convention whatever is on screen (a per-prompt tau is what pairs).
+  html += tr("<h4>Largest differences, paired over the same prompts (τ z-lab)</h4>");
+  if (r.comparisons.empty()) html += tr("<p>The session has no two drafters or mask variants to compare.</p>");
   html += QStringLiteral("<table cellspacing=0 cellpadding=3>");
-  for (std::size_t i = 0; i < pairs.size() && i < static_cast<std::size_t>(kDifferencesShown); ++i) {
-    const PairDelta& p = pairs[i];
-    const bool swap = delta(p) > 0;  // B beat A: show B as the baseline
-    const int a = swap ? p.b : p.a, b = swap ? p.a : p.b;
-    const double tauA = zlab ? r.stats[static_cast<std::size_t>(a)].tau.estimate : r.stats[static_cast<std::size_t>(a)].tauVllm;
-    const double tauB = zlab ? r.stats[static_cast<std::size_t>(b)].tau.estimate : r.stats[static_cast<std::size_t>(b)].tauVllm;
-    // The z-lab difference is the paired one where it was computed: estimate and interval over
-    // the same prompts, so the interval always holds its estimate, whatever the runs' counts.
-    double difference = tauB - tauA;
-    QString interval;
-    if (zlab && p.paired) {
-      const analysis::Interval d = swap ? analysis::Interval{-p.paired->estimate, -p.paired->high, -p.paired->low} : *p.paired;
-      difference = d.estimate;
-      interval = tr("[%1, %2] paired over %3").arg(fixed(d.low), fixed(d.high), counted(p.pairedPrompts, tr("prompt"), tr("prompts")));
-    }
-    html += QStringLiteral("<tr><td><a href=\"%1\">%2 vs %3</a></td><td align=right>%4 \u2192 %5</td>"
-                           "<td align=right><b>%6</b></td><td>%7</td></tr>")
-                .arg(pairLink(a, b), escaped(r.series[static_cast<std::size_t>(a)].label),
-                     escaped(r.series[static_cast<std::size_t>(b)].label), fixed(tauA), fixed(tauB),
-                     QString::number(difference, 'f', 2), interval);
+  for (std::size_t i = 0; i < r.comparisons.size() && i < static_cast<std::size_t>(kDifferencesShown); ++i) {
+    const analysis::TauComparison& c = r.comparisons[i];
+    const bool comparedIsBetter = c.difference.estimate > 0;
+    const QString compared = escaped(c.acrossVariants() ? c.drafter + ": " + c.variant : c.drafter);
+    const QString baseline = escaped(c.acrossVariants() ? c.baselineVariant : c.baselineDrafter);
+    const analysis::Interval gain = comparedIsBetter ? c.difference
+                                                     : analysis::Interval{-c.difference.estimate, -c.difference.high,
+                                                                          -c.difference.low};
+    QString interval = tr("[%1, %2] paired over %3")
+                           .arg(fixed(gain.low), fixed(gain.high), counted(static_cast<std::size_t>(c.prompts), tr("prompt"), tr("prompts")));
+    if (!analysis::verdictPossible(c.prompts))
+      interval += tr(" (too few for a verdict: %1 needed)").arg(analysis::kMinPromptsForVerdict);
+    const QString pair = QStringLiteral("%1 vs %2").arg(comparedIsBetter ? compared : baseline, comparedIsBetter ? baseline : compared);
+    const QString label = c.run && c.baselineRun
+                              ? QStringLiteral("<a href=\"%1\">%2</a>")
+                                    .arg(comparedIsBetter ? pairLink(c.run, c.baselineRun) : pairLink(c.baselineRun, c.run), pair)
+                              : pair;
+    html += QStringLiteral("<tr><td>%1</td><td>%2</td><td align=right><b>+%3</b></td><td>%4</td></tr>")
+                .arg(label, escaped(c.acrossVariants() ? c.mode : c.mode + ", " + c.variant), fixed(gain.estimate), interval);
   }
   html += QStringLiteral("</table>");
   browser_->setHtml(html);
@@ -266,23 +262,26 @@ void OverviewView::follow(const QUrl& link) {
     emit runChosen(run);
   } else if (text.startsWith(QLatin1String("pair:"))) {
     const QStringList ab = text.mid(5).split(QLatin1Char(','));
-    if (ab.size() == 2) emit pairChosen(ab[0].toInt(), ab[1].toInt());
+    if (ab.size() == 2) emit pairChosen(ab[0].toLongLong(), ab[1].toLongLong());
   }
 }
 
+// The summary's rows, as `dflash-eval summary --json` has them.
 CsvTable OverviewView::exportData() {
   if (!result_) return {};
-  CsvTable table{{tr("run"), tr("mode"), tr("prompts"), tr("tau_zlab"), tr("tau_zlab_low"), tr("tau_zlab_high"),
-                  tr("tau_vllm"), tr("tau_vllm_low"), tr("tau_vllm_high")},
+  CsvTable table{{tr("drafter"), tr("mode"), tr("mask_variant"), tr("prompt_set"), tr("sampling"), tr("responses"),
+                  tr("steps"), tr("tau_zlab"), tr("tau_zlab_low"), tr("tau_zlab_high"), tr("tau_vllm"), tr("tau_vllm_low"),
+                  tr("tau_vllm_high"), tr("run_ids")},
                  {}};
-  for (std::size_t i = 0; i < result_->series.size(); ++i) {
-    const analysis::SeriesStatistics& st = result_->stats[i];
-    table.rows.push_back({QString::fromStdString(result_->series[i].label),
-                          QString::fromUtf8(enumName(result_->series[i].mode).data()), QString::number(st.prompts.size()),
-                          QString::number(st.tau.estimate, 'g', 6), QString::number(st.tau.low, 'g', 6),
-                          QString::number(st.tau.high, 'g', 6), QString::number(st.tauVllm, 'g', 6),
-                          QString::number(result_->vllmIntervals[i].low, 'g', 6),
-                          QString::number(result_->vllmIntervals[i].high, 'g', 6)});
+  const auto number = [](double value) { return QString::number(value, 'g', 17); };
+  for (const analysis::SummaryRow& row : result_->rows) {
+    QStringList runs;
+    for (std::int64_t run : row.runIds) runs << QString::number(run);
+    table.rows.push_back({QString::fromStdString(row.drafter), QString::fromStdString(row.mode),
+                          QString::fromStdString(row.variant), QString::fromStdString(row.dataset),
+                          QString::fromStdString(row.sampling), QString::number(row.responses), QString::number(row.steps),
+                          number(row.tau.estimate), number(row.tau.low), number(row.tau.high), number(row.tauVllm),
+                          number(row.tauVllmCi.low), number(row.tauVllmCi.high), runs.join(QLatin1Char(' '))});
   }
   return table;
 }

@@ -1,10 +1,11 @@
 #pragma once
 // The first screen of an opened session, for someone who has not seen it before: what was
-// evaluated (target, runs with their tau and its 95% interval in the tau convention on screen),
-// on which prompt sets, and the largest differences between runs of the same step mode. Run
-// names and differences are links: a run selects it in the navigator, a difference opens the
-// compare view on that pair. Reading and statistics run on a worker thread.
-// (A diagnosis section goes here once sessions record one.)
+// evaluated (target, the run summary's rows with their tau and its 95% interval in the tau
+// convention on screen: the rows `dflash-eval summary` prints, from the same code), on which
+// prompt sets, and the largest paired differences between drafters and mask variants. Drafter
+// names and differences are links: a drafter selects its run in the navigator, a difference
+// opens the compare view on that pair. Reading and statistics run on a worker thread; a
+// session's diagnoses are left to the Diagnosis panel.
 
 #include <map>
 #include <memory>
@@ -16,7 +17,7 @@
 #include <QWidget>
 
 #include "session/session_viewer.h"
-#include "dfi/analysis/run_comparison.h"
+#include "dfi/session/records.h"
 #include "models/tau_convention.h"
 #include "widgets/view_export.h"
 
@@ -36,9 +37,9 @@ class OverviewView : public QWidget, public SessionViewer, public ExportableView
   QTextBrowser* browser() const { return browser_; }
   QString text() const;  // what the panel says, as plain text
   bool isComputing() const { return computing_; }
-  // The links, by what they do: "run:<run id>", "pair:<series a>,<series b>".
+  // The links, by what they do: "run:<run id>", "pair:<run a>,<run b>".
   static QString runLink(session::RunId run);
-  static QString pairLink(int a, int b);
+  static QString pairLink(session::RunId a, session::RunId b);
 
   // Differences listed at most.
   static constexpr int kDifferencesShown = 5;
@@ -49,13 +50,13 @@ class OverviewView : public QWidget, public SessionViewer, public ExportableView
 
   QWidget* exportTarget() override;
   QString exportBaseName() const override { return QStringLiteral("overview"); }
-  CsvTable exportData() override;  // the runs and their tau
+  CsvTable exportData() override;  // the summary's rows
 
  signals:
   // A run name was clicked (the navigator is told through the context's selection).
   void runChosen(session::RunId run);
-  // A difference was clicked: compare series a (A) with series b (B), the compare view's rows.
-  void pairChosen(int a, int b);
+  // A difference was clicked: compare run a (A, the better) with run b (B).
+  void pairChosen(session::RunId a, session::RunId b);
   void computed();
 
  private:

@@ -192,7 +192,7 @@ void TokenView::showStep(const std::optional<session::StepRecord>& step) {
   const session::StepSummary summary = session::summarize(*step);
   const QString garble =
       summary.proposedGarble || summary.tailGarble
-          ? tr("; garble in what it proposes: %1, in the rejected tail: %2")
+          ? tr("; garble in what it proposes: %1, in the unreached tail: %2")
                 .arg(summary.proposedGarble ? QString::fromStdString(analysis::garbleFlagNames(summary.proposedGarble)) : tr("none"),
                      summary.tailGarble ? QString::fromStdString(analysis::garbleFlagNames(summary.tailGarble)) : tr("none"))
           : QString();

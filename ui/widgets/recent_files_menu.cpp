@@ -1,6 +1,8 @@
 #include "widgets/recent_files_menu.h"
 
+#include <QDir>
 #include <QFileInfo>
+#include <QMap>
 #include <QSettings>
 
 namespace dfi::ui {
@@ -16,7 +18,9 @@ RecentFilesMenu::RecentFilesMenu(QWidget* parent) : QMenu(tr("Open &Recent"), pa
 QStringList RecentFilesMenu::files() const { return QSettings().value(kKey).toStringList(); }
 
 void RecentFilesMenu::add(const QString& path) {
-  const QString absolute = QFileInfo(path).absoluteFilePath();
+  // One entry per file, however it was reached (a relative path, a symbolic link, "..").
+  const QFileInfo info(path);
+  const QString absolute = info.exists() ? info.canonicalFilePath() : info.absoluteFilePath();
   QStringList list = files();
   list.removeAll(absolute);
   list.prepend(absolute);
@@ -28,9 +32,15 @@ void RecentFilesMenu::add(const QString& path) {
 void RecentFilesMenu::rebuild() {
   clear();
   const QStringList list = files();
+  QMap<QString, int> sameName;  // entries are named by file; two of one name also by folder
+  for (const QString& path : list) ++sameName[QFileInfo(path).fileName()];
   for (int i = 0; i < list.size(); ++i) {
     const QString path = list[i];
-    QAction* action = addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(QFileInfo(path).fileName()));
+    const QFileInfo info(path);
+    const QString name = sameName[info.fileName()] > 1
+                             ? QStringLiteral("%1 (%2)").arg(info.fileName(), QDir::toNativeSeparators(info.absolutePath()))
+                             : info.fileName();
+    QAction* action = addAction(QStringLiteral("&%1 %2").arg(i + 1).arg(name));
     action->setToolTip(path);
     action->setStatusTip(path);
     action->setEnabled(QFileInfo::exists(path));  // kept: the disk may only be unmounted

@@ -11,7 +11,9 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
 #include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
@@ -134,11 +136,11 @@ MainWindow::MainWindow(QWidget* parent)
   connect(context_, &SessionContext::selectionChanged, this, [this](const Selection& selection) {
     if (selection.step && inFront(overviewView_)) dock("TokenDock")->raise();
   });
-  connect(overviewView_, &OverviewView::pairChosen, this, [this](int a, int b) {
+  connect(overviewView_, &OverviewView::pairChosen, this, [this](session::RunId a, session::RunId b) {
     QDockWidget* compare = dock("CompareDock");
     compare->show();
     compare->raise();
-    compareView_->requestPair(a, b);
+    compareView_->requestRuns(a, b);
   });
   connect(diagnosisView_, &DiagnosisView::comparisonChosen, this, [this] {
     dock("CompareDock")->show();
@@ -181,6 +183,12 @@ QDockWidget* MainWindow::addPanel(QWidget* panel, const QString& title, const QS
   scroll->setObjectName(objectName + QStringLiteral("Scroll"));
   dock->setWidget(scroll);
   addDockWidget(area, dock);
+  // A panel brought to the front (its tab chosen, or raised by a link) is the current view
+  // for File > Export, as a panel that takes the focus is.
+  if (dynamic_cast<ExportableView*>(panel))
+    connect(dock, &QDockWidget::visibilityChanged, this, [this, dock, panel](bool visible) {
+      if (visible && shown_ && !tabifiedDockWidgets(dock).isEmpty()) lastFocusedPanel_ = panel;
+    });
   return dock;
 }
 
@@ -294,7 +302,7 @@ void MainWindow::fitToScreen() {
 }
 
 void MainWindow::exportCurrentView(const QString& path, const ExportOptions& options) {
-  QWidget* panel = lastFocusedPanel_ ? lastFocusedPanel_.data() : static_cast<QWidget*>(maskView_);
+  QWidget* panel = currentPanel();
   auto* view = dynamic_cast<ExportableView*>(panel);
   if (QFileInfo(path).suffix().compare(QLatin1String("csv"), Qt::CaseInsensitive) == 0) {
     const CsvTable data = view->exportData();
@@ -313,8 +321,18 @@ void MainWindow::chooseAndOpen() {
   if (!path.isEmpty()) openFile(path);
 }
 
+// The view File > Export saves: the panel last focused or brought to the front; before either,
+// the one in front beside the navigator (the overview, on opening a session).
+QWidget* MainWindow::currentPanel() const {
+  if (lastFocusedPanel_) return lastFocusedPanel_.data();
+  if (QDockWidget* front = panelBesideNavigator())
+    if (auto* scroll = qobject_cast<QScrollArea*>(front->widget()); scroll && dynamic_cast<ExportableView*>(scroll->widget()))
+      return scroll->widget();
+  return maskView_;
+}
+
 void MainWindow::chooseAndExport() {
-  QWidget* panel = lastFocusedPanel_ ? lastFocusedPanel_.data() : static_cast<QWidget*>(maskView_);
+  QWidget* panel = currentPanel();
   const QString name = dynamic_cast<ExportableView*>(panel)->exportBaseName() + QStringLiteral(".png");
   const QString path =
       QFileDialog::getSaveFileName(this, tr("Export View"), name, exportFileFilter() + tr(";;CSV table (*.csv)"));
@@ -428,7 +446,33 @@ void MainWindow::resizeEvent(QResizeEvent* event) {
   }
 }
 
+// A run recording when the window closes: the user is asked, and the run is stopped as Cancel
+// stops it, so what it recorded stays in the session and the engine's end is no crash.
+bool MainWindow::stopRunsBeforeClosing() {
+  QList<RunDialog*> running;
+  for (RunDialog* dialog : {runDialog_, diagnoseDialog_})
+    if (dialog && dialog->client()->running()) running << dialog;
+  if (running.isEmpty()) return true;
+  QMessageBox box(QMessageBox::Question, tr("A run is in progress"),
+                  tr("The engine is still recording into %1. Stop it and quit?")
+                      .arg(running.front()->sessionPath()),
+                  QMessageBox::Cancel, this);
+  box.setObjectName(QStringLiteral("quitDuringRunBox"));
+  box.setInformativeText(tr("What it recorded so far stays in the session."));
+  QPushButton* quit = box.addButton(tr("Stop and Quit"), QMessageBox::DestructiveRole);
+  box.setDefaultButton(QMessageBox::Cancel);
+  box.exec();
+  if (box.clickedButton() != quit) return false;
+  constexpr int kWaitForTheEngineMs = 10000;
+  for (RunDialog* dialog : running) dialog->client()->stop(kWaitForTheEngineMs);
+  return true;
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
+  if (!stopRunsBeforeClosing()) {
+    event->ignore();
+    return;
+  }
   QSettings settings;
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
   settings.setValue(QStringLiteral("window/layout"), saveState(kLayoutVersion));

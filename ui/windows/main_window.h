@@ -78,7 +78,9 @@ class MainWindow : public QMainWindow {
   bool logBelowNavigator() const;      // in the default arrangement, where it keeps its height
   bool navigatorBesidePanels() const;  // likewise, where the navigator keeps its width
   QDockWidget* panelBesideNavigator() const;
+  QWidget* currentPanel() const;  // what File > Export saves
   void showError(const QString& title, const QString& message);
+  bool stopRunsBeforeClosing();  // false: the user chose to keep the window (and the run)
   void chooseAndOpen();
   void chooseAndExport();
   void updateTitle();

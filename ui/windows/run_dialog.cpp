@@ -3,6 +3,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
+#include <QDir>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -22,6 +24,7 @@
 #include "engine/engine_locator.h"
 #include "dfi/analysis/attention_mask.h"
 #include "dfi/base/error.h"
+#include "dfi/session/reader.h"
 #include "dfi/session/record_fields.h"
 #include "dfi/settings/settings_fields.h"
 
@@ -37,6 +40,38 @@ std::vector<std::filesystem::path> toPaths(const QStringList& list) {
 // The remembered forms' QSettings groups: an evaluation's, a diagnosis's.
 const QString kRunGroup = QStringLiteral("run");
 const QString kDiagnoseGroup = QStringLiteral("diagnose");
+
+// The first name `path` can take that no file has: run.dfi -> run-2.dfi, run-3.dfi...
+QString freeName(const QString& path) {
+  const QFileInfo info(path);
+  for (int n = 2;; ++n) {
+    const QString candidate =
+        info.dir().filePath(QStringLiteral("%1-%2.%3").arg(info.completeBaseName()).arg(n).arg(info.suffix()));
+    if (!QFileInfo::exists(candidate)) return candidate;
+  }
+}
+
+// What an existing session holds, in words, for the question about it.
+QString describeExisting(const QString& path, bool* readable) {
+  try {
+    session::Reader reader(path.toStdString());
+    const std::size_t runs = reader.runs().size();
+    *readable = true;
+    return runs == 1 ? QObject::tr("%1 holds 1 run.").arg(path) : QObject::tr("%1 holds %2 runs.").arg(path).arg(runs);
+  } catch (const Error& e) {
+    *readable = false;
+    return QObject::tr("%1 exists but is not a session this version can add to: %2")
+        .arg(path, QString::fromStdString(e.what()));
+  }
+}
+
+// A model directory the engine will read, when the engine runs here: the form says which is missing.
+QString missingModel(const QString& dir, const QString& what) {
+  if (!QFileInfo(dir).isDir()) return QObject::tr("The %1 directory %2 does not exist.").arg(what, dir);
+  if (!QFileInfo::exists(QDir(dir).filePath(QStringLiteral("config.json"))))
+    return QObject::tr("The %1 directory %2 has no config.json.").arg(what, dir);
+  return {};
+}
 
 QString formatSeconds(double s) {
   return s < 90 ? QStringLiteral("%1 s").arg(qRound(s)) : QStringLiteral("%1 min").arg(s / 60, 0, 'f', 1);
@@ -79,6 +114,13 @@ RunDialog::RunDialog(QWidget* parent, Kind kind) : QDialog(parent), kind_(kind),
   budget_ = new QSpinBox;
   budget_->setRange(1, 1024);
   budget_->setValue(8);
+  limit_ = new QSpinBox;
+  limit_->setObjectName(QStringLiteral("limitField"));
+  limit_->setRange(0, 10'000'000);
+  limit_->setSpecialValueText(tr("all"));
+  limit_->setToolTip(tr("Evaluate only the first N prompts of the file (the CLI's --limit)"));
+  promptCount_ = new QLabel;
+  promptCount_->setObjectName(QStringLiteral("promptCount"));
   maxNewTokens_ = new QSpinBox;
   maxNewTokens_->setObjectName(QStringLiteral("maxNewTokensField"));
   maxNewTokens_->setRange(1, 32768);
@@ -86,6 +128,10 @@ RunDialog::RunDialog(QWidget* parent, Kind kind) : QDialog(parent), kind_(kind),
   form->addRow(tr("Target"), withBrowse(target_, Browse::Directory));
   form->addRow(tr("Drafters"), withBrowse(drafters_, Browse::AddDirectory));
   form->addRow(tr("Prompts"), withBrowse(prompts_, Browse::Prompts));
+  auto* limitRow = new QHBoxLayout;
+  limitRow->addWidget(limit_);
+  limitRow->addWidget(promptCount_, 1);
+  form->addRow(tr("Prompt limit"), limitRow);
   form->addRow(tr("Session"), withBrowse(session_, Browse::SaveFile));
   form->addRow(tr("Run on"), prefix_);
   form->addRow(tr("Engine"), withBrowse(engine_, Browse::Executable));
@@ -187,7 +233,26 @@ RunDialog::RunDialog(QWidget* parent, Kind kind) : QDialog(parent), kind_(kind),
     summary_->setPlainText(message);
     emit engineFailed(message);
   });
+  for (QLineEdit* field : {prompts_, prefix_}) connect(field, &QLineEdit::textChanged, this, &RunDialog::countPrompts);
+  connect(limit_, &QSpinBox::valueChanged, this, &RunDialog::countPrompts);
   restoreForm();
+  countPrompts();
+}
+
+// How many prompts the run will take, before it starts: the file's prompt lines (JSONL, one
+// prompt per non-blank line) under the limit. A file on another machine cannot be counted here.
+void RunDialog::countPrompts() {
+  const QString path = prompts_->text().trimmed();
+  QFile file(path);
+  if (!prefix_->text().trimmed().isEmpty() || path.isEmpty() || !file.open(QIODevice::ReadOnly)) {
+    promptCount_->clear();
+    return;
+  }
+  qint64 lines = 0;
+  while (!file.atEnd()) lines += file.readLine().trimmed().isEmpty() ? 0 : 1;
+  const qint64 taken = limit_->value() > 0 ? std::min<qint64>(lines, limit_->value()) : lines;
+  promptCount_->setText(taken == lines ? tr("%1 prompts in the file").arg(lines)
+                                       : tr("%1 of the file's %2 prompts").arg(taken).arg(lines));
 }
 
 QWidget* RunDialog::withBrowse(QLineEdit* field, Browse kind) {
@@ -288,6 +353,7 @@ void RunDialog::restoreForm() {
     dtype_->setCurrentIndex(dtype);
   budget_->setValue(settings.value(QStringLiteral("ddtree_budget"), budget_->value()).toInt());
   maxNewTokens_->setValue(settings.value(QStringLiteral("max_new_tokens"), maxNewTokens_->value()).toInt());
+  limit_->setValue(settings.value(QStringLiteral("limit"), limit_->value()).toInt());
   temperature_->setValue(settings.value(QStringLiteral("temperature"), temperature_->value()).toDouble());
   topP_->setValue(settings.value(QStringLiteral("top_p"), topP_->value()).toDouble());
   topK_->setValue(settings.value(QStringLiteral("top_k"), topK_->value()).toInt());
@@ -314,6 +380,7 @@ void RunDialog::rememberForm() const {
   settings.setValue(QStringLiteral("dtype"), dtype_->currentText());
   settings.setValue(QStringLiteral("ddtree_budget"), budget_->value());
   settings.setValue(QStringLiteral("max_new_tokens"), maxNewTokens_->value());
+  settings.setValue(QStringLiteral("limit"), limit_->value());
   settings.setValue(QStringLiteral("temperature"), temperature_->value());
   settings.setValue(QStringLiteral("top_p"), topP_->value());
   settings.setValue(QStringLiteral("top_k"), topK_->value());
@@ -363,6 +430,15 @@ QString RunDialog::validationError() const {
   if (drafters_->text().trimmed().isEmpty()) return tr("Choose at least one drafter directory.");
   if (prompts_->text().trimmed().isEmpty()) return tr("Choose a prompts file.");
   if (session_->text().trimmed().isEmpty()) return tr("Choose where to write the session.");
+  if (!QFileInfo(session_->text().trimmed()).absoluteDir().exists())
+    return tr("The folder of %1 does not exist.").arg(session_->text().trimmed());
+  if (prefix_->text().trimmed().isEmpty()) {  // the engine runs here: its inputs can be checked now
+    if (QString missing = missingModel(target_->text().trimmed(), tr("target")); !missing.isEmpty()) return missing;
+    for (const QString& drafter : drafters_->text().split(';', Qt::SkipEmptyParts))
+      if (QString missing = missingModel(drafter.trimmed(), tr("drafter")); !missing.isEmpty()) return missing;
+    if (!QFileInfo(prompts_->text().trimmed()).isFile())
+      return tr("The prompts file %1 does not exist.").arg(prompts_->text().trimmed());
+  }
   if (kind_ == Kind::Evaluation) {  // a diagnosis chooses its own modes and masks
     if (!live_->isChecked() && !teacherForced_->isChecked() && !ddtree_->isChecked()) return tr("Choose a mode.");
     if (std::none_of(variants_.begin(), variants_.end(), [](QCheckBox* b) { return b->isChecked(); }))
@@ -388,6 +464,7 @@ settings::RunSettings RunDialog::runSettings() const {
   s.model.devices = settings::parseDeviceList(device_->currentText().trimmed().toStdString());
   s.model.dtype = dtype_->currentText().toStdString();
   s.maxNewTokens = maxNewTokens_->value();
+  if (limit_->value() > 0) s.limit = limit_->value();
   if (kind_ == Kind::Diagnosis) return s;
   s.modes.clear();
   if (live_->isChecked()) s.modes.push_back(settings::EvaluationMode::Live);
@@ -416,9 +493,49 @@ settings::DiagnoseSettings RunDialog::diagnoseSettings() const {
   return s;
 }
 
+QString RunDialog::sessionPath() const { return session_->text().trimmed(); }
+
+// An existing session is never replaced unasked: appending is the default, a new name or a
+// confirmed replacement the alternatives. Nothing chosen: no run.
+std::optional<session::OpenMode> RunDialog::chooseSessionMode() {
+  const QString path = session_->text().trimmed();
+  if (!QFileInfo::exists(path)) return session::OpenMode::CreateNew;
+  bool readable = false;
+  QMessageBox box(QMessageBox::Question, tr("The session exists"), describeExisting(path, &readable),
+                  QMessageBox::Cancel, this);
+  box.setObjectName(QStringLiteral("existingSessionBox"));
+  box.setInformativeText(readable ? tr("Add the new runs to it, write them to a new file, or replace it?")
+                                  : tr("Write the runs to a new file, or replace it?"));
+  QPushButton* append = readable ? box.addButton(tr("Append"), QMessageBox::AcceptRole) : nullptr;
+  QPushButton* newName = box.addButton(tr("New File"), QMessageBox::AcceptRole);
+  QPushButton* replace = box.addButton(tr("Replace..."), QMessageBox::DestructiveRole);
+  box.setDefaultButton(append ? append : newName);
+  box.exec();
+  if (append && box.clickedButton() == append) return session::OpenMode::Append;
+  if (box.clickedButton() == newName) {
+    session_->setText(freeName(path));
+    return session::OpenMode::CreateNew;
+  }
+  if (box.clickedButton() != replace) return std::nullopt;
+  QMessageBox confirm(QMessageBox::Warning, tr("Replace the session"),
+                      tr("Replace %1? Everything it holds is deleted once the engine starts recording.").arg(path),
+                      QMessageBox::Cancel, this);
+  confirm.setObjectName(QStringLiteral("confirmReplaceBox"));
+  QPushButton* yes = confirm.addButton(tr("Replace"), QMessageBox::DestructiveRole);
+  confirm.setDefaultButton(QMessageBox::Cancel);
+  confirm.exec();
+  if (confirm.clickedButton() == yes) return session::OpenMode::Overwrite;
+  return std::nullopt;
+}
+
 void RunDialog::startRun() {
   if (const QString error = validationError(); !error.isEmpty()) {
     status_->setText(error);
+    return;
+  }
+  const std::optional<session::OpenMode> mode = chooseSessionMode();
+  if (!mode) {
+    status_->setText(tr("Not started: the session was left as it is."));
     return;
   }
   const EngineLaunch engine = launch();
@@ -428,9 +545,9 @@ void RunDialog::startRun() {
   status_->setText(tr("Starting the engine…"));
   setRunning(true);
   if (kind_ == Kind::Diagnosis)
-    client_->startDiagnosis(engine, diagnoseSettings(), session_->text().trimmed());
+    client_->startDiagnosis(engine, diagnoseSettings(), session_->text().trimmed(), *mode);
   else
-    client_->start(engine, runSettings(), session_->text().trimmed());
+    client_->start(engine, runSettings(), session_->text().trimmed(), *mode);
 }
 
 void RunDialog::setRunning(bool running) {

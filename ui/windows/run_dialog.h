@@ -8,6 +8,7 @@
 // browse button, and each kind of form remembers what it last ran with (a diagnosis starts
 // from the last evaluation's paths).
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,7 @@ class RunDialog : public QDialog {
   void setEngine(const QString& commandPrefix, const QString& enginePath);
   EngineLaunch launch() const;  // the engine as the fields name it
   EngineClient* client() const { return client_; }
+  QString sessionPath() const;  // where the records go
   // What the form asks the engine for, as typed settings (dfi/settings/settings.h): an
   // evaluation's (the engine's "run" request), a diagnosis's (its "diagnose" request).
   settings::RunSettings runSettings() const;
@@ -64,8 +66,11 @@ class RunDialog : public QDialog {
   void rememberForm() const;
   std::vector<std::pair<QString, QLineEdit*>> formFields() const;  // settings key, field
   void setRunning(bool running);
-  // The form's own checks (a path left empty), then settings::validate's, as the engine's.
+  void countPrompts();
+  // The form's own checks (a path left empty; with the engine here, a model or prompts file
+  // that is not there), then settings::validate's, as the engine's: all before any file is touched.
   QString validationError() const;
+  std::optional<session::OpenMode> chooseSessionMode();  // asks when the session file exists
 
   Kind kind_;
   QLineEdit *target_, *drafters_, *prompts_, *session_, *prefix_, *engine_;
@@ -75,6 +80,8 @@ class RunDialog : public QDialog {
   QCheckBox *live_, *teacherForced_, *ddtree_;
   QList<QCheckBox*> variants_;
   QSpinBox *budget_, *maxNewTokens_;
+  QSpinBox* limit_;         // the first N prompts; 0: all
+  QLabel* promptCount_;     // how many prompts the run takes, when the file is here
   QDoubleSpinBox *temperature_, *topP_;  // the live loop's sampling (0: greedy)
   QSpinBox *topK_, *seed_, *samples_;
   QProgressBar* progress_;

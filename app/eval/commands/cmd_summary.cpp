@@ -9,8 +9,8 @@
 
 #include "commands.h"
 #include "dfi/analysis/position_report.h"
+#include "dfi/analysis/recorded_summary.h"
 #include "diagnosis_report.h"
-#include "recorded_summary.h"
 #include "summary_table.h"
 
 namespace dfi::eval {
@@ -29,10 +29,10 @@ void registerSummaryCommand(CLI::App& app) {
   sub->add_option("session", *session, "Session file (.dfi), e.g. the output of merge")->required()->check(CLI::ExistingFile);
   sub->add_flag("--json", *json, "One JSON object {\"rows\": [...], \"comparisons\": [...], \"positions\": [...], \"diagnoses\": [...]} instead of the table");
   setAction(*sub, [session, json] {
-    const auto runs = recordedSummaryRuns(*session);
+    const auto runs = analysis::recordedSummaryRuns(*session);
     const auto rows = analysis::summarizeRuns(runs);
     const auto comparisons = analysis::pairedComparisons(runs);
-    const auto positions = recordedPositionMetrics(*session);
+    const auto positions = analysis::recordedPositionMetrics(*session);
     const auto diagnoses = readSessionDiagnoses(*session);
     if (*json) {
       nlohmann::json byPosition = nlohmann::json::array();

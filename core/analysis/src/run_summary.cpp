@@ -26,6 +26,7 @@ std::map<std::pair<std::int64_t, int>, double> responseTaus(const SummaryRun& ru
 SummaryRow rowOf(const SummaryRun& run, const std::string& dataset, const std::vector<SummaryResponse>& responses,
                  double confidence, int resamples) {
   SummaryRow row{run.drafter, run.mode, run.variant, dataset, run.sampling};
+  row.runIds = run.runIds;
   std::vector<ResponseAcceptance> acceptances;
   std::map<int, std::vector<double>> byRepeat;
   for (const auto& r : responses) {
@@ -44,6 +45,20 @@ SummaryRow rowOf(const SummaryRun& run, const std::string& dataset, const std::v
     row.tauOverRepeats = studentMean95(perRepeat);
   }
   row.tauVllm = tauVllm(acceptances);
+  // Pooled over steps: its interval resamples prompts with their accepted lengths and steps
+  // (a prompt's repeats pooled with it), as the GUI's compare view does per run.
+  std::map<std::int64_t, std::pair<double, double>> byPrompt;
+  for (const auto& r : responses)
+    for (int length : r.acceptance.stepAcceptLengths) {
+      byPrompt[r.promptId].first += length;
+      byPrompt[r.promptId].second += 1;
+    }
+  std::vector<double> lengths, steps;
+  for (const auto& [prompt, sums] : byPrompt) {
+    lengths.push_back(sums.first);
+    steps.push_back(sums.second);
+  }
+  row.tauVllmCi = bootstrapRatio(lengths, steps, confidence, resamples);
   if (run.mode == "live") {
     row.tauSglang = tauSglang(acceptances);
     row.stepCounting = run.stepCounting;
@@ -138,7 +153,9 @@ std::vector<TauComparison> pairedComparisons(std::span<const SummaryRun> runs, d
     }
     return TauComparison{run.mode, run.drafter, run.variant, baseline.drafter, baseline.variant,
                          static_cast<std::int64_t>(a.size()),
-                         bootstrapPairedDifference(a, b, confidence, resamples)};
+                         bootstrapPairedDifference(a, b, confidence, resamples),
+                         run.runIds.empty() ? 0 : run.runIds.front(),
+                         baseline.runIds.empty() ? 0 : baseline.runIds.front()};
   };
   std::vector<TauComparison> out;
   for (const SummaryRun& run : runs) {  // against the first drafter with this mode and variant
@@ -185,9 +202,11 @@ nlohmann::json summaryJson(std::span<const SummaryRow> rows) {
       row["tau_reference"] = r.tau.estimate;
       row["tau_reference_ci95"] = {r.tau.low, r.tau.high};
       row["tau_vllm"] = r.tauVllm;
+      row["tau_vllm_ci95"] = {r.tauVllmCi.low, r.tauVllmCi.high};
       if (r.tauSglang) row["tau_sglang"] = *r.tauSglang;
     }
     if (!r.stepCounting.empty()) row["step_counting"] = r.stepCounting;
+    if (!r.runIds.empty()) row["run_ids"] = r.runIds;
     out.push_back(std::move(row));
   }
   return out;

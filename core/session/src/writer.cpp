@@ -41,6 +41,7 @@ struct Writer::Impl {
   StepId committedStep;
   TensorId lastTensor;
   AnnotationId lastAnnotation;
+  IdShift existing;  // the ids the file held at open
   int pending = 0;
   std::chrono::steady_clock::time_point batchStart;
   bool failed = false;
@@ -67,7 +68,8 @@ struct Writer::Impl {
         lastStep(detail::maxId<StepRecord>(*db)),
         committedStep(lastStep),
         lastTensor(detail::maxId<TensorInfo>(*db)),
-        lastAnnotation(detail::maxId<Annotation>(*db)) {
+        lastAnnotation(detail::maxId<Annotation>(*db)),
+        existing{.runs = lastRun, .steps = lastStep, .tensors = lastTensor} {
     Statement runs(*db, "SELECT run_id, top_k FROM runs", "runs");
     while (runs.step()) topKByRun[runs.integer(0)] = static_cast<std::int32_t>(runs.integer(1));
     if (options.mode != OpenMode::Append) {
@@ -321,6 +323,8 @@ void Writer::flush() {
 void Writer::close() { impl_->close(); }
 
 StepId Writer::lastCommittedStep() const { return impl_->committedStep; }
+
+IdShift Writer::pastExistingIds() const { return impl_->existing; }
 
 const std::string& Writer::path() const { return impl_->path; }
 

@@ -3,18 +3,26 @@
 // at the problems it lists.
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "dfi/modelspec/config_error.h"
+#include "dfi/modelspec/target_config.h"
 
 namespace dfi::modelspec::testing {
 
 inline std::filesystem::path configFixture(const std::string& name) {
   return std::filesystem::path(DFI_SOURCE_DIR) / "tests/data/configs" / name;
+}
+
+inline nlohmann::json fixtureJson(const std::string& name) {
+  std::ifstream in(configFixture(name));
+  return nlohmann::json::parse(in);
 }
 
 // Runs `parse`, which must throw ConfigValidationError, and returns its problems.
@@ -40,6 +48,12 @@ inline ConfigProblem problemAt(const std::vector<ConfigProblem>& problems, const
     return {};
   }
   return hits.front();
+}
+
+// A target config written as `j`, parsed as config.json; and the problems it is refused with.
+inline TargetConfig parseTarget(const nlohmann::json& j) { return parseTargetConfigText(j.dump(), "config.json"); }
+inline std::vector<ConfigProblem> targetProblems(const nlohmann::json& j) {
+  return problemsOf([&] { parseTarget(j); });
 }
 
 }  // namespace dfi::modelspec::testing

@@ -16,19 +16,15 @@ namespace {
 using ::testing::HasSubstr;
 using testing::configFixture;
 using testing::problemAt;
+using testing::fixtureJson;
 using testing::problemsOf;
 
-nlohmann::json fixture(const std::string& name) {
-  std::ifstream in(configFixture(name));
-  return nlohmann::json::parse(in);
-}
-
-DrafterConfig parse(const nlohmann::json& j, std::optional<int> targetLayers = {}) {
+DrafterConfig parseDrafter(const nlohmann::json& j, std::optional<int> targetLayers = {}) {
   return parseDrafterConfigText(j.dump(), "config.json", targetLayers);
 }
 
-std::vector<ConfigProblem> problems(const nlohmann::json& j, std::optional<int> targetLayers = {}) {
-  return problemsOf([&] { parse(j, targetLayers); });
+std::vector<ConfigProblem> drafterProblems(const nlohmann::json& j, std::optional<int> targetLayers = {}) {
+  return problemsOf([&] { parseDrafter(j, targetLayers); });
 }
 
 TEST(DrafterConfig, ZLabQwen3_8B_b16) {
@@ -75,32 +71,32 @@ TEST(DrafterConfig, PublishedConfigsHaveNoWarnings) {
 
 // dflash 0.1.0's _draft_value: dflash_config first, then the top level.
 TEST(DrafterConfig, DflashFieldsNestedOrFlat) {
-  nlohmann::json j = fixture("zlab_qwen3_8b_dflash_b16.json");
+  nlohmann::json j = fixtureJson("zlab_qwen3_8b_dflash_b16.json");
   j["dflash_config"]["input_embedding_scale"] = 1.5;
   j["input_embedding_scale"] = 9.0;  // the nested value wins, as in the package
   j["output_multiplier"] = 0.25;
   j["dflash_config"]["final_logit_softcapping"] = 30;
   j["is_causal"] = true;
-  DrafterConfig c = parse(j);
+  DrafterConfig c = parseDrafter(j);
   EXPECT_EQ(c.inputEmbeddingScale, 1.5);
   EXPECT_EQ(c.outputMultiplier, 0.25);
   EXPECT_EQ(c.finalLogitSoftcapping, 30.0);
   EXPECT_EQ(c.isCausal, true);
   EXPECT_TRUE(c.warnings.empty());
   j["dflash_config"]["final_logit_softcapping"] = 0;  // <= 0: no cap
-  EXPECT_FALSE(parse(j).finalLogitSoftcapping);
+  EXPECT_FALSE(parseDrafter(j).finalLogitSoftcapping);
   j["dflash_config"].erase("target_layer_ids");
   j["target_layer_ids"] = {2, 4};  // the package's top-level fallback
-  c = parse(j);
+  c = parseDrafter(j);
   EXPECT_EQ(c.targetLayerIds, (std::vector<int>{2, 4}));
   EXPECT_TRUE(c.targetLayerIdsFromConfig);
 }
 
 TEST(DrafterConfig, UnknownFieldsAreWarnedByName) {
-  nlohmann::json j = fixture("zlab_qwen3_8b_dflash_b16.json");
+  nlohmann::json j = fixtureJson("zlab_qwen3_8b_dflash_b16.json");
   j["dflash_config"]["causal"] = true;  // vLLM's spelling: not what dflash reads
   j["draft_vocab_size"] = 32000;
-  const DrafterConfig c = parse(j);
+  const DrafterConfig c = parseDrafter(j);
   std::vector<std::string> fields;
   for (const auto& w : c.warnings) fields.push_back(w.field);
   EXPECT_THAT(fields, ::testing::UnorderedElementsAre("dflash_config.causal", "draft_vocab_size"));
@@ -108,9 +104,9 @@ TEST(DrafterConfig, UnknownFieldsAreWarnedByName) {
 }
 
 TEST(DrafterConfig, SlidingLayersWithoutUseSlidingWindowAreWarned) {
-  nlohmann::json j = fixture("zlab_qwen3_6_27b_dflash.json");
+  nlohmann::json j = fixtureJson("zlab_qwen3_6_27b_dflash.json");
   j["use_sliding_window"] = false;
-  const DrafterConfig c = parse(j);
+  const DrafterConfig c = parseDrafter(j);
   ASSERT_EQ(c.warnings.size(), 1u);
   EXPECT_EQ(c.warnings[0].field, "use_sliding_window");
   EXPECT_THAT(c.warnings[0].message, HasSubstr("without a window"));
@@ -118,32 +114,32 @@ TEST(DrafterConfig, SlidingLayersWithoutUseSlidingWindowAreWarned) {
 }
 
 TEST(DrafterConfig, BlockSizeFlatOrNestedMustAgree) {
-  nlohmann::json j = fixture("zlab_qwen3_8b_dflash_b16.json");
+  nlohmann::json j = fixtureJson("zlab_qwen3_8b_dflash_b16.json");
   j.erase("block_size");
   j["dflash_config"]["block_size"] = 8;
-  EXPECT_EQ(parse(j).blockSize, 8);
+  EXPECT_EQ(parseDrafter(j).blockSize, 8);
   j["block_size"] = 8;
-  EXPECT_EQ(parse(j).blockSize, 8);
+  EXPECT_EQ(parseDrafter(j).blockSize, 8);
   j["block_size"] = 16;
-  EXPECT_THAT(problemAt(problems(j), "dflash_config.block_size").message,
+  EXPECT_THAT(problemAt(drafterProblems(j), "dflash_config.block_size").message,
               HasSubstr("8 disagrees with top-level block_size 16"));
   j.erase("block_size");
   j["dflash_config"].erase("block_size");
-  EXPECT_EQ(parse(j).blockSize, 16);  // SGLang's default
+  EXPECT_EQ(parseDrafter(j).blockSize, 16);  // SGLang's default
   j["block_size"] = 1;
-  EXPECT_THAT(problemAt(problems(j), "block_size").message, HasSubstr("at least 2"));
+  EXPECT_THAT(problemAt(drafterProblems(j), "block_size").message, HasSubstr("at least 2"));
 }
 
 TEST(DrafterConfig, DefaultTapsComeFromNumTargetLayersOrTheCaller) {
-  nlohmann::json j = fixture("zlab_qwen3_6_27b_dflash.json");
+  nlohmann::json j = fixtureJson("zlab_qwen3_6_27b_dflash.json");
   j["dflash_config"].erase("target_layer_ids");
-  DrafterConfig c = parse(j);
+  DrafterConfig c = parseDrafter(j);
   EXPECT_EQ(c.targetLayerIds, (std::vector<int>{1, 16, 31, 46, 61}));
   EXPECT_FALSE(c.targetLayerIdsFromConfig);
   j.erase("num_target_layers");
-  EXPECT_EQ(parse(j, 36).targetLayerIds, (std::vector<int>{1, 9, 17, 25, 33}));
-  EXPECT_EQ(parse(j, 36).numTargetLayers, 36);
-  EXPECT_THAT(problemAt(problems(j), "dflash_config.target_layer_ids").message,
+  EXPECT_EQ(parseDrafter(j, 36).targetLayerIds, (std::vector<int>{1, 9, 17, 25, 33}));
+  EXPECT_EQ(parseDrafter(j, 36).numTargetLayers, 36);
+  EXPECT_THAT(problemAt(drafterProblems(j), "dflash_config.target_layer_ids").message,
               HasSubstr("target depth for the default rule is unknown"));
 }
 
@@ -155,39 +151,39 @@ TEST(DrafterConfig, DefaultRuleRoundsHalfToEven) {
 }
 
 TEST(DrafterConfig, TapsMustBeDistinctAndInsideTheTarget) {
-  nlohmann::json j = fixture("zlab_qwen3_8b_dflash_b16.json");
+  nlohmann::json j = fixtureJson("zlab_qwen3_8b_dflash_b16.json");
   j["dflash_config"]["target_layer_ids"] = {1, 9, 9, 40};
-  const auto p = problems(j);
+  const auto p = drafterProblems(j);
   ASSERT_EQ(p.size(), 2u);
   EXPECT_THAT(p[0].message, HasSubstr("target layer 9 is listed twice"));
   EXPECT_THAT(p[1].message, HasSubstr("target layer 40 is outside [0, 36)"));
   j["dflash_config"]["target_layer_ids"] = {1, -2};
-  EXPECT_THAT(problemAt(problems(j), "dflash_config.target_layer_ids[1]").message, HasSubstr("at least 0"));
+  EXPECT_THAT(problemAt(drafterProblems(j), "dflash_config.target_layer_ids[1]").message, HasSubstr("at least 0"));
 }
 
 TEST(DrafterConfig, MaskTokenIdFlatAndNestedMustAgree) {
-  nlohmann::json j = fixture("zlab_qwen3_8b_dflash_b16.json");
+  nlohmann::json j = fixtureJson("zlab_qwen3_8b_dflash_b16.json");
   j["mask_token_id"] = 151670;
-  EXPECT_THAT(problemAt(problems(j), "dflash_config.mask_token_id").message,
+  EXPECT_THAT(problemAt(drafterProblems(j), "dflash_config.mask_token_id").message,
               HasSubstr("151669 disagrees with top-level mask_token_id 151670"));
   j.erase("mask_token_id");
   j["dflash_config"].erase("mask_token_id");
-  EXPECT_FALSE(parse(j).maskTokenId);
+  EXPECT_FALSE(parseDrafter(j).maskTokenId);
 }
 
 TEST(DrafterConfig, SlidingLayersNeedAWindowAndTheRightLength) {
-  nlohmann::json j = fixture("zlab_qwen3_6_27b_dflash.json");
+  nlohmann::json j = fixtureJson("zlab_qwen3_6_27b_dflash.json");
   j.erase("sliding_window");
-  EXPECT_THAT(problemAt(problems(j), "sliding_window").message, HasSubstr("sliding_attention layers"));
-  j = fixture("zlab_qwen3_6_27b_dflash.json");
+  EXPECT_THAT(problemAt(drafterProblems(j), "sliding_window").message, HasSubstr("sliding_attention layers"));
+  j = fixtureJson("zlab_qwen3_6_27b_dflash.json");
   j["layer_types"].push_back("full_attention");
-  EXPECT_THAT(problemAt(problems(j), "layer_types").message, HasSubstr("has 6 entries but num_hidden_layers is 5"));
+  EXPECT_THAT(problemAt(drafterProblems(j), "layer_types").message, HasSubstr("has 6 entries but num_hidden_layers is 5"));
 }
 
 TEST(DrafterConfig, YarnRopeIsRead) {
-  nlohmann::json j = fixture("zlab_qwen3_6_27b_dflash.json");
+  nlohmann::json j = fixtureJson("zlab_qwen3_6_27b_dflash.json");
   j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 64.0}, {"original_max_position_embeddings", 4096}};
-  const DrafterConfig c = parse(j);
+  const DrafterConfig c = parseDrafter(j);
   EXPECT_EQ(c.rope.type, "yarn");
   EXPECT_EQ(c.rope.factor, 64.0);
   EXPECT_EQ(c.rope.originalMaxPositionEmbeddings, 4096);
@@ -198,21 +194,21 @@ TEST(DrafterConfig, NotADrafterOrAnUnsupportedOne) {
   EXPECT_THAT(problemAt(problemsOf([] { parseDrafterConfig(configFixture("qwen3_8b.json")); }), "architectures[0]")
                   .message,
               HasSubstr("unsupported drafter architecture \"Qwen3ForCausalLM\" (supported: DFlashDraftModel, DFlash2DraftModel)"));
-  nlohmann::json j = fixture("zlab_qwen3_8b_dflash_b16.json");
+  nlohmann::json j = fixtureJson("zlab_qwen3_8b_dflash_b16.json");
   j.erase("architectures");
   j.erase("dflash_config");
   j.erase("block_size");
-  EXPECT_THAT(problemAt(problems(j, 36), "architectures").message, HasSubstr("not a DFlash drafter config"));
-  j = fixture("zlab_qwen3_8b_dflash_b16.json");
+  EXPECT_THAT(problemAt(drafterProblems(j, 36), "architectures").message, HasSubstr("not a DFlash drafter config"));
+  j = fixtureJson("zlab_qwen3_8b_dflash_b16.json");
   j["model_type"] = "llama";
-  EXPECT_THAT(problemAt(problems(j), "model_type").message, HasSubstr("supported drafter model_type: qwen3"));
+  EXPECT_THAT(problemAt(drafterProblems(j), "model_type").message, HasSubstr("supported drafter model_type: qwen3"));
 }
 
 TEST(DrafterConfig, HeadGeometryIsChecked) {
-  nlohmann::json j = fixture("zlab_qwen3_8b_dflash_b16.json");
+  nlohmann::json j = fixtureJson("zlab_qwen3_8b_dflash_b16.json");
   j["num_key_value_heads"] = 6;
   j.erase("head_dim");
-  const auto p = problems(j);
+  const auto p = drafterProblems(j);
   EXPECT_EQ(p.size(), 2u);
   EXPECT_THAT(problemAt(p, "num_key_value_heads").message, HasSubstr("6 does not divide num_attention_heads 32"));
   EXPECT_THAT(problemAt(p, "head_dim").message, HasSubstr("required"));

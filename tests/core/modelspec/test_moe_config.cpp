@@ -19,13 +19,10 @@ namespace {
 using ::testing::HasSubstr;
 using testing::configFixture;
 using testing::problemAt;
-using testing::problemsOf;
+using testing::fixtureJson;
+using testing::parseTarget;
+using testing::targetProblems;
 
-TargetConfig parse(const nlohmann::json& j) { return parseTargetConfigText(j.dump(), "config.json"); }
-
-std::vector<ConfigProblem> problems(const nlohmann::json& j) {
-  return problemsOf([&] { parse(j); });
-}
 
 // Qwen3-30B-A3B's geometry (Qwen3-Coder-30B-A3B has the same), as its config.json spells it.
 nlohmann::json qwen3_30b_a3b() {
@@ -64,7 +61,7 @@ std::vector<int> sparseLayers(const TargetConfig& c) {
 }
 
 TEST(MoeConfig, Qwen3_30B_A3B) {
-  const TargetConfig c = parse(qwen3_30b_a3b());
+  const TargetConfig c = parseTarget(qwen3_30b_a3b());
   EXPECT_EQ(c.family, TargetFamily::Qwen3);
   EXPECT_EQ(c.modelType, "qwen3_moe");
   ASSERT_TRUE(c.moe);
@@ -81,11 +78,11 @@ TEST(MoeConfig, Qwen3MoeReadsTheAliasSavePretrainedWrites) {
   j.erase("num_experts");
   j.erase("norm_topk_prob");  // Qwen3MoeConfig's default: false
   j["num_local_experts"] = 64;
-  const TargetConfig c = parse(j);
+  const TargetConfig c = parseTarget(j);
   EXPECT_EQ(c.moe->numExperts, 64);
   EXPECT_FALSE(c.moe->normTopkProb);
   j["num_experts"] = 64;
-  EXPECT_THAT(problemAt(problems(j), "num_local_experts").message, HasSubstr("both num_experts and num_local_experts"));
+  EXPECT_THAT(problemAt(targetProblems(j), "num_local_experts").message, HasSubstr("both num_experts and num_local_experts"));
 }
 
 TEST(MoeConfig, SparseStepAndDenseLayersFollowTransformersRule) {
@@ -93,10 +90,10 @@ TEST(MoeConfig, SparseStepAndDenseLayersFollowTransformersRule) {
   j["num_hidden_layers"] = 8;
   j["decoder_sparse_step"] = 2;
   j["mlp_only_layers"] = {3, 5};
-  EXPECT_EQ(sparseLayers(parse(j)), (std::vector<int>{1, 7}));  // (i + 1) % 2 == 0, not 3 or 5
+  EXPECT_EQ(sparseLayers(parseTarget(j)), (std::vector<int>{1, 7}));  // (i + 1) % 2 == 0, not 3 or 5
   j["mlp_only_layers"] = {8};
   j["decoder_sparse_step"] = 0;
-  const auto p = problems(j);
+  const auto p = targetProblems(j);
   EXPECT_THAT(problemAt(p, "mlp_only_layers").message, HasSubstr("layer 8 is not below num_hidden_layers 8"));
   problemAt(p, "decoder_sparse_step");
 }
@@ -105,19 +102,19 @@ TEST(MoeConfig, ExpertFieldsAreRequiredAndChecked) {
   nlohmann::json j = qwen3_30b_a3b();
   j["num_experts_per_tok"] = 200;
   j.erase("moe_intermediate_size");
-  const auto p = problems(j);
+  const auto p = targetProblems(j);
   EXPECT_THAT(problemAt(p, "num_experts_per_tok").message, HasSubstr("200 exceeds num_experts 128"));
   EXPECT_THAT(problemAt(p, "moe_intermediate_size").message, HasSubstr("required"));
   j = qwen3_30b_a3b();
   j["num_experts"] = 0;  // a Qwen3-MoE has experts; only Qwen3-Next spells dense MLPs this way
-  problemAt(problems(j), "num_experts");
+  problemAt(targetProblems(j), "num_experts");
 }
 
 TEST(MoeConfig, Qwen3_5_35B_A3B_IsSparseEverywhereWithASharedExpert) {
   nlohmann::json j = qwen3_5_35b_a3b();
   // Fields Qwen3_5MoeTextConfig does not have: transformers ignores them, and so does the engine.
   j["text_config"].update({{"decoder_sparse_step", 2}, {"mlp_only_layers", {0}}, {"norm_topk_prob", false}});
-  const TargetConfig c = parse(j);
+  const TargetConfig c = parseTarget(j);
   EXPECT_EQ(c.family, TargetFamily::Qwen3_5);
   EXPECT_EQ(c.intermediateSize, 0);
   EXPECT_EQ(c.numLayersOfType(LayerType::LinearAttention), 30);
@@ -132,14 +129,14 @@ TEST(MoeConfig, Qwen3_5MoeTextLevelAndArchitectures) {
   nlohmann::json j = qwen3_5_35b_a3b();
   j["text_config"]["model_type"] = "qwen3_5_text";
   j["architectures"] = {"Qwen3_5ForConditionalGeneration"};
-  const auto p = problems(j);
+  const auto p = targetProblems(j);
   EXPECT_THAT(problemAt(p, "text_config.model_type").message, HasSubstr("expected \"qwen3_5_moe_text\""));
   EXPECT_THAT(problemAt(p, "architectures[0]").message,
               HasSubstr("supported: Qwen3_5MoeForConditionalGeneration, Qwen3_5MoeForCausalLM"));
   // What Qwen3_5MoeForCausalLM.save_pretrained writes: the text level alone, flat.
   nlohmann::json flat = qwen3_5_35b_a3b()["text_config"];
   flat["architectures"] = {"Qwen3_5MoeForCausalLM"};
-  EXPECT_EQ(parse(flat).moe->numExperts, 256);
+  EXPECT_EQ(parseTarget(flat).moe->numExperts, 256);
 }
 
 TEST(MoeConfig, Qwen3NextRenormalisesByDefaultAndKeepsDenseWithoutExperts) {
@@ -150,12 +147,12 @@ TEST(MoeConfig, Qwen3NextRenormalisesByDefaultAndKeepsDenseWithoutExperts) {
                                {"linear_value_head_dim", 128}, {"linear_num_key_heads", 16},
                                {"linear_num_value_heads", 32}, {"num_experts", 512}, {"num_experts_per_tok", 10},
                                {"moe_intermediate_size", 512}, {"shared_expert_intermediate_size", 512}};
-  const TargetConfig c = parse(next);
+  const TargetConfig c = parseTarget(next);
   EXPECT_TRUE(c.moe->normTopkProb);
   EXPECT_TRUE(c.moe->hasSharedExpert());
   nlohmann::json dense = next;
   dense["num_experts"] = 0;
-  EXPECT_FALSE(parse(dense).moe);
+  EXPECT_FALSE(parseTarget(dense).moe);
 }
 
 }  // namespace

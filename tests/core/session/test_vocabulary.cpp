@@ -294,6 +294,66 @@ TEST(SessionVocabulary, KeepIdsCopiesAStreamWithItsIds) {
   EXPECT_EQ(reader.step(41)->runId, 7);
 }
 
+// The GUI appending a second evaluation to a session: the engine's stream starts at id 1 again,
+// and lands after the session's own records with every reference following its record.
+TEST(SessionVocabulary, AppendedStreamIsShiftedPastTheSessionsIds) {
+  const std::string path = freshPath("append_stream.dfi");
+  {
+    Writer first(path, {.mode = OpenMode::Overwrite});
+    const RunId run = first.addRun(synthetic::run("first"));
+    first.addPrompt(synthetic::prompt(run, 0));
+    const StepId s1 = first.addStep(synthetic::step(run, 0, 0));
+    first.addStep(synthetic::step(run, 0, 1));
+    first.addTensor(synthetic::attention(run, s1, 0, 0, 4));
+    EXPECT_EQ(first.pastExistingIds().runs, 0);  // a new file: nothing to move past
+    first.close();
+  }
+  Writer writer(path, {.mode = OpenMode::Append, .keepIds = true});
+  const IdShift shift = writer.pastExistingIds();
+  EXPECT_EQ(shift.runs, 1);
+  EXPECT_EQ(shift.steps, 2);
+  EXPECT_EQ(shift.tensors, 1);
+  // The stream as the engine numbers it.
+  RunRecord run = synthetic::run("second");
+  run.runId = 1;
+  PromptRecord prompt = synthetic::prompt(1, 0);
+  StepRecord step = synthetic::step(1, 0, 0);
+  step.stepId = 1;
+  TreeRecord tree = synthetic::tree(1, 3);
+  StatisticRecord perStep = synthetic::statistic(1, 1, 0, 4);
+  StatisticRecord runLevel = synthetic::statistic(1, 0, 0, 4);  // step 0: "none", stays 0
+  TensorRecord tensor = synthetic::attention(1, 1, 0, 0, 4);
+  tensor.info.tensorId = 1;
+  shift.apply(run);
+  shift.apply(prompt);
+  shift.apply(step);
+  shift.apply(tree);
+  shift.apply(perStep);
+  shift.apply(runLevel);
+  shift.apply(tensor);
+  EXPECT_EQ(writer.addRun(run), 2);
+  writer.addPrompt(prompt);
+  EXPECT_EQ(writer.addStep(step), 3);
+  writer.addTree(tree);
+  writer.addStatistic(perStep);
+  writer.addStatistic(runLevel);
+  EXPECT_EQ(writer.addTensor(tensor), 2);
+  writer.close();
+
+  Reader reader(path);
+  ASSERT_EQ(reader.runs().size(), 2u);
+  EXPECT_EQ(reader.stepCount(1), 2);  // the first evaluation is untouched
+  EXPECT_EQ(reader.stepCount(2), 1);
+  const BlockRecords block = reader.block(3);
+  EXPECT_EQ(block.step.runId, 2);
+  ASSERT_TRUE(block.tree);
+  ASSERT_EQ(block.statistics.size(), 1u);
+  ASSERT_EQ(block.tensors.size(), 1u);
+  EXPECT_EQ(block.tensors[0].tensorId, 2);
+  EXPECT_EQ(reader.statistics(2, 0).size(), 1u);
+  EXPECT_EQ(reader.prompts(2).size(), 1u);
+}
+
 TEST(SessionVocabulary, UnknownEnumValuesNameTheColumn) {
   const std::string path = freshPath("bad_enum.dfi");
   {

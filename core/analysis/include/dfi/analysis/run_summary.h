@@ -34,6 +34,7 @@ struct SummaryRun {
   // Live runs: how the last steps were drafted and counted (engine::stepCountingName).
   std::string stepCounting;
   std::string sampling = "greedy";  // the live loop's (engine::samplingLabel), for every mode
+  std::vector<std::int64_t> runIds;  // recorded runs it joins (shards, sampled repeats); none while running
 };
 
 struct SummaryRow {
@@ -48,7 +49,9 @@ struct SummaryRow {
   std::optional<Interval> tauOverRepeats;  // repeats > 1: Student-t over the repeats' tau
   std::optional<double> tauSglang;  // live only
   double tauVllm = 0;
+  Interval tauVllmCi;  // its 95% bootstrap interval over prompts (a ratio of pooled sums)
   std::string stepCounting;  // live only: SummaryRun::stepCounting
+  std::vector<std::int64_t> runIds;  // SummaryRun::runIds: the recorded runs it summarizes
 };
 
 // The one rule for sampled repeats, for every summary (CLI, GUI, diagnosis): a prompt's tau is
@@ -82,6 +85,7 @@ struct TauComparison {
   std::string baselineDrafter, baselineVariant;  // ... against
   std::int64_t prompts = 0;        // responses with steps under both
   Interval difference;   // tau(compared) - tau(baseline)
+  std::int64_t run = 0, baselineRun = 0;  // the first recorded run of each (SummaryRun::runIds); 0: none
   bool acrossVariants() const { return variant != baselineVariant; }
 };
 std::vector<TauComparison> pairedComparisons(std::span<const SummaryRun> runs, double confidence = 0.95,

@@ -206,12 +206,17 @@ std::vector<LintFinding> lintFindings(const BatteryInputs& in, const fs::path& d
         "target_layer_ids is absent: the default rule gives " + listText(d.targetLayerIds) +
             "; name the taps the drafter was trained with.");
 
+  // The drafter rotates its own queries and keys (over the target's projected features too)
+  // with its own RoPE: the target's never enters its attention, so a different one is no
+  // mismatch by itself, only a fact worth knowing (z-lab's drafters keep the target's).
   if (d.rope.theta != in.target.rope.theta || d.rope.type != in.target.rope.type)
-    add(LintSeverity::Warning, "rope-differs", "rope_theta",
+    add(LintSeverity::Info, "rope-differs", "rope_theta",
         "the drafter's RoPE (" + d.rope.type + ", theta " + std::to_string(static_cast<long long>(d.rope.theta)) +
-            ") differs from the target's (" + in.target.rope.type + ", theta " +
+            ") is not the target's (" + in.target.rope.type + ", theta " +
             std::to_string(static_cast<long long>(in.target.rope.theta)) +
-            "): right only if the drafter was trained so; positions:+1 and long contexts show it.");
+            "). The drafter applies its own to its block and context, so this is right when it was trained with "
+            "this config; if training used the target's RoPE instead, the positions:+1 hypothesis and long "
+            "prompts show it.");
 
   modelspec::CheckpointFacts facts;
   for (const modelspec::CompatibilityIssue& issue : modelspec::checkCompatibility(d, in.target, facts).issues)

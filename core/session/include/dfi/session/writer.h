@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "dfi/session/id_shift.h"
 #include "dfi/session/records.h"
 
 namespace dfi::session {
@@ -28,7 +29,8 @@ struct WriterOptions {
   std::chrono::milliseconds batchInterval{250};
   // Keep the ids the records carry (run, step, tensor, annotation) instead of assigning new
   // ones: a copy of another writer's stream (the GUI following the engine) then has the same
-  // ids as the engine's own file. An id must be above every id of its kind already written.
+  // ids as the engine's own file. An id must be above every id of its kind already written
+  // (appending, shift the stream's ids by pastExistingIds()).
   bool keepIds = false;
   // Called after each commit with the highest step id now durable in the file.
   std::function<void(StepId lastCommittedStep)> onCommit;
@@ -60,6 +62,9 @@ class Writer {
   void close();  // flush, checkpoint, back to a single file; idempotent
 
   StepId lastCommittedStep() const;
+  // Moves another writer's ids past those the file held when this writer opened it (none in a
+  // new file): what a stream appended with keepIds is shifted by.
+  IdShift pastExistingIds() const;
   const std::string& path() const;
 
  private:

@@ -1,4 +1,4 @@
-#include "recorded_summary.h"
+#include "dfi/analysis/recorded_summary.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -10,7 +10,7 @@
 #include "dfi/settings/settings.h"
 #include "dfi/settings/settings_fields.h"
 
-namespace dfi::eval {
+namespace dfi::analysis {
 namespace {
 
 // What makes two recorded runs parts of one: every setting but the shard, the drafter, the
@@ -25,19 +25,17 @@ std::string runKey(settings::RunSettings settings, const session::RunRecord& run
 
 }  // namespace
 
-std::vector<analysis::SummaryRun> recordedSummaryRuns(const std::string& sessionPath) {
-  session::Reader reader(sessionPath);
-  const auto records = reader.runs();
+std::vector<SummaryRun> recordedSummaryRuns(const RecordedRuns& recorded) {
   std::vector<std::string> drafters;
-  for (const auto& r : records)
+  for (const auto& r : recorded.runs)
     if (std::ranges::find(drafters, r.drafter.path) == drafters.end()) drafters.push_back(r.drafter.path);
-  const auto labels = analysis::drafterLabels(drafters);
+  const auto labels = drafterLabels(drafters);
 
-  std::vector<analysis::SummaryRun> out;
+  std::vector<SummaryRun> out;
   std::map<std::string, std::size_t> byKey;
-  for (const session::RunRecord& record : records) {
+  for (const session::RunRecord& record : recorded.runs) {
     // A diagnosis's runs (its baseline and each hypothesis) are read by their diagnosis
-    // (readSessionDiagnoses), never pooled with the drafter's own runs.
+    // (readDiagnoses), never pooled with the drafter's own runs.
     if (!record.hypothesis.empty()) continue;
     settings::RunSettings settings;
     try {
@@ -48,7 +46,7 @@ std::vector<analysis::SummaryRun> recordedSummaryRuns(const std::string& session
         settings.stepCounting = settings::StepCounting::FullBlocks;
     } catch (const Error& e) {
       throw FormatError(std::string("a run's settings are not an evaluation's: ") + e.what(),
-                        {.file = sessionPath, .item = "runs: " + record.name + ": settings_json"});
+                        {.file = recorded.file, .item = "runs: " + record.name + ": settings_json"});
     }
     const std::string mode(enumName(record.mode));
     const auto [it, fresh] = byKey.try_emplace(runKey(settings, record), out.size());
@@ -63,19 +61,31 @@ std::vector<analysis::SummaryRun> recordedSummaryRuns(const std::string& session
                                                                   : std::string(),
                      settings::samplingLabel(settings.sampling)});
     }
-    analysis::SummaryRun& run = out[it->second];
+    SummaryRun& run = out[it->second];
+    run.runIds.push_back(record.runId);
     const std::string promptsFile = settings.prompts.stem().string();
     std::map<session::PromptId, std::size_t> index;
-    for (const session::PromptRecord& prompt : reader.prompts(record.runId)) {
+    for (const session::PromptRecord& prompt : recorded.prompts(record.runId)) {
       index[prompt.promptId] = run.responses.size();
       run.responses.push_back({prompt.promptId, prompt.dataset.empty() ? promptsFile : prompt.dataset,
                                {{}, prompt.completionTokens}, record.sample});
     }
-    reader.forEachStepSummary(record.runId, [&](const session::StepSummary& step) {
+    recorded.forEachStepSummary(record.runId, [&](const session::StepSummary& step) {
       run.responses.at(index.at(step.promptId)).acceptance.stepAcceptLengths.push_back(step.acceptLength());
     });
   }
   return out;
+}
+
+std::vector<SummaryRun> recordedSummaryRuns(const std::string& sessionPath) {
+  session::Reader reader(sessionPath);
+  const std::vector<session::RunRecord> runs = reader.runs();
+  return recordedSummaryRuns({.runs = runs,
+                              .prompts = [&](session::RunId run) { return reader.prompts(run); },
+                              .forEachStepSummary = [&](session::RunId run, const auto& visit) {
+                                reader.forEachStepSummary(run, visit);
+                              },
+                              .file = sessionPath});
 }
 
 std::vector<NamedPositionMetrics> recordedPositionMetrics(const std::string& sessionPath) {
@@ -83,10 +93,10 @@ std::vector<NamedPositionMetrics> recordedPositionMetrics(const std::string& ses
   std::vector<NamedPositionMetrics> out;
   for (const session::RunRecord& run : reader.runs()) {
     if (!run.hypothesis.empty()) continue;  // a diagnosis's run, as in recordedSummaryRuns
-    for (analysis::PositionMetrics& m : analysis::computePositionMetrics(reader, run))
+    for (PositionMetrics& m : computePositionMetrics(reader, run))
       out.push_back({run.name.empty() ? "run " + std::to_string(run.runId) : run.name, std::move(m)});
   }
   return out;
 }
 
-}  // namespace dfi::eval
+}  // namespace dfi::analysis
