@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 
+#include "bench_size.h"
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/tensorfile/safetensors_header.h"
 #include "reference_script.h"
@@ -29,13 +30,17 @@ using nlohmann::json;
 
 namespace {
 
-constexpr int kRepeats = 15;
-constexpr std::uint64_t kShardBytes = 1ull << 30;
+const int kRepeats = dfi::bench::sized(15, 3);
+// A smoke run divides every dimension by 16, so bytes by 256 (shards too: as many of them).
+const std::int64_t kShrink = dfi::bench::sized(1, 16);
+const std::uint64_t kShardBytes = (1ull << 30) / static_cast<std::uint64_t>(kShrink * kShrink);
 
 // A Qwen3.5-style vision-language checkpoint of about 5.2 GB in BF16: 18 text layers at
 // Qwen3-4B width, a small vision tower and an MTP head (skipped by the text mapping).
 std::vector<TensorLayout> qwenStyleTensors() {
-  const std::int64_t hidden = 2560, inner = 9728, vocab = 151936, q = 32 * 128, kv = 8 * 128;
+  const std::int64_t hidden = 2560 / kShrink, inner = 9728 / kShrink, vocab = 151936 / kShrink,
+                     q = 32 * 128 / kShrink, kv = 8 * 128 / kShrink, headDim = 128 / kShrink,
+                     vision = 1024 / kShrink;
   std::vector<TensorLayout> tensors{{"model.language_model.embed_tokens.weight", DType::BF16, {vocab, hidden}},
                                     {"model.language_model.norm.weight", DType::BF16, {hidden}},
                                     {"lm_head.weight", DType::BF16, {vocab, hidden}},
@@ -45,7 +50,7 @@ std::vector<TensorLayout> qwenStyleTensors() {
     for (auto [name, shape] : std::vector<std::pair<std::string, std::vector<std::int64_t>>>{
              {"self_attn.q_proj.weight", {q, hidden}},  {"self_attn.k_proj.weight", {kv, hidden}},
              {"self_attn.v_proj.weight", {kv, hidden}}, {"self_attn.o_proj.weight", {hidden, q}},
-             {"self_attn.q_norm.weight", {128}},       {"self_attn.k_norm.weight", {128}},
+             {"self_attn.q_norm.weight", {headDim}},   {"self_attn.k_norm.weight", {headDim}},
              {"mlp.gate_proj.weight", {inner, hidden}}, {"mlp.up_proj.weight", {inner, hidden}},
              {"mlp.down_proj.weight", {hidden, inner}}, {"input_layernorm.weight", {hidden}},
              {"post_attention_layernorm.weight", {hidden}}})
@@ -53,8 +58,8 @@ std::vector<TensorLayout> qwenStyleTensors() {
   }
   for (int i = 0; i < 8; ++i) {
     const std::string p = "model.visual.blocks." + std::to_string(i) + ".";
-    tensors.push_back({p + "attn.qkv.weight", DType::BF16, {3 * 1024, 1024}});
-    tensors.push_back({p + "norm1.weight", DType::F32, {1024}});
+    tensors.push_back({p + "attn.qkv.weight", DType::BF16, {3 * vision, vision}});
+    tensors.push_back({p + "norm1.weight", DType::F32, {vision}});
   }
   return tensors;
 }
@@ -134,7 +139,7 @@ double medianOpenMs(const fs::path& dir) {
 }  // namespace
 
 int main() {
-  const fs::path dir = fs::path(DFI_BENCH_DATA_DIR) / "checkpoint_open_5gb";
+  const fs::path dir = fs::path(DFI_BENCH_DATA_DIR) / dfi::bench::sized<std::string>("checkpoint_open_5gb", "checkpoint_open_smoke");
   ensureCheckpoint(dir);
 
   // A first open loads the code it runs (libcrypto, spdlog); the figures are for an open after it.

@@ -28,6 +28,7 @@
 #include <c10/core/InferenceMode.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_size.h"
 #include "evaluation/live/dflash_decode.h"
 #include "evaluation/teacher_forced/dflash_teacher_forced.h"
 #include "evaluation/evaluation_models.h"
@@ -42,8 +43,9 @@ namespace fs = std::filesystem;
 using namespace dfi::engine;
 
 // Best of 4 passes on both sides, 2 at a time, alternating: one pass of the demo takes seconds,
-// and the host's noise is +-25%.
-constexpr int kMaxNewTokens = 96, kRepeat = 4, kReferenceRepeat = 2;
+// and the host's noise is +-25%. A smoke run: one pass of a sixth of the tokens, each side once.
+const int kMaxNewTokens = dfi::bench::sized(96, 16), kRepeat = dfi::bench::sized(4, 2),
+          kReferenceRepeat = dfi::bench::sized(2, 1);
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -108,9 +110,9 @@ Breakdown liveBreakdown(const TargetModel& target, const DFlashDrafter& drafter,
 
 }  // namespace
 
-// Usage: bench_dflash [N] (the first N demo prompts; default all); DFI_BENCH_THREADS=T.
+// Usage: bench_dflash [N] (the first N demo prompts; default all, 1 in a smoke run); DFI_BENCH_THREADS=T.
 int main(int argc, char** argv) {
-  const int limit = argc > 1 ? std::stoi(argv[1]) : 0;
+  const int limit = argc > 1 ? std::stoi(argv[1]) : dfi::bench::sized(0, 1);
   // One thread for both by default: the demo models are tiny (hidden 128), and on a shared
   // host more threads than free cores leave both sides spinning in OpenMP barriers (2 threads
   // on a loaded 2-core machine made the Python loop 25x slower). DFI_BENCH_THREADS overrides.
@@ -170,9 +172,9 @@ int main(int argc, char** argv) {
     }
   };
   // The two sides alternate (reference, engine, reference, engine), so that each samples two
-  // stretches of the run.
+  // stretches of the run; a smoke run starts Python once (its start is most of the run).
   measureEngine(kRepeat / 2);
-  const nlohmann::json after = runReference(demo, threads, limit);
+  const nlohmann::json after = dfi::bench::smoke() ? reference : runReference(demo, threads, limit);
   measureEngine(kRepeat - kRepeat / 2);
 
   // Same work? Tokens and acceptance lengths of every step, acceptance at every anchor.
@@ -254,12 +256,16 @@ int main(int argc, char** argv) {
     total.steps += best.steps;
   }
   const double perStep = 1e3 / std::max(1, total.steps);
+  // Per step, as the clocked loop runs to the token budget where the live loop stops at a stop token.
+  const double phasesPerStep = (total.prefill + total.draft + total.verify + total.crop) / std::max(1, total.steps);
   std::cout << nlohmann::json{{"bench", "dflash_live_phases_demo"},
                               {"prefill_ms_per_prompt", total.prefill * 1e3 / n},
                               {"draft_ms_per_step", total.draft * perStep},
                               {"verify_ms_per_step", total.verify * perStep},
                               {"crop_ms_per_step", total.crop * perStep},
                               {"steps", total.steps},
+                              // The phases against the live loop, per step: near 1 when they are where its time goes.
+                              {"ratio_to_live_loop", phasesPerStep / (liveSeconds / static_cast<double>(steps))},
                               {"threads", threads}}
                    .dump()
             << std::endl;

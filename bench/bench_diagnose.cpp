@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_size.h"
 #include "dfi/engine/diagnosis.h"
 #include "dfi/session/reader.h"
 #include "dfi/session/writer.h"
@@ -30,7 +31,8 @@ engine::EvaluationSettings demo() {
   s.target = dir / "target";
   s.drafters = {dir / "drafter-good"};
   s.prompts = dir / "prompts.jsonl";
-  s.maxNewTokens = 96;
+  s.maxNewTokens = dfi::bench::sized(96, 8);
+  if (dfi::bench::smoke()) s.limit = 1;  // of 24 prompts
   return s;
 }
 
@@ -77,11 +79,11 @@ int main() {
   };
 
   // This machine's speed wanders by a third within a minute: each battery is compared with
-  // the mean of the passes just before and just after it, three times, and the median of the
-  // three ratios is the figure.
+  // the mean of the passes just before and just after it, three times (once in a smoke run),
+  // and the median of the ratios is the figure.
   nlohmann::json rounds = nlohmann::json::array();
   std::vector<double> ratios;
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < dfi::bench::sized(3, 1); ++round) {
     const double before = teacherForcedSeconds(false);
     const nlohmann::json t = diagnose();
     const double after = teacherForcedSeconds(false);
@@ -100,7 +102,7 @@ int main() {
   const double withParity = teacherForcedSeconds(true);
   std::vector<double> sorted = ratios;
   std::ranges::sort(sorted);
-  const double ratio = sorted[1];
+  const double ratio = sorted[sorted.size() / 2];
   const nlohmann::json& median = rounds[static_cast<std::size_t>(std::ranges::find(ratios, ratio) - ratios.begin())];
   std::cout << nlohmann::json{{"bench", "diagnose_battery_vs_teacher_forced_pass"},
                               {"ratio", ratio},

@@ -9,12 +9,14 @@
 #include <chrono>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_size.h"
 #include "kernels/gated_delta_rule.h"
 
 namespace {
@@ -43,13 +45,16 @@ double bestSeconds(F&& call, int calls) {
 
 int main() {
   c10::InferenceMode inference;
-  const int cores = at::get_num_threads();
+  // A smoke run keeps to one thread: on a loaded machine, threads waiting for a core spin in
+  // OpenMP barriers for a minute.
+  const int cores = dfi::bench::sized(at::get_num_threads(), 1);
   for (const int threads : {1, cores}) {
     at::set_num_threads(threads);
     for (const Shape& shape :
          {Shape{"demo", 2, 4, 32, 32}, Shape{"bench_target-qwen35", 8, 16, 64, 64},
           Shape{"qwen3.5-9b-layer", 16, 32, 128, 128}}) {
-      for (const int64_t steps : {1, 4, 16, 64, 256, 1024}) {
+      // A smoke run: a decode step and a verification, with a sixteenth of the calls.
+      for (const int64_t steps : dfi::bench::sized<std::vector<int64_t>>({1, 4, 16, 64, 256, 1024}, {1, 16})) {
         at::manual_seed(0);
         const at::Tensor q = at::randn({1, steps, shape.keyHeads, shape.dk}),
                          k = at::randn({1, steps, shape.keyHeads, shape.dk});
@@ -57,7 +62,7 @@ int main() {
         const at::Tensor g = -at::rand({1, steps, shape.heads}),
                          beta = at::rand({1, steps, shape.heads});
         const at::Tensor state = at::randn({1, shape.heads, shape.dk, shape.dv}, at::kDouble);
-        const int calls = std::max<int>(2, static_cast<int>(4096 / (steps * shape.heads)));
+        const int calls = std::max<int>(2, static_cast<int>(dfi::bench::sized(4096, 256) / (steps * shape.heads)));
         const double recurrent = bestSeconds(
             [&] { dfi::engine::recurrentGatedDeltaRule(q, k, v, g, beta, state); }, calls);
         const double chunked = bestSeconds(

@@ -20,6 +20,7 @@
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_size.h"
 #include "evaluation/live/dflash_decode.h"
 #include "evaluation/evaluation_models.h"
 #include "models/target_model.h"
@@ -31,7 +32,7 @@ using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 using namespace dfi::engine;
 
-constexpr int kMaxNewTokens = 64, kRepeat = 3;
+const int kMaxNewTokens = dfi::bench::sized(64, 16), kRepeat = dfi::bench::sized(3, 1);
 
 // One figure: both loops at `temperature` over the same prompts on `models` (tiny or small,
 // built by the reference script), best of kRepeat passes each.
@@ -84,7 +85,9 @@ int main() {
   const int threads = threadsEnv ? std::max(1, std::atoi(threadsEnv)) : 1;
   at::set_num_threads(threads);
   const fs::path dir = fs::temp_directory_path() / "dfi_bench_sampling";
-  // Greedy too, on the same models: what sampling costs each side.
-  for (const char* models : {"tiny", "small"})
-    for (double temperature : {1.0, 0.0}) std::cout << measure(models, temperature, threads, dir).dump() << "\n";
+  // Greedy too, on the same models: what sampling costs each side. A smoke run samples on the
+  // tiny models only (each figure starts Python, most of a smoke run's time).
+  for (const char* models : dfi::bench::sized<std::vector<const char*>>({"tiny", "small"}, {"tiny"}))
+    for (double temperature : dfi::bench::sized<std::vector<double>>({1.0, 0.0}, {1.0}))
+      std::cout << measure(models, temperature, threads, dir).dump() << "\n";
 }

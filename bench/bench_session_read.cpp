@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_size.h"
 #include "dfi/session/reader.h"
 #include "dfi/session/writer.h"
 #include "synthetic_session.h"
@@ -25,7 +26,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::int64_t kSteps = 200'000;
+const std::int64_t kSteps = dfi::bench::sized<std::int64_t>(200'000, 500);
 constexpr std::int32_t kStepsPerPrompt = 500;
 constexpr std::int32_t kRuns = 2;
 constexpr std::int32_t kTensorEvery = 4;  // a hidden-state dump every 4th step
@@ -68,9 +69,10 @@ double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-double median(std::vector<double> v) {
+// The `percent` percentile of `v`.
+double percentile(std::vector<double> v, std::size_t percent) {
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  return v[v.size() * percent / 100];
 }
 
 double rssMb() {
@@ -92,12 +94,12 @@ void printFigure(const char* figure, double value, const char* unit, double targ
 int main() {
   const std::string dir = DFI_BENCH_DATA_DIR;
   fs::create_directories(dir);
-  const std::string path = dir + "/session_200k.dfi";
+  const std::string path = dir + dfi::bench::sized<std::string>("/session_200k.dfi", "/session_smoke.dfi");
   if (!fs::exists(path)) generate(path);
   const double fileMb = static_cast<double>(fs::file_size(path)) / 1e6;
 
   std::vector<double> openTimes, rawOpenTimes;
-  for (int i = 0; i < 15; ++i) {
+  for (int i = 0; i < dfi::bench::sized(15, 3); ++i) {
     auto start = std::chrono::steady_clock::now();
     {
       Reader reader(path);
@@ -111,8 +113,8 @@ int main() {
     rawOpenTimes.push_back(msSince(start));
     sqlite3_close(db);
   }
-  printFigure("open_and_list_runs_ms", median(openTimes), "ms", 300, "raw sqlite3 open + SELECT * FROM runs",
-              median(rawOpenTimes));
+  printFigure("open_and_list_runs_ms", percentile(openTimes, 50), "ms", 300, "raw sqlite3 open + SELECT * FROM runs",
+              percentile(rawOpenTimes, 50));
 
   Reader reader(path);
   sqlite3* db = nullptr;
@@ -123,7 +125,8 @@ int main() {
   std::uniform_int_distribution<StepId> anyStep(1, kSteps);
   std::vector<double> blockTimes, rawTimes;
   std::size_t bytesRead = 0;
-  for (int i = 0; i < 2000; ++i) {
+  const int blocks = dfi::bench::sized(2000, 20);
+  for (int i = 0; i < blocks; ++i) {
     const StepId id = anyStep(random);
     auto start = std::chrono::steady_clock::now();
     const BlockRecords block = reader.block(id);
@@ -139,14 +142,14 @@ int main() {
   }
   sqlite3_finalize(rawStep);
   sqlite3_close(db);
-  printFigure("read_one_block_ms", median(blockTimes), "ms", 5, "raw sqlite3 step row by primary key",
-              median(rawTimes));
-  std::sort(blockTimes.begin(), blockTimes.end());
-  std::printf("{\"bench\":\"session_read\",\"figure\":\"read_one_block_p99_ms\",\"value\":%.3f,\"unit\":\"ms\"}\n",
-              blockTimes[blockTimes.size() * 99 / 100]);
+  printFigure("read_one_block_ms", percentile(blockTimes, 50), "ms", 5, "raw sqlite3 step row by primary key",
+              percentile(rawTimes, 50));
+  printFigure("read_one_block_p99_ms", percentile(blockTimes, 99), "ms", 5, "raw sqlite3 step row by primary key, p99",
+              percentile(rawTimes, 99));
   std::printf(
-      "{\"bench\":\"session_read\",\"figure\":\"peak_rss_mb_after_2000_blocks\",\"value\":%.1f,\"unit\":\"MB\","
-      "\"reference\":\"session file size\",\"reference_value\":%.1f,\"ratio\":%.4f,\"steps\":%lld,\"tensor_bytes_read\":%zu}\n",
-      rssMb(), fileMb, rssMb() / fileMb, static_cast<long long>(kSteps), bytesRead);
+      "{\"bench\":\"session_read\",\"figure\":\"peak_rss_mb_after_reading_blocks\",\"value\":%.1f,\"unit\":\"MB\","
+      "\"reference\":\"session file size\",\"reference_value\":%.1f,\"ratio\":%.4f,\"steps\":%lld,\"blocks\":%d,"
+      "\"tensor_bytes_read\":%zu}\n",
+      rssMb(), fileMb, rssMb() / fileMb, static_cast<long long>(kSteps), blocks, bytesRead);
   return 0;
 }

@@ -21,6 +21,7 @@
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
+#include "bench_size.h"
 #include "models/model_cache.h"
 #include "models/target_model.h"
 #include "reference_script.h"
@@ -34,8 +35,11 @@ using dfi::engine::ModelOptions;
 using dfi::engine::TargetModel;
 
 // Best of 8 on both sides: the engine's 8 passes against the reference's 4 before and 4 after (a
-// prefill is a fraction of a second, and the shared host's noise is +-10-25%).
-constexpr int64_t kVocab = 32000, kPrefill = 256, kDecode = 32, kRepeat = 8, kReferenceRepeat = 4;
+// prefill is a fraction of a second, and the shared host's noise is +-10-25%). A smoke run
+// times one short pass of each on the reference's tiny models (--tiny: ~400 times fewer weights).
+const int64_t kVocab = dfi::bench::sized(32000, 1024), kPrefill = dfi::bench::sized(256, 16),
+              kDecode = dfi::bench::sized(32, 4), kRepeat = dfi::bench::sized(8, 1),
+              kReferenceRepeat = dfi::bench::sized(4, 1);
 
 double secondsSince(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
@@ -43,7 +47,8 @@ nlohmann::json runReference(const fs::path& dataDir, int threads) {
   const std::string command = std::string("'") + DFI_PYTHON + "' '" + DFI_SOURCE_DIR + "/bench/bench_target_ref.py' --data-dir '" +
                               dataDir.string() + "' --threads " + std::to_string(threads) + " --prefill " +
                               std::to_string(kPrefill) + " --decode " + std::to_string(kDecode) + " --repeat " +
-                              std::to_string(kReferenceRepeat);
+                              std::to_string(kReferenceRepeat) + " --vocab " + std::to_string(kVocab) +
+                              (dfi::bench::smoke() ? " --tiny" : "");
   return dfi::bench::referenceOutput(command);
 }
 
@@ -126,12 +131,16 @@ void printSpeed(const std::string& name, double ours, double theirs, int64_t tok
 }  // namespace
 
 int main() {
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // One thread in a smoke run: on a loaded machine, threads waiting for a core spin in OpenMP
+  // barriers (4 decode steps took Python 5 s with 2 threads on a busy 2-core machine).
+  const int threads = dfi::bench::sized(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), 1);
   at::set_num_threads(threads);
-  const fs::path dataDir = fs::path(DFI_BENCH_DATA_DIR);
+  const fs::path dataDir =
+      dfi::bench::sized(fs::path(DFI_BENCH_DATA_DIR), fs::path(DFI_BENCH_DATA_DIR) / "target_smoke");
   fs::create_directories(dataDir);
   // The reference runs before and after the engine and each side keeps its best time, so a
-  // machine whose load changes during the run does not favour either side.
+  // machine whose load changes during the run does not favour either side (a smoke run starts
+  // Python once: its start is most of the run).
   const nlohmann::json before = runReference(dataDir, threads);
   std::map<std::string, Timing> ours;
   for (const std::string arch : {"qwen3", "qwen35"})
@@ -139,7 +148,7 @@ int main() {
       const auto model = TargetModel::load(dataDir / ("bench_" + arch), ModelOptions{.devices = {"cpu"}, .dtype = dtype});
       ours[arch + "_" + dtype] = measure(*model);
     }
-  const nlohmann::json after = runReference(dataDir, threads);
+  const nlohmann::json after = dfi::bench::smoke() ? before : runReference(dataDir, threads);
   for (const std::string arch : {"qwen3", "qwen35"}) {
     const fs::path dir = dataDir / ("bench_" + arch);
     for (const std::string dtype : {"fp32", "bf16"}) {

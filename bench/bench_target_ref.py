@@ -1,7 +1,8 @@
 """Reference side of bench_target: Hugging Face transformers on the same random ~100M-parameter
 Qwen3 and Qwen3.5 checkpoints, the same token ids, the same thread count.
 
-Writes each checkpoint (config.json + 100 MB safetensors shards) under --data-dir the first time, then
+Writes each checkpoint (config.json + 100 MB safetensors shards) under --data-dir the first time (with
+--tiny, the bench's smoke run: models ~400 times smaller in as many shards), then
 prints one JSON object: {"<arch>": {"<dtype>": {"prefill_s": .., "decode_s": ..}}} where
 prefill_s is the best time of a --prefill-token forward with a fresh cache, and decode_s the
 best time of --decode greedy one-token steps after it (the argmax fed back, as in generation).
@@ -18,44 +19,49 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 import torch
 from transformers import Qwen3Config, Qwen3ForCausalLM, Qwen3_5ForCausalLM, Qwen3_5TextConfig
 
-VOCAB = 32000
+# Both architectures' sizes, and the smoke run's.
+SIZES = {"bench": dict(hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
+                       num_key_value_heads=4, head_dim=64),
+         "tiny": dict(hidden_size=64, intermediate_size=128, num_hidden_layers=4, num_attention_heads=4,
+                      num_key_value_heads=2, head_dim=16)}
+LINEAR_SIZES = {"bench": dict(linear_key_head_dim=64, linear_value_head_dim=64, linear_num_key_heads=8,
+                              linear_num_value_heads=16),
+                "tiny": dict(linear_key_head_dim=16, linear_value_head_dim=16, linear_num_key_heads=2,
+                             linear_num_value_heads=4)}
+SHARD_SIZE = {"bench": "100MB", "tiny": "256KB"}
 
 
-def qwen3_config():
-    return Qwen3Config(vocab_size=VOCAB, hidden_size=768, intermediate_size=2048, num_hidden_layers=12,
-                       num_attention_heads=12, num_key_value_heads=4, head_dim=64,
-                       max_position_embeddings=4096, tie_word_embeddings=True)
+def qwen3_config(vocab, size):
+    return Qwen3Config(vocab_size=vocab, **SIZES[size], max_position_embeddings=4096, tie_word_embeddings=True)
 
 
-def qwen35_config():
+def qwen35_config(vocab, size):
     # Every fourth layer full attention (the Qwen3.5 interval rule), the rest Gated DeltaNet.
-    return Qwen3_5TextConfig(vocab_size=VOCAB, hidden_size=768, intermediate_size=2048, num_hidden_layers=12,
-                             num_attention_heads=12, num_key_value_heads=4, head_dim=64,
-                             linear_conv_kernel_dim=4, linear_key_head_dim=64, linear_value_head_dim=64,
-                             linear_num_key_heads=8, linear_num_value_heads=16, max_position_embeddings=4096,
-                             tie_word_embeddings=True)
+    return Qwen3_5TextConfig(vocab_size=vocab, **SIZES[size], **LINEAR_SIZES[size], linear_conv_kernel_dim=4,
+                             max_position_embeddings=4096, tie_word_embeddings=True)
 
 
 ARCHS = {"qwen3": (qwen3_config, Qwen3ForCausalLM), "qwen35": (qwen35_config, Qwen3_5ForCausalLM)}
 
 
-def bench_ids(n):
+def bench_ids(n, vocab):
     """The same ids bench_target.cpp uses: a fixed walk over the vocabulary."""
-    return torch.tensor([[(7919 * i + 13) % VOCAB for i in range(n)]], dtype=torch.long)
+    return torch.tensor([[(7919 * i + 13) % vocab for i in range(n)]], dtype=torch.long)
 
 
-def ensure_checkpoint(directory: Path, arch: str):
+def ensure_checkpoint(directory: Path, arch: str, vocab: int, size: str):
     make_config, cls = ARCHS[arch]
     if not (directory / "model.safetensors.index.json").exists():
         torch.manual_seed(0)
         # Sharded like real checkpoints, so the C++ side can weigh its load against a shard.
-        cls(make_config()).save_pretrained(directory, safe_serialization=True, max_shard_size="100MB")
+        cls(make_config(vocab, size)).save_pretrained(directory, safe_serialization=True,
+                                                      max_shard_size=SHARD_SIZE[size])
     return cls.from_pretrained(directory, torch_dtype=torch.float32).eval()
 
 
 @torch.inference_mode()
-def measure(model, prefill, decode, repeat):
-    ids = bench_ids(prefill)
+def measure(model, prefill, decode, repeat, vocab):
+    ids = bench_ids(prefill, vocab)
     best_prefill = best_decode = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
@@ -78,16 +84,19 @@ def main():
     parser.add_argument("--decode", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--dtypes", default="fp32,bf16")
+    parser.add_argument("--vocab", type=int, default=32000)
+    parser.add_argument("--tiny", action="store_true", help="the smoke run's models")
     args = parser.parse_args()
+    size = "tiny" if args.tiny else "bench"
     torch.set_num_threads(args.threads)
     dtypes = {"fp32": torch.float32, "bf16": torch.bfloat16}
     result = {}
     for arch in ARCHS:
-        model = ensure_checkpoint(args.data_dir / f"bench_{arch}", arch)
+        model = ensure_checkpoint(args.data_dir / f"bench_{arch}", arch, args.vocab, size)
         result[arch] = {}
         for name in args.dtypes.split(","):
             model = model.to(dtypes[name])
-            result[arch][name] = measure(model, args.prefill, args.decode, args.repeat)
+            result[arch][name] = measure(model, args.prefill, args.decode, args.repeat, args.vocab)
     print(json.dumps(result))
 
 

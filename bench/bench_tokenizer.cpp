@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench_size.h"
 #include "dfi/tokenizer/tokenizer.h"
 #include "reference_script.h"
 
@@ -28,7 +29,8 @@ double secondsSince(Clock::time_point start) { return std::chrono::duration<doub
 nlohmann::json runReference(const std::filesystem::path& tokenizerJson, const std::filesystem::path& corpus, int repeat) {
   const std::string command = std::string("'") + DFI_PYTHON + "' '" + DFI_SOURCE_DIR + "/bench/bench_tokenizer_ref.py' --tokenizer '" +
                               tokenizerJson.string() + "' --corpus-out '" + corpus.string() +
-                              "' --repeat " + std::to_string(repeat);
+                              "' --repeat " + std::to_string(repeat) + " --target-bytes " +
+                              std::to_string(dfi::bench::sized(10'000'000, 30'000));
   return dfi::bench::referenceOutput(command);
 }
 
@@ -43,7 +45,7 @@ void printFigure(const char* name, double dfiSeconds, double hfSeconds, const nl
 int main(int argc, char** argv) {
   const std::filesystem::path tokenizerJson =
       argc > 1 ? argv[1] : std::filesystem::path(DFI_SOURCE_DIR) / "tests/data/tokenizers/qwen3/tokenizer.json";
-  const int repeat = 3;
+  const int repeat = dfi::bench::sized(3, 1);
   const auto corpusPath = std::filesystem::temp_directory_path() / "dfi_bench_tokenizer_corpus.json";
   const nlohmann::json reference = runReference(tokenizerJson, corpusPath, repeat);
 

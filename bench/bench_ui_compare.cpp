@@ -13,6 +13,7 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include "bench_size.h"
 #include "dfi/analysis/run_comparison.h"
 #include "panels/compare_view.h"
 
@@ -20,7 +21,8 @@ using namespace dfi;
 
 namespace {
 
-constexpr int kPrompts = 10'000, kDrafters = 4, kStepsPerPrompt = 16, kBlockSize = 16;
+constexpr int kDrafters = 4, kStepsPerPrompt = 16, kBlockSize = 16;
+const int kPrompts = dfi::bench::sized(10'000, 40);
 
 // Teacher-forced-like runs: the same anchors in every run (so every block joins), acceptance
 // lengths that differ by drafter and vary by prompt and step.
@@ -63,7 +65,7 @@ int main(int argc, char** argv) {
   if (!QTest::qWaitForWindowExposed(&view)) return 1;
 
   std::vector<double> panel, statistics;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < dfi::bench::sized(5, 2); ++i) {
     QSignalSpy computed(&view, &ui::CompareView::computed);
     QElapsedTimer timer;
     timer.start();
@@ -71,7 +73,7 @@ int main(int argc, char** argv) {
     if (!computed.wait(60000)) return 1;
     view.repaint();
     panel.push_back(ms(timer));
-    if (view.pair().prompts.size() != kPrompts) return 1;
+    if (view.pair().prompts.size() != static_cast<std::size_t>(kPrompts)) return 1;
 
     timer.start();
     const std::vector<analysis::SeriesStatistics> stats = analysis::summarizeSeries(series);

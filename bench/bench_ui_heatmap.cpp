@@ -13,6 +13,7 @@
 #include <QSignalSpy>
 #include <qcustomplot.h>
 
+#include "bench_size.h"
 #include "models/mask_layout.h"
 #include "widgets/heatmap_plot.h"
 
@@ -21,6 +22,8 @@ using namespace dfi::ui;
 namespace {
 
 constexpr int kWidth = 1200, kHeight = 700;
+// A smoke run has 16 times fewer positions and anchors: 256 times fewer training cells.
+const int kShrink = dfi::bench::sized(1, 16);
 
 double seconds(const QElapsedTimer& timer) { return static_cast<double>(timer.nsecsElapsed()) * 1e-9; }
 
@@ -93,7 +96,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
 
   MaskScene inference;
-  inference.anchor = 8192;
+  inference.anchor = 8192 / kShrink;
   inference.spec.blockSize = 16;
   const MaskLayout inferenceMask(inference);
   const double inferenceNaive = pushEveryCell(inferenceMask);
@@ -105,15 +108,15 @@ int main(int argc, char** argv) {
   MaskScene training;
   training.layout = MaskLayoutKind::Training;
   training.spec.blockSize = 16;
-  training.sequenceLength = 2048;
-  training.anchors = evenlySpacedAnchors(2048, 16, 128);
+  training.sequenceLength = 2048 / kShrink;
+  training.anchors = evenlySpacedAnchors(training.sequenceLength, 16, 128 / kShrink);
   const MaskLayout trainingMask(training);
   const double naive = pushEveryCell(trainingMask);
   report("training_2k_first_picture", trainingMask, resampled(trainingMask, Change::NewCells), naive);
   report("training_2k_zoom", trainingMask, resampled(trainingMask, Change::Zoom), naive);
 
-  training.sequenceLength = 8192;
-  training.anchors = evenlySpacedAnchors(8192, 16, 512);
+  training.sequenceLength = 8192 / kShrink;
+  training.anchors = evenlySpacedAnchors(training.sequenceLength, 16, 512 / kShrink);
   const MaskLayout bigMask(training);
   report("training_8k_first_picture_vs_2k_naive", bigMask, resampled(bigMask, Change::NewCells), naive);
   report("training_8k_zoom_vs_2k_naive", bigMask, resampled(bigMask, Change::Zoom), naive);

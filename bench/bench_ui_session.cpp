@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@
 #include <QStandardPaths>
 #include <QTreeView>
 
+#include "bench_size.h"
 #include "session/session_context.h"
 #include "dfi/session/writer.h"
 #include "models/navigator_filter.h"
@@ -56,9 +58,10 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::int32_t kRuns = 2;
-constexpr std::int32_t kPromptsPerRun = 400;
-constexpr std::int32_t kStepsPerPrompt = 250;  // 2 x 400 x 250 = 200k steps
-constexpr std::int64_t kSteps = std::int64_t{kRuns} * kPromptsPerRun * kStepsPerPrompt;
+const std::int32_t kPromptsPerRun = dfi::bench::sized(400, 2);
+const std::int32_t kStepsPerPrompt = dfi::bench::sized(250, 50);  // 2 x 400 x 250 = 200k steps (smoke: 200)
+const std::int64_t kSteps = std::int64_t{kRuns} * kPromptsPerRun * kStepsPerPrompt;
+const int kSelections = dfi::bench::sized(200, 5), kRounds = dfi::bench::sized(5, 2);
 
 void generate(const std::string& path) {
   std::fprintf(stderr, "bench_ui_session: generating %s (once)\n", path.c_str());
@@ -131,7 +134,7 @@ double openToFirstPaintMs(const QString& path) {
   PaintWatch watch;
   QTreeView* tree = window.navigator()->tree();
   tree->viewport()->installEventFilter(&watch);
-  if (!window.openFile(path)) return -1;
+  if (!window.openFile(path)) throw std::runtime_error("cannot open " + path.toStdString());
   QObject::connect(window.navigator()->model(), &ui::NavigatorModel::loaded, &watch, [&watch] { watch.armed = true; });
   while (!(watch.armed && watch.paints > 0 && tree->model()->rowCount() == kRuns)) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
   return ms(timer);
@@ -166,11 +169,9 @@ std::pair<double, double> filterThenSortMs(ui::MainWindow& window) {
   const double filter = ms(timer);
   // A figure only if the filter did filter: some steps left, not all.
   const int shown = window.navigator()->filter()->shownStepCount();
-  if (shown <= 0 || shown >= kSteps) {
-    std::fprintf(stderr, "bench_ui_session: the acceptance filter kept %d of %lld steps\n", shown,
-                 static_cast<long long>(kSteps));
-    return {-1, -1};
-  }
+  if (shown <= 0 || shown >= kSteps)
+    throw std::runtime_error("the acceptance filter kept " + std::to_string(shown) + " of " + std::to_string(kSteps) +
+                             " steps");
   timer.restart();
   window.navigator()->tree()->sortByColumn(ui::NavigatorModel::AcceptanceColumn, Qt::DescendingOrder);
   QCoreApplication::sendPostedEvents();
@@ -246,12 +247,12 @@ int main(int argc, char** argv) {
 
   const std::string dir = DFI_BENCH_DATA_DIR;
   fs::create_directories(dir);
-  const std::string path = dir + "/ui_session_200k.dfi";
+  const std::string path = dir + dfi::bench::sized<std::string>("/ui_session_200k.dfi", "/ui_session_smoke.dfi");
   if (!fs::exists(path)) generate(path);
   const double fileMb = static_cast<double>(fs::file_size(path)) / 1e6;
 
   std::vector<double> opens, raw;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < kRounds; ++i) {
     opens.push_back(openToFirstPaintMs(QString::fromStdString(path)));
     raw.push_back(rawNavigatorScanMs(path));
   }
@@ -272,19 +273,19 @@ int main(int argc, char** argv) {
   };
   selectMs(window, blockAt(0, 0, 0));
   std::vector<double> next, other, idle;
-  for (int i = 1; i <= 200; ++i) next.push_back(selectMs(window, blockAt(0, 0, i)));
+  for (int i = 1; i <= kSelections; ++i) next.push_back(selectMs(window, blockAt(0, 0, i)));
   std::mt19937 random(11);
-  for (int i = 0; i < 200; ++i) {
+  for (int i = 0; i < kSelections; ++i) {
     const auto r = static_cast<std::int32_t>(random() % kRuns), p = static_cast<std::int32_t>(random() % kPromptsPerRun);
     other.push_back(selectMs(window, blockAt(r, p, static_cast<std::int32_t>(random() % kStepsPerPrompt))));
   }
-  for (int i = 0; i < 200; ++i) idle.push_back(selectMs(window, window.context()->selection()));
+  for (int i = 0; i < kSelections; ++i) idle.push_back(selectMs(window, window.context()->selection()));
   printFigure("select_next_block_median_ms", median(next), "ms", 16, "repaint with the selection unchanged",
               median(idle));
   printFigure("select_block_of_another_prompt_median_ms", median(other), "ms", 16,
               "repaint with the selection unchanged", median(idle));
   std::vector<double> filters, sorts;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < kRounds; ++i) {
     const auto [filter, sort] = filterThenSortMs(window);
     filters.push_back(filter);
     sorts.push_back(sort);
@@ -294,7 +295,7 @@ int main(int argc, char** argv) {
   printFigure("sort_filtered_tree_median_ms", median(sorts), "ms", 100, "repaint with the selection unchanged",
               median(idle));
   std::vector<double> garbled, searches;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < kRounds; ++i) {
     garbled.push_back(chooseMs(window, window.navigator()->garbleChoice(), QStringLiteral("garbled: any detector")));
     searches.push_back(searchMs(window, QStringLiteral("Question 12")));
   }

@@ -321,8 +321,9 @@ class TestProbeViews : public QObject {
     QCOMPARE(theirs->stat("inf")->at(1), 2.0f);  // position 2 both infinities
   }
 
-  // A long context: 4 layers x 32 heads x 16 slots x (2048 + 16) keys (68 MB of probabilities)
-  // load, reduce and thumbnail within a second or two; the map resamples to the viewport.
+  // A long context: 4 layers x 32 heads x 16 slots x (2048 + 16) keys (17 MB of probabilities)
+  // load, reduce and thumbnail; the map resamples to the viewport. How fast is
+  // bench/bench_ui_attention's figure: a time limit here fails on a loaded or sanitised build.
   void longContextStaysResponsive() {
     QTemporaryDir dir;
     const QString path = dir.filePath(QStringLiteral("long.dfi"));
@@ -369,7 +370,6 @@ class TestProbeViews : public QObject {
     qInfo("long context: loaded and drawn the grid in %lld ms, map resampled by %lld ms", loaded, timer.elapsed());
     QCOMPARE(view.probes().attention.size(), std::size_t{4});
     QVERIFY(view.plot()->sampledSize().width() < keys);  // never more columns than pixels
-    QVERIFY2(loaded < 5000, qPrintable(QString::number(loaded)));
     test::saveScreenshot(&view, QStringLiteral("attention-long-context"));
   }
 
