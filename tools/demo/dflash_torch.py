@@ -148,12 +148,13 @@ def config_json(cfg):
     }
 
 
-def save(cfg, w, out_dir, extra_config=None):
+def save(cfg, w, out_dir, training=None):
+    """config.json and model.safetensors as a published drafter has them; how the demo trained it
+    goes to training.json beside them (config.json carries only what a model config holds)."""
     from safetensors.torch import save_file
     out_dir.mkdir(parents=True, exist_ok=True)
-    c = config_json(cfg)
-    if extra_config:
-        c.update(extra_config)
-    (out_dir / "config.json").write_text(json.dumps(c, indent=2) + "\n")
+    (out_dir / "config.json").write_text(json.dumps(config_json(cfg), indent=2) + "\n")
+    if training:
+        (out_dir / "training.json").write_text(json.dumps(training, indent=2) + "\n")
     save_file({k: v.detach().to(torch.bfloat16).contiguous() for k, v in w.items()},
               str(out_dir / "model.safetensors"), metadata={"format": "pt"})

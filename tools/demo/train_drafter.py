@@ -14,7 +14,7 @@ Context features: hidden_states[id + 1] for the config's target_layer_ids (gen_d
 With --tap-offset -1 the drafter trains on hidden_states[id] instead ("feats_shifted": every tap
 one layer earlier) while its config still names the same target_layer_ids: the off-by-one of
 the published engines, planted so that an engine's diagnosis can find it (shifting all taps by
--1 must raise tau). The planted bug is recorded in the config's demo_training block.
+-1 must raise tau). The planted bug is recorded in training.json beside the config.
 
 Usage: train_drafter.py NAME STEPS [--anchor-visible] [--tap-offset -1] [--early STEP:NAME]
 Writes OUT/NAME (config.json + model.safetensors, bf16) and WORK/NAME.json (log).
@@ -141,13 +141,13 @@ def main():
         opt, lambda s: min(1.0, (s + 1) / WARMUP) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, s / args.steps)))))
     decay = dt.decay_weights(cfg["block"], GAMMA)
     early_step, early_name = (int(args.early.split(":")[0]), args.early.split(":")[1]) if args.early else (None, None)
-    extra = {"demo_training": {"script": "tools/demo/train_drafter.py", "seed": SEED,
-                               "mask": "anchor-visible (k <= anchor)" if args.anchor_visible else "reference (k < anchor)",
-                               "loss_decay_gamma": GAMMA, "num_anchors": NUM_ANCHORS, "batch": BATCH}}
+    training = {"script": "tools/demo/train_drafter.py", "seed": SEED,
+                "mask": "anchor-visible (k <= anchor)" if args.anchor_visible else "reference (k < anchor)",
+                "loss_decay_gamma": GAMMA, "num_anchors": NUM_ANCHORS, "batch": BATCH}
     feat_key = FEATURES[args.tap_offset]
     if args.tap_offset:
-        extra["demo_training"]["tap_offset"] = args.tap_offset
-        extra["demo_training"]["planted_bug"] = (
+        training["tap_offset"] = args.tap_offset
+        training["planted_bug"] = (
             "trained on hidden_states[id] instead of hidden_states[id + 1] for the target_layer_ids "
             "above: every tap is one layer earlier than this config says")
     print(f"{args.name}: {sum(p.numel() for p in params) / 1e6:.2f}M parameters, {len(train)} answers, "
@@ -167,7 +167,7 @@ def main():
         sched.step()
         done = step + 1
         if done == early_step:
-            dt.save(cfg, w, common.OUT / early_name, {**extra, "demo_training": {**extra["demo_training"], "steps": done}})
+            dt.save(cfg, w, common.OUT / early_name, {**training, "steps": done})
             log["early"] = {"name": early_name, "steps": done, "seconds": round(time.time() - t0),
                             "held_out_tau_tf": held_out_tau(w, cfg, held, embed, decay, False, feat_key)}
             print(f"saved {early_name} after {done} steps: {log['early']}", flush=True)
@@ -180,7 +180,7 @@ def main():
     log["held_out_tau_tf_reference_mask"] = held_out_tau(w, cfg, held, embed, decay, False, feat_key)
     if args.tap_offset:  # what the engine measures when it trusts the config's taps
         log["held_out_tau_tf_config_taps"] = held_out_tau(w, cfg, held, embed, decay, False)
-    dt.save(cfg, w, common.OUT / args.name, {**extra, "demo_training": {**extra["demo_training"], "steps": args.steps}})
+    dt.save(cfg, w, common.OUT / args.name, {**training, "steps": args.steps})
     common.write_json(common.WORK / f"{args.name}.json", log)
     print(f"{args.name}: done in {log['seconds']}s", flush=True)
 
