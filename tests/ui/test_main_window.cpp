@@ -15,7 +15,7 @@ class TestMainWindow : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     QStringList menus;
     for (QAction* a : window.menuBar()->actions()) menus << a->text();
-    QCOMPARE(menus, (QStringList{"&File", "&View", "&Help"}));
+    QCOMPARE(menus, (QStringList{"&File", "&View", "&Go", "&Help"}));
     QVERIFY(!window.windowIcon().isNull());  // the icon resource is compiled in
     // Every panel is a dock with a stable name (saved layouts refer to it) and a View toggle.
     QStringList docks;

@@ -325,6 +325,38 @@ class TestSessionPanels : public QObject {
     QVERIFY(window.windowTitle().startsWith(QLatin1String("DFlash Inspector")));
   }
 
+  // Go > Next/Previous (Garbled) Block work from any panel, in the navigator's order, and every
+  // panel follows; Help lists the keys.
+  void goMovesBlockToBlockFromAnyPanel() {
+    MainWindow window;
+    window.resize(1280, 720);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openFile(path_));
+    selectStep(window, 0, 0);
+    QTreeView* tree = window.navigator()->tree();
+    const QModelIndex prompt0 = tree->model()->index(0, 0, tree->model()->index(0, 0));
+    const auto stepId = [&](int row) { return tree->model()->index(row, 0, prompt0).data(NavigatorModel::StepIdRole).toLongLong(); };
+    QTRY_COMPARE(window.context()->selection().step, stepId(0));
+    const auto action = [&](const QString& text) {
+      for (QAction* a : window.findChildren<QAction*>())
+        if (a->text() == text) return a;
+      return static_cast<QAction*>(nullptr);
+    };
+    window.tokenView()->table()->setFocus();  // another panel has the keyboard
+    action(QStringLiteral("&Next Block"))->trigger();
+    QCOMPARE(window.context()->selection().step, stepId(1));
+    action(QStringLiteral("&Previous Block"))->trigger();
+    QCOMPARE(window.context()->selection().step, stepId(0));
+    action(QStringLiteral("&Previous Block"))->trigger();  // the first block: nothing before it
+    QCOMPARE(window.context()->selection().step, stepId(0));
+    action(QStringLiteral("Next &Garbled Block"))->trigger();
+    const QModelIndex garbled = window.navigator()->tree()->currentIndex();
+    QVERIFY(garbled.data(NavigatorModel::GarbledRole).toInt() > 0);
+    QCOMPARE(garbled.data(NavigatorModel::StepIdRole).toLongLong(), window.context()->selection().step);
+    QVERIFY(action(QStringLiteral("&Keyboard Shortcuts")));
+  }
+
   // Open Recent keeps one entry per file however it was reached, and names two files of one
   // name by their folders too.
   void recentFilesAreDistinct() {

@@ -224,6 +224,40 @@ void Navigator::updateMatches() {
   matches_->setVisible(filter_->isActive());
 }
 
+namespace {
+
+// The node after (or before) `index` in depth-first order: a node's children follow it.
+QModelIndex stepInOrder(const QAbstractItemModel& m, const QModelIndex& index, int direction) {
+  if (direction > 0) {
+    if (m.rowCount(index) > 0) return m.index(0, 0, index);
+    for (QModelIndex at = index; at.isValid(); at = at.parent())
+      if (at.row() + 1 < m.rowCount(at.parent())) return at.sibling(at.row() + 1, 0);
+    return {};
+  }
+  if (!index.isValid()) return {};
+  if (index.row() == 0) return index.parent();
+  QModelIndex at = index.sibling(index.row() - 1, 0);
+  while (m.rowCount(at) > 0) at = m.index(m.rowCount(at) - 1, 0, at);  // its last descendant
+  return at;
+}
+
+}  // namespace
+
+bool Navigator::selectNeighbour(int direction, bool garbledOnly) {
+  const QAbstractItemModel& m = *tree_->model();
+  QModelIndex at = tree_->currentIndex().siblingAtColumn(0);
+  if (!at.isValid() && direction > 0 && m.rowCount() > 0) at = m.index(0, 0);  // from the top
+  else at = stepInOrder(m, at, direction);
+  for (; at.isValid(); at = stepInOrder(m, at, direction)) {
+    if (at.data(NavigatorModel::KindRole).toInt() != NavigatorModel::StepNode) continue;
+    if (garbledOnly && at.data(NavigatorModel::GarbledRole).toInt() == 0) continue;
+    tree_->setCurrentIndex(at);  // selects it everywhere, through the context
+    tree_->scrollTo(at);
+    return true;
+  }
+  return false;
+}
+
 void Navigator::selectCurrent(const QModelIndex& proxyIndex) {
   if (syncing_ || !context_ || !proxyIndex.isValid()) return;
   context_->select(model_->selectionAt(filter_->mapToSource(proxyIndex)));

@@ -38,6 +38,10 @@ class Navigator : public QWidget, public SessionViewer, public ExportableView {
   QString matchesText() const;
   // Searches the steps' token text now instead of after the typing pause.
   void searchTokenTextNow();
+  // Go > Next/Previous (Garbled) Block: selects the block after (direction 1) or before (-1)
+  // the selected one in the tree's order (runs, prompts, steps, as filtered), with
+  // `garbledOnly` the next whose proposal a garble detector flagged. False at either end.
+  bool selectNeighbour(int direction, bool garbledOnly);
 
   void onSessionOpened() override;
   void onSessionClosed() override;

@@ -1,5 +1,6 @@
 #include "panels/token_view.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include <QHeaderView>
@@ -182,6 +183,10 @@ void TokenView::showStep(const std::optional<session::StepRecord>& step) {
                    ddtree ? context_->tree(step->stepId) : std::nullopt);
   showOptionalColumns();
   strip_->setHighlightedStep(step->stepIndex);
+  // The slot that decided the block, whatever panel chose it: rows 0..accepted are the anchor
+  // and the accepted slots, the next the first mismatch.
+  const int decisive = std::min(model_->rowCount() - 1, std::max(step->acceptedCount, 0) + 1);
+  if (decisive >= 0) table_->scrollTo(model_->index(decisive, 0), QAbstractItemView::EnsureVisible);
   const QString where = tr("%1, \"%2\", step %3: anchor '%4' at position %5")
                             .arg(context_->runName(step->runId))
                             .arg(promptLabel_)

@@ -232,7 +232,23 @@ void MainWindow::buildMenus() {
   viewMenu_->addSeparator();
   viewMenu_->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
 
+  // Block to block from any panel: the navigator's order, every panel following the selection.
+  QMenu* go = menuBar()->addMenu(tr("&Go"));
+  const auto goTo = [this](int direction, bool garbled) {
+    return [this, direction, garbled] {
+      if (!navigator_->selectNeighbour(direction, garbled))
+        statusBar()->showMessage(garbled ? tr("No garbled block %1").arg(direction > 0 ? tr("after this one") : tr("before this one"))
+                                         : tr("No block %1").arg(direction > 0 ? tr("after this one") : tr("before this one")),
+                                 3000);
+    };
+  };
+  go->addAction(tr("&Next Block"), QKeySequence(tr("Ctrl+.")), this, goTo(1, false));
+  go->addAction(tr("&Previous Block"), QKeySequence(tr("Ctrl+,")), this, goTo(-1, false));
+  go->addAction(tr("Next &Garbled Block"), QKeySequence(tr("Ctrl+G")), this, goTo(1, true));
+  go->addAction(tr("Previous G&arbled Block"), QKeySequence(tr("Ctrl+Shift+G")), this, goTo(-1, true));
+
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts);
   help->addAction(tr("&About DFlash Inspector"), this, &MainWindow::showAbout);
 }
 
@@ -349,6 +365,25 @@ void MainWindow::chooseAndExport() {
 
 // Non-modal, so a burst of errors (or a test) is never blocked on a dialog; each is also in
 // the log dock, written by whoever reported it.
+// Every menu shortcut, as the menus name them: one list to learn the keys from.
+void MainWindow::showShortcuts() {
+  QString rows;
+  for (QAction* menu : menuBar()->actions())
+    for (QAction* action : menu->menu() ? menu->menu()->actions() : QList<QAction*>{})
+      if (!action->shortcut().isEmpty())
+        rows += QStringLiteral("<tr><td>%1</td><td>%2 &gt; %3</td></tr>")
+                    .arg(action->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(),
+                         menu->text().remove(QLatin1Char('&')).toHtmlEscaped(),
+                         action->text().remove(QLatin1Char('&')).toHtmlEscaped());
+  auto* box = new QMessageBox(QMessageBox::NoIcon, tr("Keyboard Shortcuts"),
+                              tr("<table cellpadding=3>%1</table><p>In the navigator: Ctrl+F searches the "
+                                 "blocks' tokens.</p>").arg(rows),
+                              QMessageBox::Ok, this);
+  box->setObjectName(QStringLiteral("shortcutsBox"));
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->open();
+}
+
 void MainWindow::showError(const QString& title, const QString& message) {
   auto* box = new QMessageBox(QMessageBox::Warning, title, message, QMessageBox::Ok, this);
   box->setAttribute(Qt::WA_DeleteOnClose);

@@ -85,6 +85,7 @@ class MainWindow : public QMainWindow {
   void chooseAndExport();
   void updateTitle();
   void showAbout();
+  void showShortcuts();
 
   SessionContext* context_;
   LogDock* logDock_;
