@@ -24,8 +24,12 @@
 #include "session/file_session_source.h"
 #include "session/session_context.h"
 #include "widgets/heatmap_plot.h"
+#include "ui_timing.h"
 
 using namespace dfi;
+
+using dfi::bench::median;
+using dfi::bench::ms;
 
 namespace {
 
@@ -70,13 +74,6 @@ LongContext write(const std::string& path) {
   }
   writer.close();
   return written;
-}
-
-double ms(const QElapsedTimer& timer) { return static_cast<double>(timer.nsecsElapsed()) * 1e-6; }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

@@ -16,8 +16,12 @@
 #include "bench_size.h"
 #include "dfi/analysis/run_comparison.h"
 #include "panels/compare_view.h"
+#include "ui_timing.h"
 
 using namespace dfi;
+
+using dfi::bench::median;
+using dfi::bench::ms;
 
 namespace {
 
@@ -44,13 +48,6 @@ std::vector<analysis::ComparedSeries> makeSeries() {
       }
   }
   return series;
-}
-
-double ms(const QElapsedTimer& timer) { return static_cast<double>(timer.nsecsElapsed()) * 1e-6; }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

@@ -51,9 +51,13 @@
 #include "windows/main_window.h"
 #include "panels/mask_view.h"
 #include "panels/navigator.h"
+#include "ui_timing.h"
 
 using namespace dfi;
 namespace fs = std::filesystem;
+
+using dfi::bench::median;
+using dfi::bench::ms;
 
 namespace {
 
@@ -83,13 +87,6 @@ void generate(const std::string& path) {
     }
   }
   fs::rename(partial, path);
-}
-
-double ms(const QElapsedTimer& timer) { return static_cast<double>(timer.nsecsElapsed()) * 1e-6; }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // The navigator's share of every step row, read with nothing else in the way.

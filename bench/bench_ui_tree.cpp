@@ -20,8 +20,12 @@
 #include "dfi/session/writer.h"
 #include "widgets/tree_canvas.h"
 #include "panels/tree_view.h"
+#include "ui_timing.h"
 
 using namespace dfi;
+
+using dfi::bench::median;
+using dfi::bench::ms;
 
 namespace {
 
@@ -49,13 +53,6 @@ session::StepRecord block() {
   step.bonusToken = step.targetTokens[9];
   return step;
 }
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-double ms(const QElapsedTimer& timer) { return static_cast<double>(timer.nsecsElapsed()) * 1e-6; }
 
 }  // namespace
 
