@@ -12,46 +12,10 @@
 #include "dfi/session/record_fields.h"
 #include "dfi/session/writer.h"
 #include "dfi/analysis/recorded_summary.h"
-#include "summary_table.h"
+#include "dfi/analysis/summary_table.h"
 
 namespace dfi::eval {
 namespace {
-
-// Summary labels: a DDTree run's mode carries its budget; a prompt without a "dataset" belongs
-// to the prompt set named after its file.
-std::string modeLabel(std::string_view mode, int ddtreeBudget) {
-  return mode == "ddtree" ? "ddtree-" + std::to_string(ddtreeBudget) : std::string(mode);
-}
-std::string promptSet(const std::string& dataset, const engine::EvaluationSettings& settings) {
-  return dataset.empty() ? settings.prompts.stem().string() : dataset;
-}
-
-std::string drafterLabel(const std::string& path, const engine::EvaluationSettings& settings) {
-  std::vector<std::string> drafters;
-  for (const auto& d : settings.drafters) drafters.push_back(d.string());
-  const auto which = std::ranges::find(drafters, path) - drafters.begin();
-  return analysis::drafterLabels(drafters).at(static_cast<std::size_t>(which));
-}
-
-// The repeats of a sampled evaluation are one summary run each, their responses tagged.
-std::vector<analysis::SummaryRun> summaryRuns(const engine::EvaluationSettings& settings,
-                                    const std::vector<engine::RunSummary>& runs) {
-  std::vector<analysis::SummaryRun> out;
-  for (const auto& r : runs) {
-    analysis::SummaryRun run{drafterLabel(r.drafter, settings), modeLabel(enumName(r.mode), settings.ddtreeBudget),
-                   std::string(enumName(r.variant)), {}};
-    if (r.mode == engine::EvaluationMode::Live) run.stepCounting = engine::stepCountingName(settings.stepCounting);
-    run.sampling = engine::samplingLabel(settings.sampling);
-    auto same = std::ranges::find_if(out, [&](const analysis::SummaryRun& o) {
-      return o.drafter == run.drafter && o.mode == run.mode && o.variant == run.variant;
-    });
-    if (same == out.end()) same = out.insert(out.end(), std::move(run));
-    for (const auto& response : r.responses)
-      same->responses.push_back(
-          {response.promptId, promptSet(response.dataset, settings), response.acceptance, r.sample});
-  }
-  return out;
-}
 
 // The table for people (stdout, or stderr when stdout carries JSON) and the JSON summary event.
 void printSummary(const std::vector<analysis::SummaryRun>& runs, ProgressReporter& progress, const std::string& sessionPath,
@@ -59,7 +23,7 @@ void printSummary(const std::vector<analysis::SummaryRun>& runs, ProgressReporte
   const auto rows = analysis::summarizeRuns(runs);
   const auto comparisons = analysis::pairedComparisons(runs);
   const std::string table = (partial ? "cancelled: the summary covers the prompts finished so far\n" : std::string()) +
-                            formatSummaryTable(rows) + formatComparisons(comparisons);
+                            analysis::formatSummaryTable(rows) + analysis::formatComparisons(comparisons);
   if (progress.style() == ProgressStyle::Json) {
     std::fputs(table.c_str(), stderr);
     progress.event("summary", {{"session", sessionPath},
@@ -75,9 +39,9 @@ void printSummary(const std::vector<analysis::SummaryRun>& runs, ProgressReporte
 
 // The parity check's verdict (the blocks themselves are in the log and the session's
 // parity.* statistics).
-void printParity(const engine::EvaluationSettings& settings, const std::vector<engine::RunSummary>& runs) {
+void printParity(const engine::EvaluationSettings& settings, const std::vector<engine::EvaluatedRun>& runs) {
   if (!settings.parityCheck) return;
-  for (const engine::RunSummary& run : runs) {
+  for (const engine::EvaluatedRun& run : runs) {
     if (run.mode != engine::EvaluationMode::TeacherForced) continue;
     if (run.parityFlagged == 0)
       std::fprintf(stderr, "parity: %s: training and inference paths agree on all %lld blocks\n", run.name.c_str(),
@@ -107,7 +71,7 @@ int evaluate(const engine::EvaluationSettings& settings, const std::string& sess
         engine::runEvaluation(settings, sink, [&](const engine::EvaluationProgress& p) { progress.report(p); }, cancel);
     progress.finish();
     writer.close();
-    printSummary(summaryRuns(settings, runs), progress, sessionPath, false);
+    printSummary(engine::summaryRuns(settings, runs), progress, sessionPath, false);
     printParity(settings, runs);
     return 0;
   } catch (const Error& e) {

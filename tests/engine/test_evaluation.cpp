@@ -77,7 +77,7 @@ class Evaluation : public ::testing::Test {
     writer.close();
   }
   static inline fs::path dir, session;
-  static inline std::vector<engine::RunSummary> summaries;
+  static inline std::vector<engine::EvaluatedRun> summaries;
   static inline std::vector<engine::EvaluationProgress> progress;
 
   s::RunId runNamed(const std::string& suffix) {
@@ -130,17 +130,26 @@ TEST_F(Evaluation, TeacherForcedReferenceEqualsLiveAtLiveAnchors) {
   EXPECT_LT(shortened, live.size() / 2) << "most blocks are whole";
 }
 
-// tau(reference) as the z-lab benchmark defines it, recomputed from the stored steps.
+// tau(reference) as the z-lab benchmark defines it, recomputed from the stored steps, against the
+// summary rows the run prints and serve sends (engine::summaryRuns -> analysis::summarizeRuns).
 TEST_F(Evaluation, SummaryTauIsTheMeanOfPerResponseMeans) {
   s::Reader reader(session.string());
+  const auto rows = dfi::analysis::summarizeRuns(engine::summaryRuns(settingsFor(dir), summaries));
+  // Two prompt sets ("fixture", and the file's name for prompts without one), greedy: per run a
+  // row of each and one of all its prompts.
+  ASSERT_EQ(rows.size(), 3 * summaries.size());
   for (const auto& summary : summaries) {
     std::map<s::PromptId, std::vector<int>> perPrompt;
     for (const auto& step : stepsOf(reader, summary.runId)) perPrompt[step.promptId].push_back(step.acceptLength());
     double sum = 0;
     for (const auto& [prompt, lengths] : perPrompt)
       sum += std::accumulate(lengths.begin(), lengths.end(), 0.0) / lengths.size();
-    EXPECT_NEAR(summary.tauReference, sum / perPrompt.size(), 1e-12) << summary.name;
+    const auto row = std::ranges::find_if(
+        rows, [&](const auto& r) { return r.runIds == std::vector{summary.runId} && r.dataset == "all"; });
+    ASSERT_NE(row, rows.end()) << summary.name;
+    EXPECT_NEAR(row->tau.estimate, sum / perPrompt.size(), 1e-12) << summary.name;
     EXPECT_EQ(summary.steps, static_cast<std::int64_t>(stepsOf(reader, summary.runId).size()));
+    EXPECT_EQ(row->steps, summary.steps);
   }
 }
 

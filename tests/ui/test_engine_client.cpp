@@ -24,6 +24,7 @@
 #include <QTimer>
 #include <QtTest>
 
+#include "dfi/analysis/summary_table.h"
 #include "engine/engine_client.h"
 #include "engine/engine_locator.h"
 #include "engine/inspect_client.h"
@@ -191,7 +192,13 @@ void answerNextBox(const QString& name, const QString& text) {
 }
 
 protocol::Done done() {
-  return {.requestId = 1, .runs = {{.runId = 7, .name = "drafter-a/live/reference", .steps = 2, .tauReference = 3}}};
+  analysis::SummaryRow row{.drafter = "drafter-a", .mode = "live", .variant = "reference", .dataset = "chat"};
+  row.responses = 2;
+  row.steps = 5;
+  row.tau = {3, 2.5, 3.5};
+  row.tauVllm = {2.8, 2.6, 3.0};
+  row.runIds = {7};
+  return {.requestId = 1, .runs = {row}};
 }
 
 // A file that is executable, as a found engine must be.
@@ -354,7 +361,11 @@ class TestEngineClient : public QObject {
     client.start(engine.launch(), {}, engine.session());
     QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 20000);
     QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.front().front().toString()));
-    QVERIFY(finished.front().front().toString().contains(QStringLiteral("drafter-a/live/reference: 2 steps")));
+    // The table `dflash-eval run` prints, from the rows and comparisons the engine sent.
+    const protocol::Done sent = done();
+    QCOMPARE(finished.front().front().toString(),
+             QString::fromStdString(analysis::formatSummaryTable(sent.runs) + analysis::formatComparisons(sent.comparisons)));
+    QVERIFY(finished.front().front().toString().contains(QStringLiteral("3.000 [2.500, 3.500]")));
 
     session::Reader reader(engine.session().toStdString());
     const auto runs = reader.runs();

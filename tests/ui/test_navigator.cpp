@@ -8,6 +8,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QHeaderView>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QTreeView>
@@ -339,9 +340,17 @@ class TestNavigator : public QObject {
     QCOMPARE(shown->index(0, 0, shown->index(0, 0, shown->index(0, 0))).data().toString(), QStringLiteral("step 2 @ 30"));
     choose(navigator.garbleChoice(), QStringLiteral("garbled: mask-token"));
     QCOMPARE(shown->rowCount(), 0);
-    QCOMPARE(navigator.matchesText(), QStringLiteral("Nothing matches these filters."));
+    // Which filters hide everything is said in words, with a link that clears them.
+    QCOMPARE(navigator.matchesText(),
+             QStringLiteral("Nothing matches these filters: garbled: mask-token, run drafter-good/live/reference."));
+    QVERIFY(navigator.findChild<QLabel*>(QStringLiteral("filterMatches"))->text().contains(QStringLiteral("href")));
     choose(navigator.garbleChoice(), QStringLiteral("garbled: any detector"));
     QCOMPARE(countSteps(*shown), 2);
+    navigator.clearFilters();
+    QCOMPARE(navigator.garbleChoice()->currentIndex(), 0);
+    QCOMPARE(navigator.runChoice()->currentIndex(), 0);
+    QVERIFY(navigator.matchesText().isEmpty());
+    QVERIFY(shown->rowCount() > 1);
   }
 
   // Sorting while a filter is on moves only the persistent indexes that exist (the runs open,

@@ -10,6 +10,7 @@
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QSettings>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -58,7 +59,11 @@ class TestRunDialog : public QObject {
     QCOMPARE(started.count(), 1);  // once the first record arrived
     QCOMPARE(failed.count(), 0);
     QCOMPARE(progress.count(), 2);
-    QVERIFY(finished.front().front().toString().contains(QStringLiteral("drafter/live/reference")));
+    // The CLI's summary table: the live reference run's row (drafter, mode, mask, ...).
+    const QString table = finished.front().front().toString();
+    QVERIFY2(table.contains(QRegularExpression(QStringLiteral("^drafter +live +reference +"),
+                                               QRegularExpression::MultilineOption)),
+             qPrintable(table));
 
     // What the engine streamed is now a complete local session, under the engine's ids.
     dfi::session::Reader reader(session.toStdString());

@@ -135,11 +135,14 @@ class TestSessionPanels : public QObject {
     // The CSV export is the summary's rows, figure for figure.
     const CsvTable exported = overview->exportData();
     QCOMPARE(exported.rows.size(), rows.size());
+    const auto column = [&](const char* key) { return exported.header.indexOf(QLatin1String(key)); };
     for (std::size_t i = 0; i < rows.size(); ++i) {
-      QCOMPARE(exported.rows[i][3], QString::fromStdString(rows[i].dataset));
-      QCOMPARE(exported.rows[i][7].toDouble(), rows[i].tau.estimate);
-      QCOMPARE(exported.rows[i][8].toDouble(), rows[i].tau.low);
-      QCOMPARE(exported.rows[i][10].toDouble(), rows[i].tauVllm);
+      const QStringList& cells = exported.rows[i];
+      QCOMPARE(cells[column("prompt_set")], QString::fromStdString(rows[i].dataset));
+      QCOMPARE(cells[column("tau_reference")].toDouble(), rows[i].tau.estimate);
+      QCOMPARE(cells[column("tau_reference_ci95")],
+               QStringLiteral("%1 %2").arg(rows[i].tau.low, 0, 'g', 17).arg(rows[i].tau.high, 0, 'g', 17));
+      QCOMPARE(cells[column("tau_vllm")].toDouble(), rows[i].tauVllm.estimate);
     }
 
     // The vLLM convention: its pooled taus and their intervals.
@@ -147,9 +150,9 @@ class TestSessionPanels : public QObject {
     QVERIFY(overview->text().contains(QStringLiteral("\u03c4 (vLLM)")));
     for (const auto& row : rows)
       QVERIFY2(overview->text().contains(QStringLiteral("%1\n[%2, %3]")
-                                             .arg(row.tauVllm, 0, 'f', 2)
-                                             .arg(row.tauVllmCi.low, 0, 'f', 2)
-                                             .arg(row.tauVllmCi.high, 0, 'f', 2)),
+                                             .arg(row.tauVllm.estimate, 0, 'f', 2)
+                                             .arg(row.tauVllm.low, 0, 'f', 2)
+                                             .arg(row.tauVllm.high, 0, 'f', 2)),
                qPrintable(overview->text()));
     window.context()->setTauConvention(TauConvention::Reference);
 
@@ -417,8 +420,8 @@ class TestSessionPanels : public QObject {
     QVERIFY(recomputed.wait(10000));
     const CsvTable runsTable = overview->exportData();
     QCOMPARE(runsTable.rows.size(), std::size_t{2});
-    QCOMPARE(runsTable.rows[0][5], QStringLiteral("1"));  // one prompt (responses), now of 3 steps
-    QCOMPARE(runsTable.rows[0][6], QStringLiteral("3"));
+    QCOMPARE(runsTable.rows[0][runsTable.header.indexOf(QLatin1String("responses"))], QStringLiteral("1"));  // one prompt, now of 3 steps
+    QCOMPARE(runsTable.rows[0][runsTable.header.indexOf(QLatin1String("steps"))], QStringLiteral("3"));
     QVERIFY(overview->text().contains(QStringLiteral("drafter-a")));
     writer.close();
   }

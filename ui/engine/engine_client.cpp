@@ -4,6 +4,7 @@
 #include <QFileInfo>
 #include <QTimer>
 
+#include "dfi/analysis/summary_table.h"
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
 
@@ -13,16 +14,10 @@ namespace {
 constexpr protocol::RequestId kRequestId = 1;
 constexpr int kCancelledExitCode = 130;  // dfi::CancelledError::exitCode()
 
-QString describeRuns(const std::vector<protocol::RunSummary>& runs) {
-  QStringList lines;
-  for (const auto& r : runs)
-    lines << QStringLiteral("%1: %2 steps, tau %3 (vLLM %4, SGLang %5)")
-                 .arg(QString::fromStdString(r.name))
-                 .arg(r.steps)
-                 .arg(r.tauReference, 0, 'f', 3)
-                 .arg(r.tauVllm, 0, 'f', 3)
-                 .arg(r.tauSglang ? QString::number(*r.tauSglang, 'f', 3) : QStringLiteral("n/a"));
-  return lines.join('\n');
+// The table `dflash-eval run` prints at its end, from the same rows and comparisons: tau with
+// its 95% interval, the paired differences and their verdicts.
+QString describeRuns(const protocol::Done& done) {
+  return QString::fromStdString(analysis::formatSummaryTable(done.runs) + analysis::formatComparisons(done.comparisons));
 }
 
 }  // namespace
@@ -130,7 +125,7 @@ void EngineClient::handleReply(const protocol::Reply& reply) {
                    done_ = true;
                    closeSession();
                    emit finished(done.request == protocol::RequestKind::Diagnose ? describeDiagnosis()
-                                                                                 : describeRuns(done.runs));
+                                                                                 : describeRuns(done));
                    engine_.closeInput();  // the engine exits at the end of its input
                  },
                  [this](const protocol::ErrorReply& error) {

@@ -49,7 +49,7 @@ class EngineClient : public QObject {
   void engineReady(const QString& description);  // from the engine's hello
   void sessionCreated(const QString& path);      // the first record is in the local file; open and follow it
   void progress(qint64 done, qint64 total, double etaSeconds, const QString& current);
-  void finished(const QString& summary);         // the tau table, one line per run; a diagnosis's runs
+  void finished(const QString& summary);         // the CLI's tau table and paired differences; a diagnosis's runs
   void cancelled(int promptsKept);               // cancel() took effect; what was recorded is kept
   void failed(const QString& message);
 

@@ -9,6 +9,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QShortcut>
+#include <QSignalBlocker>
+#include <QTextDocument>
 #include <QTimer>
 #include <QTreeView>
 
@@ -73,6 +75,8 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
   tokenSearchDelay_->setInterval(300);  // a pause in the typing: each search reads every step
   matches_->setWordWrap(true);
   matches_->setObjectName(QStringLiteral("filterMatches"));
+  matches_->setTextFormat(Qt::RichText);
+  connect(matches_, &QLabel::linkActivated, this, &Navigator::clearFilters);
   matches_->hide();
   search_->setClearButtonEnabled(true);
   belowValue_->setRange(1, 64);
@@ -171,7 +175,46 @@ void Navigator::updateRunChoices() {
   if (context_) onSelectionChanged(context_->selection());  // made while the tree was loading
 }
 
-QString Navigator::matchesText() const { return matches_->isHidden() ? QString() : matches_->text(); }
+QString Navigator::matchesText() const {
+  if (matches_->isHidden()) return {};
+  QTextDocument document;
+  document.setHtml(matches_->text());
+  QString text = document.toPlainText();
+  text.remove(QStringLiteral(" Clear filters"));
+  return text;
+}
+
+void Navigator::clearFilters() {
+  const QSignalBlocker blockers[] = {QSignalBlocker(search_), QSignalBlocker(below_), QSignalBlocker(garble_),
+                                     QSignalBlocker(run_), QSignalBlocker(regression_)};
+  search_->clear();
+  tokenSearchPending_ = false;
+  tokenSearchDelay_->stop();
+  below_->setChecked(false);
+  garble_->setCurrentIndex(0);
+  run_->setCurrentIndex(0);
+  regression_->setChecked(false);
+  applyFilters();
+}
+
+QStringList Navigator::activeFilterNames() const {
+  QStringList names;
+  if (!search_->text().trimmed().isEmpty()) names << tr("search \"%1\"").arg(search_->text().trimmed());
+  if (below_->isChecked()) names << tr("acceptance below %1").arg(belowValue_->value());
+  if (garble_->currentData().toUInt() != 0) names << garble_->currentText();
+  if (run_->currentData().isValid()) names << tr("run %1").arg(run_->currentText());
+  if (regression_->isChecked() && regression_->isEnabled())
+    names << tr("%1 worse than %2 by > %3").arg(worseRun_->currentText(), baselineRun_->currentText())
+                 .arg(regressionMargin_->value());
+  return names;
+}
+
+void Navigator::showMatches(const QString& text, bool offerClear) {
+  // A filter carried over from the last session may hide everything: name the filters that are
+  // on and offer to clear them, so an empty tree is never a mystery.
+  matches_->setText(text.toHtmlEscaped() +
+                    (offerClear ? QStringLiteral(" <a href=\"clear\">%1</a>").arg(tr("Clear filters")) : QString()));
+}
 
 void Navigator::applyFilters() {
   filter_->setSearchText(search_->text());
@@ -207,20 +250,22 @@ void Navigator::openRunsWhenFiltered() {
 void Navigator::updateMatches() {
   const int prompts = filter_->shownPromptCount();
   const QString searching = tokenSearchPending_ ? tr(" Searching the steps' token text\u2026") : QString();
+  const QStringList filters = activeFilterNames();
   if (!filter_->isActive())
     matches_->clear();
   else if (prompts == 0 && tokenSearchPending_)
-    matches_->setText(tr("No prompt, run or drafter matches \"%1\"; searching the steps' token text\u2026")
-                          .arg(search_->text().trimmed()));
+    showMatches(tr("No prompt, run or drafter matches \"%1\"; searching the steps' token text\u2026")
+                    .arg(search_->text().trimmed()), false);
+  else if (prompts == 0 && filters.size() == 1 && !search_->text().trimmed().isEmpty())
+    showMatches(tr("Nothing matches \"%1\" (searched: prompt texts and datasets, run names, drafters, "
+                   "the steps' draft and target text).")
+                    .arg(search_->text().trimmed()), true);
   else if (prompts == 0)
-    matches_->setText((search_->text().trimmed().isEmpty()
-                           ? tr("Nothing matches these filters.")
-                           : tr("Nothing matches \"%1\" (searched: prompt texts and datasets, run names, drafters, "
-                                "the steps' draft and target text).")
-                                 .arg(search_->text().trimmed())));
+    showMatches(tr("Nothing matches these filters: %1.").arg(filters.join(QStringLiteral(", "))), true);
   else
-    matches_->setText(tr("%n prompt(s) match", nullptr, prompts) +
-                      tr(", %n step(s); open a prompt to see its steps.", nullptr, filter_->shownStepCount()) + searching);
+    showMatches(tr("%n prompt(s) match", nullptr, prompts) +
+                    tr(", %n step(s); open a prompt to see its steps.", nullptr, filter_->shownStepCount()) + searching,
+                false);
   matches_->setVisible(filter_->isActive());
 }
 

@@ -35,7 +35,9 @@ class Navigator : public QWidget, public SessionViewer, public ExportableView {
   QLineEdit* searchField() const { return search_; }
   QComboBox* garbleChoice() const { return garble_; }  // item data: the detector bits, 0 = off
   QComboBox* runChoice() const { return run_; }        // item data: the run id; none = all runs
-  QString matchesText() const;
+  QString matchesText() const;  // plain text, without the "Clear filters" link
+  // Turns every filter off (the search text too): the "Clear filters" link of the message.
+  void clearFilters();
   // Searches the steps' token text now instead of after the typing pause.
   void searchTokenTextNow();
   // Go > Next/Previous (Garbled) Block: selects the block after (direction 1) or before (-1)
@@ -55,6 +57,8 @@ class Navigator : public QWidget, public SessionViewer, public ExportableView {
   void updateRunChoices();  // after the model loaded
   void applyFilters();
   void updateMatches();
+  QStringList activeFilterNames() const;  // the filters on, in words, for "Nothing matches"
+  void showMatches(const QString& text, bool offerClear);
   void openRunsWhenFiltered();
   void selectCurrent(const QModelIndex& proxyIndex);
 

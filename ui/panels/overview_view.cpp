@@ -9,7 +9,11 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include <nlohmann/json.hpp>
+
 #include "dfi/analysis/recorded_summary.h"
+#include "dfi/analysis/summary_fields.h"
+#include "dfi/base/field_json.h"
 #include "dfi/analysis/statistics.h"
 #include "dfi/base/error.h"
 #include "session/reload_when_shown.h"
@@ -198,7 +202,7 @@ void OverviewView::render() {
               .arg(tr("drafter"), tr("mode"), tr("mask"), tr("prompt set"), tauHeader(convention).toHtmlEscaped(),
                    tr("95% interval"), tr("prompts"), tr("steps"));
   for (const analysis::SummaryRow& row : r.rows) {
-    const analysis::Interval& ci = zlab ? row.tau : row.tauVllmCi;
+    const analysis::Interval& ci = zlab ? row.tau : row.tauVllm;
     const bool measured = row.responses > 0;
     const bool stopped = std::ranges::any_of(row.runIds, [&](std::int64_t run) { return r.unfinished.contains(run); });
     const QString name = escaped(row.drafter);
@@ -206,7 +210,7 @@ void OverviewView::render() {
                            "<td align=right>%6</td><td align=right>%7</td><td align=right>%8</td></tr>")
                 .arg(row.runIds.empty() ? name : QStringLiteral("<a href=\"%1\">%2</a>").arg(runLink(row.runIds.front()), name),
                      escaped(row.sampling == "greedy" ? row.mode : row.mode + " " + row.sampling), escaped(row.variant),
-                     escaped(row.dataset), measured ? fixed(zlab ? row.tau.estimate : row.tauVllm) : QStringLiteral("-"),
+                     escaped(row.dataset), measured ? fixed(ci.estimate) : QStringLiteral("-"),
                      measured ? QStringLiteral("[%1, %2]").arg(fixed(ci.low), fixed(ci.high)) : QString(),
                      QString::number(row.responses) + (stopped ? kUnfinishedMark : QString()), QString::number(row.steps));
   }
@@ -266,22 +270,36 @@ void OverviewView::follow(const QUrl& link) {
   }
 }
 
-// The summary's rows, as `dflash-eval summary --json` has them.
+// The summary's rows as `dflash-eval summary --json` writes them: one column per key of its field
+// table (summary_fields.h), a list (an interval's bounds, run ids) as its values separated by a
+// space, a key the row leaves out (no tau without a response) as an empty cell.
 CsvTable OverviewView::exportData() {
   if (!result_) return {};
-  CsvTable table{{tr("drafter"), tr("mode"), tr("mask_variant"), tr("prompt_set"), tr("sampling"), tr("responses"),
-                  tr("steps"), tr("tau_zlab"), tr("tau_zlab_low"), tr("tau_zlab_high"), tr("tau_vllm"), tr("tau_vllm_low"),
-                  tr("tau_vllm_high"), tr("run_ids")},
-                 {}};
-  const auto number = [](double value) { return QString::number(value, 'g', 17); };
+  CsvTable table;
+  forEachField<analysis::SummaryRow>(
+      [&](const auto& f) { table.header << QString::fromUtf8(f.name.data(), static_cast<qsizetype>(f.name.size())); });
+  const auto cell = [](const nlohmann::json& value) -> QString {
+    if (value.is_string()) return QString::fromStdString(value.get<std::string>());
+    if (value.is_number_float()) return QString::number(value.get<double>(), 'g', 17);
+    if (value.is_number()) return QString::number(value.get<std::int64_t>());
+    return {};
+  };
   for (const analysis::SummaryRow& row : result_->rows) {
-    QStringList runs;
-    for (std::int64_t run : row.runIds) runs << QString::number(run);
-    table.rows.push_back({QString::fromStdString(row.drafter), QString::fromStdString(row.mode),
-                          QString::fromStdString(row.variant), QString::fromStdString(row.dataset),
-                          QString::fromStdString(row.sampling), QString::number(row.responses), QString::number(row.steps),
-                          number(row.tau.estimate), number(row.tau.low), number(row.tau.high), number(row.tauVllm),
-                          number(row.tauVllmCi.low), number(row.tauVllmCi.high), runs.join(QLatin1Char(' '))});
+    const nlohmann::json json = toJson(row);
+    QStringList cells;
+    for (const QString& key : table.header) {
+      const auto it = json.find(key.toStdString());
+      if (it == json.end()) {
+        cells << QString();
+      } else if (it->is_array()) {
+        QStringList items;
+        for (const nlohmann::json& item : *it) items << cell(item);
+        cells << items.join(QLatin1Char(' '));
+      } else {
+        cells << cell(*it);
+      }
+    }
+    table.rows.push_back(cells);
   }
   return table;
 }

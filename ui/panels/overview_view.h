@@ -47,6 +47,8 @@ class OverviewView : public QWidget, public SessionViewer, public ExportableView
   void onSessionOpened() override;
   void onSessionClosed() override;
   void onStepsAppended(const std::vector<session::StepRecord>& steps) override;
+  // Reads the session's summary again on a worker; computed() when done.
+  void reload();
 
   QWidget* exportTarget() override;
   QString exportBaseName() const override { return QStringLiteral("overview"); }
@@ -61,7 +63,6 @@ class OverviewView : public QWidget, public SessionViewer, public ExportableView
 
  private:
   struct Result;
-  void reload();
   void finish(quint64 generation, const std::shared_ptr<Result>& result);
   void render();
   void follow(const QUrl& link);

@@ -1,6 +1,7 @@
 #include "windows/render.h"
 
 #include <cstdio>
+#include <functional>
 #include <memory>
 
 #include <QDir>
@@ -20,6 +21,7 @@
 #include "panels/mask_controls.h"
 #include "panels/mask_view.h"
 #include "panels/navigator.h"
+#include "panels/overview_view.h"
 #include "panels/position_view.h"
 #include "panels/stats_view.h"
 #include "panels/token_view.h"
@@ -36,32 +38,22 @@ void settle() {
   loop.exec();
 }
 
-// The compare view computes on a worker; its picture is taken once the numbers are in.
-void waitForComparison(CompareView& view) {
+// The compare, diagnosis, positions and overview views compute on a worker: each is made only
+// when the request names it, and its picture or table is taken once the numbers are in.
+template <typename View>
+std::unique_ptr<View> computedView(SessionContext* context, const RenderRequest& request, const QString& name,
+                                   QSize size, const std::function<void(View&)>& prepare = {}) {
+  if (!request.views.contains(name)) return nullptr;
+  auto view = std::make_unique<View>(context);
+  view->resize(size);
+  view->show();
+  if (prepare) prepare(*view);
   QEventLoop loop;
-  QObject::connect(&view, &CompareView::computed, &loop, &QEventLoop::quit);
+  QObject::connect(view.get(), &View::computed, &loop, &QEventLoop::quit);
   QTimer::singleShot(120000, &loop, &QEventLoop::quit);
-  view.reload();
-  loop.exec();
-}
-
-// Likewise the diagnosis; its picture shows the blocks of the top hypothesis too.
-void waitForDiagnosis(DiagnosisView& view) {
-  QEventLoop loop;
-  QObject::connect(&view, &DiagnosisView::computed, &loop, &QEventLoop::quit);
-  QTimer::singleShot(120000, &loop, &QEventLoop::quit);
-  view.reload();
-  if (view.isComputing()) loop.exec();  // without a second reader it is done already
-  view.hypothesisList()->expand(view.model()->index(0, 0));
-}
-
-// The positions view reads its runs' steps on a worker; likewise.
-void waitForPositions(PositionView& view) {
-  QEventLoop loop;
-  QObject::connect(&view, &PositionView::computed, &loop, &QEventLoop::quit);
-  QTimer::singleShot(120000, &loop, &QEventLoop::quit);
-  view.reload();
-  if (view.isComputing()) loop.exec();
+  view->reload();
+  if (view->isComputing()) loop.exec();  // without a second reader some are done already
+  return view;
 }
 
 std::optional<Selection> chooseBlock(SessionContext& context, std::optional<qint64> step) {
@@ -123,7 +115,7 @@ QStringList renderableViews() {
   return {QStringLiteral("window"), QStringLiteral("navigator"), QStringLiteral("tokens"), QStringLiteral("mask"),
           QStringLiteral("mask-diff"), QStringLiteral("mask-training-diff"), QStringLiteral("tree"),
           QStringLiteral("compare"), QStringLiteral("attention"), QStringLiteral("statistics"),
-          QStringLiteral("diagnosis"), QStringLiteral("positions")};
+          QStringLiteral("diagnosis"), QStringLiteral("positions"), QStringLiteral("overview")};
 }
 
 int renderViews(const RenderRequest& request) {
@@ -165,37 +157,33 @@ int renderViews(const RenderRequest& request) {
   statistics.resize(1400, 900);
   statistics.show();
   statistics.onSelectionChanged(*block);
-  std::unique_ptr<CompareView> compare;
-  if (request.views.contains(QStringLiteral("compare"))) {
-    compare = std::make_unique<CompareView>(window.context());
-    compare->resize(1600, 1000);
-    compare->show();
-    waitForComparison(*compare);
-  }
-  std::unique_ptr<DiagnosisView> diagnosis;
-  if (request.views.contains(QStringLiteral("diagnosis"))) {
-    diagnosis = std::make_unique<DiagnosisView>(window.context());
-    diagnosis->resize(1600, 1000);
-    diagnosis->show();
-    waitForDiagnosis(*diagnosis);
-  }
+  const auto compare = computedView<CompareView>(window.context(), request, QStringLiteral("compare"), {1600, 1000});
+  const auto diagnosis =
+      computedView<DiagnosisView>(window.context(), request, QStringLiteral("diagnosis"), {1600, 1000});
+  if (diagnosis) diagnosis->hypothesisList()->expand(diagnosis->model()->index(0, 0));  // the top hypothesis's blocks
   // The chosen block's run, as the docked panel follows the selection.
-  std::unique_ptr<PositionView> positions;
-  if (request.views.contains(QStringLiteral("positions"))) {
-    positions = std::make_unique<PositionView>(window.context());
-    positions->resize(1600, 560);
-    positions->show();
-    positions->onSessionOpened();
-    positions->onSelectionChanged(*block);
-    waitForPositions(*positions);
-  }
+  const auto positions = computedView<PositionView>(window.context(), request, QStringLiteral("positions"), {1600, 560},
+                                                    [&](PositionView& view) {
+                                                      view.onSessionOpened();
+                                                      view.onSelectionChanged(*block);
+                                                    });
+  const auto overview = computedView<OverviewView>(window.context(), request, QStringLiteral("overview"), {1400, 900});
   QDir().mkpath(request.outputDir);
   for (const QString& view : request.views) {
-    QWidget* target = targetOf(window, mask, compare.get(), diagnosis.get(), positions.get(), attention, statistics, view);
-    settle();
     const QString path = QDir(request.outputDir).filePath(view + "." + request.format);
     try {
-      exportWidget(target, path, request.picture);
+      if (request.format == QStringLiteral("csv")) {  // the numbers behind the view
+        auto* panel = view == QStringLiteral("overview") ? overview.get() : nullptr;
+        if (!panel) throw UsageError("--format csv: only the overview is a table of numbers here, not " + view.toStdString());
+        writeCsv(panel->exportData(), path);
+      } else {
+        QWidget* target = view == QStringLiteral("overview")
+                              ? overview->exportTarget()
+                              : targetOf(window, mask, compare.get(), diagnosis.get(), positions.get(), attention,
+                                         statistics, view);
+        settle();
+        exportWidget(target, path, request.picture);
+      }
     } catch (const Error& e) {
       std::fprintf(stderr, "dflash-inspector: %s\n", e.what());
       return e.exitCode();

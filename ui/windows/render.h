@@ -17,7 +17,7 @@ struct RenderRequest {
   QStringList views;              // names from renderableViews()
   std::optional<qint64> step;     // default: the first step of the first run
   QString outputDir;
-  QString format = QStringLiteral("png");
+  QString format = QStringLiteral("png");  // png, svg, pdf; csv for the overview's numbers
   ExportOptions picture;  // size and dpi of every picture; default: each view's own size at 96 dpi
 };
 
@@ -25,7 +25,8 @@ struct RenderRequest {
 QSize parseExportSize(const QString& text);
 
 // "window", "navigator", "tokens", "mask", "mask-diff", "mask-training-diff", "tree", "compare",
-// "attention", "statistics", "diagnosis", "positions".
+// "attention", "statistics", "diagnosis", "positions", "overview" (also as CSV: the rows of
+// `dflash-eval summary --json`).
 QStringList renderableViews();
 
 // Writes <outputDir>/<view>.<format> for each view and prints each path; returns the exit

@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
+#include <QFontDatabase>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
@@ -180,9 +181,12 @@ RunDialog::RunDialog(QWidget* parent, Kind kind) : QDialog(parent), kind_(kind),
   status_->setWordWrap(true);
   summary_ = new QPlainTextEdit;
   summary_->setReadOnly(true);
+  summary_->setLineWrapMode(QPlainTextEdit::NoWrap);  // the CLI's table: aligned columns
+  summary_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   summary_->setPlaceholderText(diagnosis ? tr("The Diagnosis panel ranks the hypotheses as they are measured; "
                                               "what was recorded is summed up here when the diagnosis ends.")
-                                           : tr("The tau of each run appears here when the evaluation ends."));
+                                           : tr("The tau of each run, with its interval and the paired differences, "
+                                                "appears here when the evaluation ends, as `dflash-eval run` prints it."));
   run_ = new QPushButton(diagnosis ? tr("Diagnose") : tr("Run"));
   cancel_ = new QPushButton(diagnosis ? tr("Cancel diagnosis") : tr("Cancel run"));
   run_->setObjectName(QStringLiteral("startButton"));

@@ -218,11 +218,10 @@ class Server {
     StreamingSink sink(*out_, writer ? &*writer : nullptr);
     const auto runs = engine::runEvaluation(settings, sink, progressOf(request.requestId), *activeToken(), &models_);
     if (writer) writer->close();
-    protocol::Done done{.requestId = request.requestId};
-    for (const auto& r : runs)
-      done.runs.push_back({.runId = r.runId, .name = r.name, .steps = r.steps, .tauReference = r.tauReference,
-                           .tauVllm = r.tauVllm, .tauSglang = r.tauSglang});
-    send(done);
+    const auto summary = engine::summaryRuns(settings, runs);
+    send(protocol::Done{.requestId = request.requestId,
+                        .runs = analysis::summarizeRuns(summary),
+                        .comparisons = analysis::pairedComparisons(summary)});
   }
 
   // The diagnosis's runs stream as a run's records; the GUI reads the diagnosis back from them.

@@ -11,7 +11,7 @@
 #include "dfi/analysis/position_report.h"
 #include "dfi/analysis/recorded_summary.h"
 #include "diagnosis_report.h"
-#include "summary_table.h"
+#include "dfi/analysis/summary_table.h"
 
 namespace dfi::eval {
 namespace {
@@ -55,7 +55,7 @@ void registerSummaryCommand(CLI::App& app) {
       for (const auto& p : positions) sections += "\n" + analysis::formatPositionSection(p.metrics, p.run);
       if (!positions.empty()) sections += "\n" + analysis::positionSectionsLegend();
       for (const auto& d : diagnoses) sections += "\n" + formatDiagnosis(d, kDiagnosisRowsShown);
-      std::fputs((formatSummaryTable(rows) + formatComparisons(comparisons) + sections).c_str(), stdout);
+      std::fputs((analysis::formatSummaryTable(rows) + analysis::formatComparisons(comparisons) + sections).c_str(), stdout);
     }
     return 0;
   });

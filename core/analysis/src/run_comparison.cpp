@@ -13,24 +13,31 @@
 namespace dfi::analysis {
 namespace {
 
-SeriesStatistics summarizeOne(const ComparedSeries& series, int resamples) {
-  SeriesStatistics stats;
-  // A series is one run: one response per prompt, summarised by the run summary's rule.
+// A series is one recorded run: one response per prompt, in ascending prompt order.
+std::vector<SummaryResponse> seriesResponses(const ComparedSeries& series) {
   std::map<session::PromptId, SummaryResponse> byPrompt;
-  std::vector<int> lengths;
-  lengths.reserve(series.steps.size());
-  for (const ComparedStep& s : series.steps) {
-    byPrompt[s.prompt].acceptance.stepAcceptLengths.push_back(s.acceptLength);
-    lengths.push_back(s.acceptLength);
-  }
+  for (const ComparedStep& s : series.steps) byPrompt[s.prompt].acceptance.stepAcceptLengths.push_back(s.acceptLength);
   std::vector<SummaryResponse> responses;
-  std::vector<ResponseAcceptance> acceptances;
   responses.reserve(byPrompt.size());
   for (auto& [prompt, response] : byPrompt) {
     response.promptId = prompt;
-    acceptances.push_back(response.acceptance);
     responses.push_back(std::move(response));
   }
+  return responses;
+}
+
+// The run summary's figures (promptTaus, bootstrapMean, tauVllm: the same functions as
+// summarizeRuns) plus what only the compare view draws: the histogram and per-slot rates.
+SeriesStatistics summarizeOne(const ComparedSeries& series, int resamples) {
+  SeriesStatistics stats;
+  const std::vector<SummaryResponse> responses = seriesResponses(series);
+  std::vector<ResponseAcceptance> acceptances;
+  acceptances.reserve(responses.size());
+  for (const SummaryResponse& r : responses) acceptances.push_back(r.acceptance);
+  std::vector<int> lengths;
+  lengths.reserve(series.steps.size());
+  for (const ComparedStep& s : series.steps) lengths.push_back(s.acceptLength);
+
   PromptTaus perPrompt = promptTaus(responses);  // ascending prompts, as the pair join needs
   stats.prompts.assign(perPrompt.prompts.begin(), perPrompt.prompts.end());
   stats.promptTau = std::move(perPrompt.taus);
@@ -43,20 +50,6 @@ SeriesStatistics summarizeOne(const ComparedSeries& series, int resamples) {
 }
 
 }  // namespace
-
-Interval tauVllmInterval(const ComparedSeries& series, int resamples) {
-  std::map<session::PromptId, std::pair<double, double>> byPrompt;  // accepted lengths, steps
-  for (const ComparedStep& s : series.steps) {
-    byPrompt[s.prompt].first += s.acceptLength;
-    byPrompt[s.prompt].second += 1;
-  }
-  std::vector<double> lengths, steps;
-  for (const auto& [prompt, sums] : byPrompt) {
-    lengths.push_back(sums.first);
-    steps.push_back(sums.second);
-  }
-  return bootstrapRatio(lengths, steps, 0.95, resamples);
-}
 
 std::vector<ComparedSeries> loadComparedSeries(const std::vector<session::RunRecord>& runs,
                                                const StepSummaryScan& forEachStepSummary) {

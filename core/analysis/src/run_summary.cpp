@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dfi/analysis/summary_fields.h"
+#include "dfi/base/field_json.h"
+
 namespace dfi::analysis {
 namespace {
 
@@ -44,21 +47,8 @@ SummaryRow rowOf(const SummaryRun& run, const std::string& dataset, const std::v
     row.repeats = static_cast<int>(perRepeat.size());
     row.tauOverRepeats = studentMean95(perRepeat);
   }
-  row.tauVllm = tauVllm(acceptances);
-  // Pooled over steps: its interval resamples prompts with their accepted lengths and steps
-  // (a prompt's repeats pooled with it), as the GUI's compare view does per run.
-  std::map<std::int64_t, std::pair<double, double>> byPrompt;
-  for (const auto& r : responses)
-    for (int length : r.acceptance.stepAcceptLengths) {
-      byPrompt[r.promptId].first += length;
-      byPrompt[r.promptId].second += 1;
-    }
-  std::vector<double> lengths, steps;
-  for (const auto& [prompt, sums] : byPrompt) {
-    lengths.push_back(sums.first);
-    steps.push_back(sums.second);
-  }
-  row.tauVllmCi = bootstrapRatio(lengths, steps, confidence, resamples);
+  row.tauVllm = tauVllmInterval(responses, confidence, resamples);
+  row.tauVllm.estimate = tauVllm(acceptances);  // the pooled value itself, not the ratio's rounding
   if (run.mode == "live") {
     row.tauSglang = tauSglang(acceptances);
     row.stepCounting = run.stepCounting;
@@ -76,6 +66,21 @@ std::vector<SummaryResponse> inPromptOrder(const SummaryRun& run) {
 }
 
 }  // namespace
+
+Interval tauVllmInterval(std::span<const SummaryResponse> responses, double confidence, int resamples) {
+  std::map<std::int64_t, std::pair<double, double>> byPrompt;  // accepted lengths, steps
+  for (const auto& r : responses)
+    for (int length : r.acceptance.stepAcceptLengths) {
+      byPrompt[r.promptId].first += length;
+      byPrompt[r.promptId].second += 1;
+    }
+  std::vector<double> lengths, steps;
+  for (const auto& [prompt, sums] : byPrompt) {
+    lengths.push_back(sums.first);
+    steps.push_back(sums.second);
+  }
+  return bootstrapRatio(lengths, steps, confidence, resamples);
+}
 
 PromptTaus promptTaus(std::span<const SummaryResponse> responses) {
   std::map<std::int64_t, std::vector<double>> byPrompt;
@@ -175,40 +180,13 @@ std::vector<TauComparison> pairedComparisons(std::span<const SummaryRun> runs, d
 
 nlohmann::json comparisonsJson(std::span<const TauComparison> comparisons) {
   nlohmann::json out = nlohmann::json::array();
-  for (const TauComparison& c : comparisons)
-    out.push_back({{"mode", c.mode},
-                   {"drafter", c.drafter},
-                   {"mask_variant", c.variant},
-                   {"baseline", c.baselineDrafter},
-                   {"baseline_mask_variant", c.baselineVariant},
-                   {"prompts", c.prompts},
-                   {"tau_reference_difference", c.difference.estimate},
-                   {"tau_reference_difference_ci95", {c.difference.low, c.difference.high}}});
+  for (const TauComparison& c : comparisons) out.push_back(toJson(c));
   return out;
 }
 
 nlohmann::json summaryJson(std::span<const SummaryRow> rows) {
   nlohmann::json out = nlohmann::json::array();
-  for (const SummaryRow& r : rows) {
-    nlohmann::json row = {{"drafter", r.drafter},     {"mode", r.mode},
-                          {"mask_variant", r.variant}, {"prompt_set", r.dataset},
-                          {"responses", r.responses},  {"steps", r.steps},
-                          {"sampling", r.sampling}};
-    if (r.tauOverRepeats) {
-      row["repeats"] = r.repeats;
-      row["tau_reference_repeats_ci95"] = {r.tauOverRepeats->low, r.tauOverRepeats->high};
-    }
-    if (r.responses > 0) {  // no tau keys at all for a run without responses
-      row["tau_reference"] = r.tau.estimate;
-      row["tau_reference_ci95"] = {r.tau.low, r.tau.high};
-      row["tau_vllm"] = r.tauVllm;
-      row["tau_vllm_ci95"] = {r.tauVllmCi.low, r.tauVllmCi.high};
-      if (r.tauSglang) row["tau_sglang"] = *r.tauSglang;
-    }
-    if (!r.stepCounting.empty()) row["step_counting"] = r.stepCounting;
-    if (!r.runIds.empty()) row["run_ids"] = r.runIds;
-    out.push_back(std::move(row));
-  }
+  for (const SummaryRow& r : rows) out.push_back(toJson(r));
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "dfi/analysis/run_comparison.h"
+#include "dfi/analysis/run_summary.h"
 #include "dfi/session/reader.h"
 #include "session_fixture.h"
 #include "session_test_util.h"
@@ -65,7 +66,7 @@ TEST_F(RunComparison, StatisticsPerRun) {
 }
 
 // The CLI's summary table bootstraps per-response tau in prompt order with the shared defaults
-// (tests/eval/test_summary_table.cpp pins that side); so must the compare view, or the same run
+// (test_summary_table.cpp pins that side); so must the compare view, or the same run
 // would show two different intervals.
 TEST_F(RunComparison, IntervalsAreTheCliIntervals) {
   const std::vector<ComparedSeries> series = load();
@@ -76,12 +77,21 @@ TEST_F(RunComparison, IntervalsAreTheCliIntervals) {
     EXPECT_EQ(s.tau.low, cli.low);
     EXPECT_EQ(s.tau.high, cli.high);
   }
+  // The summary's row of the same run (what `summary` and the overview show) has the same figures.
   for (std::size_t i = 0; i < series.size(); ++i) {
-    const Interval vllm = tauVllmInterval(series[i]);
-    EXPECT_DOUBLE_EQ(vllm.estimate, stats[i].tauVllm);
-    EXPECT_LE(vllm.low, stats[i].tauVllm);
-    EXPECT_GE(vllm.high, stats[i].tauVllm);
-    EXPECT_LT(vllm.low, vllm.high);
+    SummaryRun run{.drafter = series[i].drafter, .mode = "live", .variant = "reference"};
+    for (const ComparedStep& step : series[i].steps) {
+      auto response = std::ranges::find(run.responses, step.prompt, &SummaryResponse::promptId);
+      if (response == run.responses.end()) response = run.responses.insert(run.responses.end(), {.promptId = step.prompt});
+      response->acceptance.stepAcceptLengths.push_back(step.acceptLength);
+    }
+    const std::vector<SummaryRow> rows = summarizeRuns(std::span(&run, 1));
+    ASSERT_EQ(rows.size(), std::size_t{1});
+    EXPECT_EQ(rows[0].tau, stats[i].tau);
+    EXPECT_EQ(rows[0].tauVllm.estimate, stats[i].tauVllm);
+    EXPECT_EQ(rows[0].steps, stats[i].steps);
+    EXPECT_LE(rows[0].tauVllm.low, stats[i].tauVllm);
+    EXPECT_GE(rows[0].tauVllm.high, stats[i].tauVllm);
   }
   const PairComparison pair = comparePair(series[0], stats[0], series[1], stats[1]);
   const Interval cli = bootstrapPairedDifference(pair.tauA, pair.tauB);

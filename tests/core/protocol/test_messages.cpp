@@ -83,7 +83,21 @@ TEST(Messages, RequestsRoundTrip) {
 }
 
 TEST(Messages, RepliesRoundTrip) {
-  Done run{.requestId = 4, .runs = {{1, "a/live/reference", 12, 3.5, 4.5, 3.25}, {2, "a/ddtree/reference", 10, 5, 6, {}}}};
+  // Summary rows as `summary --json` writes them: a sampled live row with every optional key, and
+  // a row with no answered prompt, which has no tau keys at all.
+  dfi::analysis::SummaryRow live{.drafter = "a", .mode = "live", .variant = "reference", .dataset = "chat",
+                                 .sampling = "T=1", .responses = 6, .steps = 12};
+  live.tau = {3.5, 3.25, 3.75};
+  live.repeats = 3;
+  live.tauOverRepeats = dfi::analysis::Interval{3.5, 3, 4};
+  live.tauSglang = 3.25;
+  live.tauVllm = {4.5, 4, 5};
+  live.stepCounting = "dflash";
+  live.runIds = {1, 2, 3};
+  const dfi::analysis::SummaryRow unanswered{.drafter = "a", .mode = "ddtree-8", .variant = "reference",
+                                             .dataset = "all", .sampling = "greedy"};
+  Done run{.requestId = 4, .runs = {live, unanswered}};
+  EXPECT_FALSE(encodeMessage(Reply{run}).header.at("runs").at(1).contains("tau_reference"));
   Done inspect{.requestId = 9, .request = RequestKind::Inspect, .tensors = 3, .statistics = 24};
   Done diagnosed{.requestId = 11, .request = RequestKind::Diagnose};
   const std::vector<Reply> replies{

@@ -38,16 +38,6 @@ std::string runName(const fs::path& drafter, EvaluationMode mode, analysis::Mask
   return name;
 }
 
-void finishSummaries(std::vector<RunSummary>& runs) {
-  for (auto& run : runs) {
-    std::vector<analysis::ResponseAcceptance> responses;
-    for (const auto& r : run.responses) responses.push_back(r.acceptance);
-    run.tauReference = analysis::tauReference(responses);
-    run.tauVllm = analysis::tauVllm(responses);
-    if (run.mode == EvaluationMode::Live) run.tauSglang = analysis::tauSglang(responses);
-  }
-}
-
 struct RunKey {
   EvaluationMode mode;
   analysis::MaskVariant variant;
@@ -69,7 +59,7 @@ std::vector<RunKey> runKeys(const EvaluationSettings& settings) {
 
 }  // namespace
 
-std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, RecordSink& sink,
+std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, RecordSink& sink,
                                       const std::function<void(const EvaluationProgress&)>& progress,
                                       const CancellationToken& cancel, ModelRegistry* registry) {
   settings::validate(settings);
@@ -88,11 +78,11 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
   for (const LoadedDrafter& d : models.drafters)
     for (int repeat = 0; repeat < settings.samples; ++repeat) passes.emplace_back(&d, repeat);
   EvaluationProgress state{0, static_cast<std::int64_t>(passes.size() * prompts.size())};
-  std::vector<RunSummary> summaries;
+  std::vector<EvaluatedRun> summaries;
 
   for (const auto& [pass, repeat] : passes) {
     const LoadedDrafter& drafter = *pass;
-    std::vector<RunSummary> runs;
+    std::vector<EvaluatedRun> runs;
     for (const RunKey& key : keys) {
       session::RunRecord run = runRecordOf(models, drafter, settings);
       run.name = runName(drafter.dir, key.mode, key.variant, settings, repeat);
@@ -135,7 +125,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
       // both its teacher-forced and its DDTree run.
       std::optional<SequenceFeatures> sequence;
       std::map<analysis::MaskVariant, TeacherForcedPass> teacherForced;
-      for (RunSummary& run : runs) {
+      for (EvaluatedRun& run : runs) {
         sink.addPrompt({run.runId, prompt.id, prompt.dataset, 0,
                         models.tokenizer ? models.tokenizer->decode(promptTokens) : std::string(), promptTokens,
                         static_cast<std::int32_t>(live.tokens.size() - ids.size())});
@@ -208,8 +198,7 @@ std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, Record
     const std::string timings = nlohmann::json{{"live_seconds", liveSeconds},
                                                {"teacher_forced_seconds", teacherForcedSeconds}}
                                     .dump();
-    for (const RunSummary& run : runs) sink.finishRun(run.runId, unixNow(), timings);
-    finishSummaries(runs);
+    for (const EvaluatedRun& run : runs) sink.finishRun(run.runId, unixNow(), timings);
     summaries.insert(summaries.end(), runs.begin(), runs.end());
   }
   sink.flush();

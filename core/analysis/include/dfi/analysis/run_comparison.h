@@ -36,6 +36,9 @@ struct ComparedSeries {
   std::vector<ComparedStep> steps;
 };
 
+// One recorded run as the compare view shows it: the run summary's figures, computed by the
+// same functions under the same rule (summarizeRuns on this run gives the same tau, interval and
+// vLLM tau; test_run_comparison holds them equal), plus what only this view draws.
 struct SeriesStatistics {
   std::vector<session::PromptId> prompts;  // ascending
   std::vector<double> promptTau;           // mean acceptance length per prompt, same order
@@ -74,11 +77,6 @@ std::vector<ComparedSeries> loadComparedSeries(const std::vector<session::RunRec
 // One per series, computed in parallel (each bootstrap is independent and deterministic).
 std::vector<SeriesStatistics> summarizeSeries(const std::vector<ComparedSeries>& series,
                                               int resamples = kBootstrapResamples);
-
-// The 95% interval of vLLM's pooled tau (SeriesStatistics::tauVllm), resampling prompts
-// (bootstrapRatio of accepted lengths over steps). Apart from summarizeSeries, which the
-// compare view runs on every change, because only the overview shows it.
-Interval tauVllmInterval(const ComparedSeries& series, int resamples = kBootstrapResamples);
 
 PairComparison comparePair(const ComparedSeries& a, const SeriesStatistics& statsA, const ComparedSeries& b,
                            const SeriesStatistics& statsB, int resamples = kBootstrapResamples);

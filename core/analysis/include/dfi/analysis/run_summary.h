@@ -31,7 +31,7 @@ struct SummaryRun {
   std::string mode;     // "live", "teacher-forced", "ddtree-8"
   std::string variant;  // mask variant
   std::vector<SummaryResponse> responses;
-  // Live runs: how the last steps were drafted and counted (engine::stepCountingName).
+  // Live runs: how the last steps were drafted and counted (EnumNames<settings::StepCounting>).
   std::string stepCounting;
   std::string sampling = "greedy";  // the live loop's (engine::samplingLabel), for every mode
   std::vector<std::int64_t> runIds;  // recorded runs it joins (shards, sampled repeats); none while running
@@ -48,10 +48,13 @@ struct SummaryRow {
   int repeats = 1;                                // sampled repeats of each prompt
   std::optional<Interval> tauOverRepeats;  // repeats > 1: Student-t over the repeats' tau
   std::optional<double> tauSglang;  // live only
-  double tauVllm = 0;
-  Interval tauVllmCi;  // its 95% bootstrap interval over prompts (a ratio of pooled sums)
+  // vLLM's convention (pooled over steps) and its 95% bootstrap interval over prompts (a ratio
+  // of pooled sums).
+  Interval tauVllm;
   std::string stepCounting;  // live only: SummaryRun::stepCounting
   std::vector<std::int64_t> runIds;  // SummaryRun::runIds: the recorded runs it summarizes
+
+  bool operator==(const SummaryRow&) const = default;
 };
 
 // The one rule for sampled repeats, for every summary (CLI, GUI, diagnosis): a prompt's tau is
@@ -63,6 +66,12 @@ struct PromptTaus {
   std::vector<double> taus;
 };
 PromptTaus promptTaus(std::span<const SummaryResponse> responses);
+
+// The interval of vLLM's tau (accepted tokens over steps, pooled): a ratio of sums, so the
+// bootstrap resamples prompts with their accepted lengths and steps (a prompt's repeats pooled
+// with it).
+Interval tauVllmInterval(std::span<const SummaryResponse> responses, double confidence = 0.95,
+                         int resamples = kBootstrapResamples);
 
 // Short, distinct labels for drafter directories: the directory's name, or as many trailing
 // path components as it takes to tell two apart (exp1/final and exp2/final, not final twice).
@@ -87,10 +96,12 @@ struct TauComparison {
   Interval difference;   // tau(compared) - tau(baseline)
   std::int64_t run = 0, baselineRun = 0;  // the first recorded run of each (SummaryRun::runIds); 0: none
   bool acrossVariants() const { return variant != baselineVariant; }
+  bool operator==(const TauComparison&) const = default;
 };
 std::vector<TauComparison> pairedComparisons(std::span<const SummaryRun> runs, double confidence = 0.95,
                                              int resamples = kBootstrapResamples);
 
+// As `summary --json` writes them (their field tables: summary_fields.h).
 nlohmann::json summaryJson(std::span<const SummaryRow> rows);
 nlohmann::json comparisonsJson(std::span<const TauComparison> comparisons);
 

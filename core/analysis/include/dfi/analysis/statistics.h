@@ -20,6 +20,8 @@ struct Interval {
   double estimate = 0;  // the statistic on the full sample
   double low = 0;
   double high = 0;
+
+  bool operator==(const Interval&) const = default;
 };
 
 // Resamples of every bootstrap the tool shows, in the CLI's tables and in the GUI alike, so

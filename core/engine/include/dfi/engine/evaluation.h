@@ -15,6 +15,7 @@
 
 #include "dfi/analysis/acceptance.h"
 #include "dfi/analysis/attention_mask.h"
+#include "dfi/analysis/run_summary.h"
 #include "dfi/engine/model_options.h"
 #include "dfi/session/records.h"
 #include "dfi/engine/model_registry.h"
@@ -58,8 +59,9 @@ struct ResponseSummary {
   analysis::ResponseAcceptance acceptance;
 };
 
-// One row per recorded run: tau in the three public conventions (analysis/acceptance.h).
-struct RunSummary {
+// One recorded run of an evaluation, with its responses' acceptance lengths: the input of the
+// run summary (summaryRuns below), which alone computes tau and its intervals.
+struct EvaluatedRun {
   session::RunId runId = 0;
   std::string name;  // "<drafter dir>/<mode>/<variant>"
   std::string drafter;
@@ -67,8 +69,6 @@ struct RunSummary {
   analysis::MaskVariant variant = analysis::MaskVariant::Reference;
   int sample = 0;  // the repeat of a sampled evaluation
   std::int64_t steps = 0;
-  double tauReference = 0, tauVllm = 0;
-  std::optional<double> tauSglang;  // live runs only: the others generate no completion
   std::vector<ResponseSummary> responses;
   std::int64_t parityFlagged = 0;  // teacher-forced blocks whose training and inference paths differ
 };
@@ -78,8 +78,14 @@ struct RunSummary {
 // already in the sink stay there.
 // With `registry`, models are taken from it and stay loaded for the next evaluation
 // (`dflash-eval serve`).
-std::vector<RunSummary> runEvaluation(const EvaluationSettings& settings, RecordSink& sink,
+std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, RecordSink& sink,
                                       const std::function<void(const EvaluationProgress&)>& progress,
                                       const CancellationToken& cancel, ModelRegistry* registry = nullptr);
+
+// The evaluation's runs as the run summary takes them (analysis/run_summary.h), labelled as
+// `summary` labels a recorded session: the repeats of a sampled evaluation are one summary
+// run, their responses tagged with the repeat; a prompt without a "dataset" belongs to the
+// prompt set named after its file.
+std::vector<analysis::SummaryRun> summaryRuns(const EvaluationSettings& settings, const std::vector<EvaluatedRun>& runs);
 
 }  // namespace dfi::engine

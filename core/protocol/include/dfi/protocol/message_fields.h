@@ -5,6 +5,7 @@
 
 #include <tuple>
 
+#include "dfi/analysis/summary_fields.h"
 #include "dfi/base/field_table.h"
 #include "dfi/protocol/messages.h"
 #include "dfi/session/record_fields.h"  // EnumNames<MaskVariant>
@@ -106,19 +107,6 @@ struct FieldTable<protocol::Progress> {
 };
 
 template <>
-struct FieldTable<protocol::RunSummary> {
-  using R = protocol::RunSummary;
-  static constexpr std::string_view name = "run summary";
-  static constexpr auto fields = std::tuple{
-      field<R>("run_id", &R::runId, "the run's id in the engine's records"),
-      field<R>("name", &R::name, "\"<drafter dir>/<mode>/<mask variant>\""),
-      field<R>("steps", &R::steps, "steps recorded"),
-      field<R>("tau_reference", &R::tauReference, "tau, reference convention"),
-      field<R>("tau_vllm", &R::tauVllm, "tau, vLLM's convention"),
-      field<R>("tau_sglang", &R::tauSglang, "tau, SGLang's convention (live runs only)", protocol::detail::kOptional)};
-};
-
-template <>
 struct FieldTable<protocol::Done> {
   using R = protocol::Done;
   static constexpr std::string_view name = "done";
@@ -126,7 +114,8 @@ struct FieldTable<protocol::Done> {
   static constexpr auto fields = std::tuple{
       protocol::detail::requestIdField<R>("the finished request"),
       field<R>("request", &R::request, "run or inspect", kOptional),
-      field<R>("runs", &R::runs, "a run request's runs", kOptional),
+      field<R>("runs", &R::runs, "a run request's summary rows (summary --json's)", kOptional),
+      field<R>("comparisons", &R::comparisons, "their paired comparisons (summary --json's)", kOptional),
       field<R>("tensors", &R::tensors, "tensor records an inspect sent", kOptional),
       field<R>("statistics", &R::statistics, "statistic records an inspect sent", kOptional)};
 };

@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "dfi/analysis/run_summary.h"
 #include "dfi/protocol/frame.h"
 #include "dfi/session/records.h"
 #include "dfi/settings/settings.h"
@@ -94,23 +95,13 @@ struct Progress {
 
 enum class RequestKind { Run, Inspect, Diagnose };
 
-// One run of a finished run request: its tau in the three conventions.
-struct RunSummary {
-  session::RunId runId = 0;
-  std::string name;
-  std::int64_t steps = 0;
-  double tauReference = 0;
-  double tauVllm = 0;
-  std::optional<double> tauSglang;  // live runs only
-
-  bool operator==(const RunSummary&) const = default;
-};
-
-// A request finished: a run with its runs' summaries, an inspect with the counts of what it sent.
+// A request finished: a run with its summary (the rows `dflash-eval summary` prints for it), an
+// inspect with the counts of what it sent.
 struct Done {
   RequestId requestId = 0;
   RequestKind request = RequestKind::Run;
-  std::vector<RunSummary> runs;
+  std::vector<analysis::SummaryRow> runs;
+  std::vector<analysis::TauComparison> comparisons;  // the summary's paired comparisons of those runs
   std::int64_t tensors = 0;
   std::int64_t statistics = 0;
 

@@ -1,16 +1,13 @@
-#include "summary_table.h"
+#include "dfi/analysis/summary_table.h"
 
 #include <algorithm>
 #include <cstdio>
 
 #include "dfi/analysis/statistics.h"
-#include "dfi/engine/step_counting.h"
+#include "dfi/settings/settings_fields.h"
 
-namespace dfi::eval {
+namespace dfi::analysis {
 namespace {
-
-using analysis::SummaryRow;
-using analysis::TauComparison;
 
 // Columns padded to their widest cell; the first `textColumns` align left, numbers right.
 std::string alignColumns(const std::vector<std::vector<std::string>>& cells, std::size_t textColumns,
@@ -41,15 +38,15 @@ std::string fixed3(double value) {
 }  // namespace
 
 std::string formatComparisons(std::span<const TauComparison> comparisons) {
-  auto interval = [](const analysis::Interval& d) {
+  auto interval = [](const Interval& d) {
     return (d.estimate >= 0 ? "+" : "") + fixed3(d.estimate) + " [" + fixed3(d.low) + ", " + fixed3(d.high) + "]";
   };
   std::vector<std::vector<std::string>> drafters, variants;
   bool tooFew = false;
   for (const TauComparison& c : comparisons) {
     // Under the prompts a verdict needs, an interval clear of zero is no finding (one rule,
-    // analysis::verdictPossible, as in the diagnosis and the GUI).
-    const bool verdict = analysis::verdictPossible(c.prompts);
+    // verdictPossible, as in the diagnosis and the GUI).
+    const bool verdict = verdictPossible(c.prompts);
     tooFew = tooFew || !verdict;
     const std::string n = "n " + std::to_string(c.prompts) + (verdict ? "" : "*");
     if (c.acrossVariants())
@@ -65,7 +62,7 @@ std::string formatComparisons(std::span<const TauComparison> comparisons) {
     out += "paired difference in tau(ref) against the reference mask, same drafter and prompts [95% CI]:\n" +
            alignColumns(variants, 3, "  ");
   if (tooFew)
-    out += "  * fewer than " + std::to_string(analysis::kMinPromptsForVerdict) +
+    out += "  * fewer than " + std::to_string(kMinPromptsForVerdict) +
            " paired prompts: too few for a verdict, whatever the interval says (evaluate more prompts)\n";
   return out;
 }
@@ -77,7 +74,7 @@ std::string formatSummaryTable(std::span<const SummaryRow> rows) {
   if (repeated) header.push_back("over repeats [95% CI]");
   header.insert(header.end(), {"tau(sglang)", "tau(vllm)"});
   std::vector<std::vector<std::string>> cells{header};
-  auto interval = [](const analysis::Interval& i) {
+  auto interval = [](const Interval& i) {
     return fixed3(i.estimate) + " [" + fixed3(i.low) + ", " + fixed3(i.high) + "]";
   };
   for (const SummaryRow& r : rows) {
@@ -88,13 +85,13 @@ std::string formatSummaryTable(std::span<const SummaryRow> rows) {
                                   std::to_string(r.steps), measured ? interval(r.tau) : "-"};
     if (repeated)
       line.push_back(r.tauOverRepeats ? std::to_string(r.repeats) + ": " + interval(*r.tauOverRepeats) : "-");
-    line.insert(line.end(), {measured && r.tauSglang ? fixed3(*r.tauSglang) : "-", measured ? fixed3(r.tauVllm) : "-"});
+    line.insert(line.end(), {measured && r.tauSglang ? fixed3(*r.tauSglang) : "-", measured ? fixed3(r.tauVllm.estimate) : "-"});
     cells.push_back(std::move(line));
   }
   std::string out = alignColumns(cells, 4, "");
   out +=
       "tau(ref): mean over responses of each response's mean acceptance length (z-lab benchmark), with a\n"
-      "  95% percentile-bootstrap interval over prompts (" + std::to_string(analysis::kBootstrapResamples) +
+      "  95% percentile-bootstrap interval over prompts (" + std::to_string(kBootstrapResamples) +
       " resamples, as the GUI); n: responses, steps: verify steps\n";
   if (repeated)
     out += "over repeats: N sampled repeats of every prompt, the Student-t interval of their tau (another seed)\n";
@@ -109,11 +106,11 @@ std::string formatSummaryTable(std::span<const SummaryRow> rows) {
     if (!r.stepCounting.empty() && std::ranges::find(countings, r.stepCounting) == countings.end())
       countings.push_back(r.stepCounting);
   for (const std::string& counting : countings) {
-    const auto known = engine::parseStepCounting(counting);
-    out += "live steps counted " + (known ? std::string(engine::stepCountingDescription(*known)) : counting) +
+    const auto known = parseEnum<settings::StepCounting>(counting);
+    out += "live steps counted " + (known ? std::string(settings::stepCountingDescription(*known)) : counting) +
            (countings.size() > 1 ? " (" + counting + " runs)" : "") + "\n";
   }
   return out;
 }
 
-}  // namespace dfi::eval
+}  // namespace dfi::analysis
