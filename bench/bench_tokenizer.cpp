@@ -70,6 +70,27 @@ int main(int argc, char** argv) {
     encodeSeconds = std::min(encodeSeconds, secondsSince(start));
   }
 
+  // BPE and the split stay linear: one piece of letters (the split keeps it whole) four times as
+  // long takes about four times as long, not sixteen.
+  {
+    const Tokenizer tok = Tokenizer::fromFile(tokenizerJson);
+    auto pieceSeconds = [&](std::size_t n) {
+      std::string text;
+      for (std::size_t i = 0; i < n; ++i) text += "abcdefghijklmnopqrst"[(i * 7919 + i / 7) % 20];
+      const auto start = Clock::now();
+      (void)tok.encode(text);
+      return secondsSince(start);
+    };
+    const std::size_t n = dfi::bench::sized<std::size_t>(100'000, 5'000);
+    pieceSeconds(n / 5);  // warm up
+    const double small = pieceSeconds(n), large = pieceSeconds(4 * n);
+    std::cout << nlohmann::json{{"bench", "tokenizer_long_piece_qwen3"}, {"characters", n},
+                                {"seconds_1x", small}, {"seconds_4x", large}, {"time_4x_over_1x", large / small},
+                                {"linear", 4}}
+                     .dump()
+              << std::endl;
+  }
+
   printFigure("tokenizer_load_qwen3", loadSeconds, reference["load_s"], nlohmann::json::object());
   const double mb = static_cast<double>(bytes) / 1e6;
   printFigure("tokenizer_encode_qwen3", encodeSeconds, reference["encode_s"],

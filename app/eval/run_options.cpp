@@ -125,6 +125,8 @@ void addRunOptions(CLI::App& c, RunCommandLine& o) {
   c.add_flag("--no-chat", o.noChat, "Tokenize prompts as plain text (no chat template)");
   c.add_option("--thinking", o.thinking, "on | off: the chat template's enable_thinking")->capture_default_str();
   c.add_flag_callback("--enable-thinking", [&o] { o.thinking = "on"; }, "Same as --thinking on");
+  c.add_option("--chat-template-kwargs", s.chatTemplateKwargs,
+               "JSON object of further chat template variables, as vLLM's chat_template_kwargs: {\"reasoning_effort\": \"high\"}");
   c.add_option("--shard", o.shard,
                "Evaluate shard i of N (prompt k goes to shard k % N), or auto: torchrun's RANK/WORLD_SIZE, "
                "else Slurm's SLURM_PROCID/SLURM_NTASKS")

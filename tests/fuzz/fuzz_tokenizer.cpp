@@ -83,6 +83,17 @@ const Tokenizer& tokenizer() {
   return tok;
 }
 
+// A ChatML template as Qwen's render it (the real ones are checked against transformers in
+// test_jinja_oracle): any text must render as message content, never as template syntax.
+const dfi::tokenizer::ChatTemplate& chatMl() {
+  static const auto chat = dfi::tokenizer::ChatTemplate::fromText(
+      "{%- for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}"
+      "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
+      "{%- if enable_thinking is false %}{{ '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{%- endif %}",
+      "chatml.jinja");
+  return chat;
+}
+
 bool isNfc(const std::string& text) {
   utf8proc_uint8_t* out = nullptr;
   const auto n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(text.data()),
@@ -109,9 +120,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto ids = tok.encode(text);
     if (isNfc(text) && tok.decode(ids) != text) std::abort();
     const std::vector<dfi::tokenizer::ChatMessage> messages{{"user", "q"}, {"assistant", text}, {"user", text}};
-    for (const auto kind : {dfi::tokenizer::ChatTemplateKind::Qwen3, dfi::tokenizer::ChatTemplateKind::Qwen3_5})
-      if (dfi::tokenizer::applyChatTemplate(kind, messages, true, size % 2 == 0).find("<|im_start|>user\nq") == std::string::npos)
-        std::abort();
+    const std::string prompt = chatMl().render(messages, {.enableThinking = size % 2 == 0});
+    if (prompt.find("<|im_start|>user\nq") == std::string::npos) std::abort();
   }
   if (dfi::utf8::firstInvalidByte(dfi::tokenizer::displayBytes(text))) std::abort();
 

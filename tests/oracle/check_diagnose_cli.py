@@ -100,6 +100,18 @@ def main():
     if len(summary["diagnoses"]) != 1 or summary["diagnoses"][0]["hypotheses"] != report["hypotheses"]:
         failures.append("summary --json should hold the one diagnosis as diagnose --json reports it")
 
+    # The prompt-format lint against a training template that put a system turn first: the
+    # first differing byte is named (12, after the common "<|im_start|>"), and the plain run (whose drafter ships no template) has none.
+    if lint_of(report, "training-template-differs"):
+        failures.append(f"training-template-differs without a training template: {report['lint']}")
+    template = json.loads((demo / "target" / "tokenizer_config.json").read_text())["chat_template"]
+    trained = work / "training_template.jinja"
+    trained.write_text("{{- '<|im_start|>system\\nYou are a helpful assistant.<|im_end|>\\n' }}" + template)
+    templated, _ = diagnose(engine, demo, work, "template", "--training-template", str(trained))
+    differs = lint_of(templated, "training-template-differs")
+    if len(differs) != 1 or "from byte 12" not in differs[0]["message"] or 'training "system' not in differs[0]["message"]:
+        failures.append(f"a training template with a system turn should differ from byte 12: {templated['lint']}")
+
     files = dumps(demo, work)
     right, _ = diagnose(engine, demo, work, "right", "--training-dump", str(files["right"]))
     matched = lint_of(right, "training-dump-tap")

@@ -148,6 +148,32 @@ def edge_cases():
     return cases
 
 
+def whitespace_runs(rng, count):
+    """Long and mixed runs of whitespace, where split patterns' \\s+(?!\\S), \\s*[\\r\\n]+ and \\s+
+    alternatives compete, and deep indentation as code has it."""
+    out = [" " * 64 + "x", "\t" * 33 + "y", "\n" * 17 + "   z", " \n" * 40, "x" + " " * 1000, "\r\n" * 25 + "w",
+           "a" + "\u3000" * 20 + "b", "\u00a0" * 10 + " " * 10 + "c", "    " * 12 + "return x\n" + "    " * 11 + "}\n"]
+    pool = [" ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u3000", "\u2003"]
+    for _ in range(count):
+        out.append(rng.choice(["", "x", "def f():", "世界"]) + "".join(rng.choice(pool) for _ in range(rng.randint(2, 80)))
+                   + rng.choice(["", "y", "😀", "\n"]))
+    return out
+
+
+def special_token_cases(tokens):
+    """Every special or added token alone, glued to text on both sides, and after a space."""
+    out = []
+    for t in tokens:
+        out += [t, "x" + t + "y", " " + t + " ", t + t]
+    return out
+
+
+def long_text(size=130_000):
+    """One text of about 32k tokens (code, prose, CJK, emoji): BPE and the split must stay
+    linear on it."""
+    return "\n".join(mixed_corpus(size))[:size]
+
+
 def added_token_cases(tokens, rng, count):
     """Added tokens inside text, adjacent to each other, truncated, and next to whitespace."""
     out = [
@@ -184,6 +210,7 @@ def all_cases(added_tokens, seed=1234):
     cases += added_token_cases(added_tokens, rng, 200)
     cases += [t[:rng.randint(100, 2000)] for t in cjk_texts()]
     cases += [rng.choice(MULTILINGUAL) + rng.choice(WHITESPACE) + rng.choice(EMOJI) for _ in range(100)]
+    cases += whitespace_runs(rng, 100)
     return cases
 
 

@@ -629,6 +629,43 @@ class TestEngineClient : public QObject {
     QSettings().clear();
   }
 
+  // The inspect engine crashing mid-request (a segfault, an out-of-memory kill) after part of
+  // its answer: the request fails saying how the engine ended, the partial answer is neither
+  // reported nor written to the session, and the next request starts a new engine.
+  void anInspectEngineThatCrashesIsReportedAndTheNextRequestRuns() {
+    QTemporaryDir dir;
+    const QString session = dir.filePath(QStringLiteral("inspected.dfi"));
+    session::TensorRecord partial;
+    partial.info = {.tensorId = 1, .runId = 7, .stepId = 100, .name = "drafter.layer0.attention",
+                    .dtype = session::TensorDType::U8, .shape = {1}};
+    partial.data = {1};
+    const ScriptedEngine crashing(dir, {}, {protocol::encodeRecord(partial)},
+                                  protocol::Done{.requestId = 1, .request = protocol::RequestKind::Inspect},
+                                  ScriptedEngine::Last::ExitInstead);
+    InspectClient client;
+    QSignalSpy failed(&client, &InspectClient::failed);
+    QSignalSpy answered(&client, &InspectClient::answered);
+    protocol::InspectRequest request;
+    request.runId = 7;
+    request.stepId = 100;
+    client.setLaunch(crashing.launch());
+    client.inspect(request, session);
+    QTRY_VERIFY_WITH_TIMEOUT(failed.count() > 0, 20000);
+    const QString message = failed.front().front().toString();
+    QVERIFY2(message.contains(QStringLiteral("exited with code 3 during the inspect request")), qPrintable(message));
+    QCOMPARE(answered.count(), 0);
+    QVERIFY(!client.busy());
+    QVERIFY2(!QFile::exists(session), "a crashed engine's partial answer was written");
+
+    QTemporaryDir again;
+    const ScriptedEngine refusing(again, {}, {},
+                                  protocol::ErrorReply{.requestId = 2, .message = "no step 100 in run 7", .exitCode = 3});
+    client.setLaunch(refusing.launch());
+    client.inspect(request, session);
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 2, 20000);
+    QCOMPARE(failed.back().front().toString(), QStringLiteral("no step 100 in run 7"));
+  }
+
   // An engine that dies before its done (exits, or stops inside a frame) is a message naming how
   // it ended; what it recorded is kept, and the client starts a next run.
   void anEngineThatDiesMidRunKeepsWhatItRecorded() {

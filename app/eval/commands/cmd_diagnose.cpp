@@ -40,6 +40,7 @@ struct DiagnoseOptions {
   bool json = false;
   std::string progress = "auto";
   std::string trainingDump;
+  std::string trainingTemplate;
   double budgetMinutes = 0;
 };
 
@@ -47,6 +48,7 @@ int diagnose(const DiagnoseOptions& o) {
   engine::DiagnosisSettings settings;
   settings.evaluation = o.run.resolve();  // its seed seeds the tap noise
   if (!o.trainingDump.empty()) settings.trainingDump = o.trainingDump;
+  if (!o.trainingTemplate.empty()) settings.trainingTemplate = o.trainingTemplate;
   if (o.budgetMinutes > 0) settings.budgetMinutes = o.budgetMinutes;
   settings::validate(settings);
   return diagnoseIntoSession(settings, o.out,
@@ -81,6 +83,10 @@ void registerDiagnoseCommand(CLI::App& app) {
   sub->add_flag("--json", o->json, "Print the diagnosis as JSON on stdout");
   sub->add_option("--training-dump", o->trainingDump, "Hidden states dumped by the training pipeline (.safetensors)")
       ->check(CLI::ExistingFile);
+  sub->add_option("--training-template", o->trainingTemplate,
+                  "The chat template (.jinja) the drafter's training data was rendered with; default: the one its "
+                  "checkpoint ships")
+      ->check(CLI::ExistingFile);
   sub->add_option("--budget-minutes", o->budgetMinutes,
                   "Stop taking prompts when the battery would pass this; every hypothesis is measured on the same prompts");
   sub->add_option("--max-new-tokens", s.maxNewTokens, "Tokens the baseline's live loop generates per prompt")
@@ -94,6 +100,8 @@ void registerDiagnoseCommand(CLI::App& app) {
   sub->add_option("--dtype", s.model.dtype, "fp32 | bf16 | fp16: the baseline's compute dtype")->capture_default_str();
   sub->add_flag("--no-chat", r.noChat, "Tokenize prompts as plain text (no chat template)");
   sub->add_option("--thinking", r.thinking, "on | off: the chat template's enable_thinking")->capture_default_str();
+  sub->add_option("--chat-template-kwargs", s.chatTemplateKwargs,
+                  "JSON object of further chat template variables, as vLLM's chat_template_kwargs: {\"reasoning_effort\": \"high\"}");
   sub->add_option("--progress", o->progress, "auto | bar | plain | json | none")->capture_default_str();
   sub->footer(kDiagnoseFooter);
   setAction(*sub, [o] { return diagnose(*o); });

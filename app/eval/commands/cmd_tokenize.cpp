@@ -2,7 +2,8 @@
 // tokenizer, one JSON line per input. Lets users check what the engine will feed the target.
 //   --text S | --jsonl FILE   one input, or JSONL lines {"text": ...} (or {"messages": [...]}
 //                             with --chat); with --decode the inputs are id arrays {"ids": [...]}
-//   --chat [--no-thinking]    render the model's chat template first (a plain text is one user
+//   --chat [--no-thinking] [--chat-template-kwargs JSON]
+//                             render the model's chat template first (a plain text is one user
 //                             turn, with the generation prompt)
 
 #include <fstream>
@@ -29,6 +30,7 @@ struct TokenizeOptions {
   std::string jsonl;
   bool chat = false;
   bool noThinking = false;
+  std::string chatKwargs;
   bool decode = false;
   bool skipSpecial = false;
 };
@@ -61,9 +63,9 @@ std::vector<ChatMessage> messagesOf(const json& input, const Source& source) {
 json encodeOne(const Tokenizer& tok, const TokenizeOptions& opt, const json& input, const Source& source) {
   std::string text;
   if (opt.chat) {
-    const auto kind = tok.chatTemplate();
-    if (!kind) throw UsageError("--chat: no chat template in this tokenizer directory", {.file = opt.tokenizerDir});
-    text = tokenizer::applyChatTemplate(*kind, messagesOf(input, source), true, !opt.noThinking);
+    const auto& chat = tok.chatTemplate();
+    if (!chat) throw UsageError("--chat: no chat template in this tokenizer directory", {.file = opt.tokenizerDir});
+    text = chat->render(messagesOf(input, source), {.enableThinking = !opt.noThinking, .keywords = opt.chatKwargs});
   } else {
     if (!input.contains("text") || !input["text"].is_string()) throw FormatError("expected a string \"text\"", source.context("text"));
     text = input["text"].get<std::string>();
@@ -103,7 +105,8 @@ json parseLine(const std::string& line, const Source& source) {
 
 int runTokenize(const TokenizeOptions& opt) {
   if (opt.text.empty() == opt.jsonl.empty()) throw UsageError("tokenize: give exactly one of --text and --jsonl");
-  if (opt.noThinking && !opt.chat) throw UsageError("tokenize: --no-thinking only applies with --chat");
+  if ((opt.noThinking || !opt.chatKwargs.empty()) && !opt.chat)
+    throw UsageError("tokenize: --no-thinking and --chat-template-kwargs only apply with --chat");
   if (opt.decode && opt.chat) throw UsageError("tokenize: --chat does not apply to --decode");
   const Tokenizer tok = Tokenizer::fromDirectory(opt.tokenizerDir);
 
@@ -140,6 +143,7 @@ void registerTokenizeCommand(CLI::App& app) {
   sub->add_option("--jsonl", opt->jsonl, "JSONL input ('-' for stdin): {\"text\"|\"messages\"} lines, or {\"ids\"} with --decode");
   sub->add_flag("--chat", opt->chat, "Apply the model's chat template (text = one user turn) with the generation prompt");
   sub->add_flag("--no-thinking", opt->noThinking, "With --chat: enable_thinking=false");
+  sub->add_option("--chat-template-kwargs", opt->chatKwargs, "JSON object of further chat template variables, as vLLM's chat_template_kwargs: {\"reasoning_effort\": \"high\"}");
   sub->add_flag("--decode", opt->decode, "Decode {\"ids\": [...]} to {\"text\": ...}");
   sub->add_flag("--skip-special", opt->skipSpecial, "With --decode: leave out special tokens");
   setAction(*sub, [opt] { return runTokenize(*opt); });

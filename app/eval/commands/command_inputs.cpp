@@ -17,10 +17,10 @@ std::vector<std::int64_t> TokenInput::tokenIds(const std::string& modelDir, cons
   const auto tok = tokenizer::Tokenizer::fromDirectory(modelDir);
   std::string input = text;
   if (chat) {
-    const auto kind = tok.chatTemplate();
-    if (!kind) throw UsageError("--chat: the model directory has no chat template", {.file = modelDir});
+    const auto& chat = tok.chatTemplate();
+    if (!chat) throw UsageError("--chat: the model directory has no chat template", {.file = modelDir});
     const tokenizer::ChatMessage message{"user", text};
-    input = tokenizer::applyChatTemplate(*kind, std::span(&message, 1), true, !noThinking);
+    input = chat->render(std::span(&message, 1), {.enableThinking = !noThinking});
   }
   const std::vector<std::int32_t> encoded = tok.encode(input);
   return {encoded.begin(), encoded.end()};

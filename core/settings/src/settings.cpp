@@ -169,6 +169,12 @@ void validate(const RunSettings& s) {
   validateModel(s.model);
   if (s.enableThinking && !s.chatTemplate)
     refuse(option(&R::enableThinking), "on needs the chat template, which --no-chat turns off");
+  if (!s.chatTemplateKwargs.empty()) {
+    if (!s.chatTemplate) refuse(option(&R::chatTemplateKwargs), "needs the chat template, which --no-chat turns off");
+    const auto kwargs = nlohmann::json::parse(s.chatTemplateKwargs, nullptr, false);
+    if (kwargs.is_discarded() || !kwargs.is_object())
+      refuse(option(&R::chatTemplateKwargs), "'" + s.chatTemplateKwargs + "' is not a JSON object");
+  }
   if (s.shard.count < 1 || s.shard.index < 0 || s.shard.index >= s.shard.count)
     refuse(option(&R::shard), "'" + shardText(s.shard) + "' is not i/N with 0 <= i < N");
   if (!isKnownEnum(s.stepCounting)) refuse(option(&R::stepCounting), "is not dflash or full-blocks");
@@ -203,6 +209,14 @@ RunSettings recordedRunSettings(const std::string& text) {
     throw FormatError(std::string("recorded settings are not JSON: ") + e.what(), {.item = "settings_json"});
   }
   return fromJson<RunSettings>(json, "settings_json", /*lenient=*/true);
+}
+
+std::string_view stepCountingDescription(StepCounting counting) {
+  return counting == StepCounting::Dflash
+             ? "dflash 0.1.0's: the last block shortened to the token budget, a step's tokens counted up to "
+               "the budget and the first stop token"
+             : "full blocks: every block of B slots, its accepted drafts and bonus counted in full "
+               "(past the budget or a stop token too)";
 }
 
 }  // namespace dfi::settings

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <queue>
 
-#include "dfi/tokenizer/byte_level.h"
 #include "dfi/base/utf8.h"
+#include "dfi/tokenizer/byte_level.h"
 
 namespace dfi::tokenizer::detail {
 namespace {
@@ -30,25 +30,21 @@ struct Candidate {
   bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
 };
 
-std::string byteLevelSpelling(std::string_view piece) {
-  std::string s;
-  for (const char c : piece) utf8::appendCodePoint(byteToCodePoint(static_cast<std::uint8_t>(c)), s);
-  return s;
-}
-
 }  // namespace
 
-Bpe::Bpe(std::array<std::int32_t, 256> byteIds, MergeTable merges,
-         const std::unordered_map<std::string, std::int32_t>* wholePieceIds)
-    : byteIds_(byteIds), merges_(std::move(merges)), wholePieceIds_(wholePieceIds) {}
+Bpe::Bpe(BpeOptions options, MergeTable merges, const TokenIds& vocab)
+    : options_(options), merges_(std::move(merges)), vocab_(vocab) {}
 
 void Bpe::encodePiece(std::string_view piece, std::vector<std::int32_t>& out) const {
-  if (piece.size() == 1) {
-    out.push_back(byteIds_[static_cast<std::uint8_t>(piece[0])]);
+  if (piece.empty()) return;
+  const bool bytes = options_.alphabet == BpeOptions::Alphabet::Bytes;
+  if (bytes && piece.size() == 1) {
+    out.push_back(options_.byteIds[static_cast<std::uint8_t>(piece[0])]);
     return;
   }
-  if (wholePieceIds_) {
-    if (const auto it = wholePieceIds_->find(byteLevelSpelling(piece)); it != wholePieceIds_->end()) {
+  if (options_.ignoreMerges) {
+    const auto it = bytes ? vocab_.find(byteLevelSpelling(piece)) : vocab_.find(piece);
+    if (it != vocab_.end()) {
       out.push_back(it->second);
       return;
     }
@@ -56,15 +52,49 @@ void Bpe::encodePiece(std::string_view piece, std::vector<std::int32_t>& out) co
   const bool cacheable = piece.size() <= kMaxCachedPieceBytes;
   if (cacheable && lookupCache(piece, out)) return;
   const std::size_t start = out.size();
-  merge(piece, out);
+  std::vector<std::int32_t> ids;
+  initialSymbols(piece, ids);
+  merge(ids, out);
   if (cacheable) storeCache(piece, out.data() + start, out.size() - start);
 }
 
-void Bpe::merge(std::string_view piece, std::vector<std::int32_t>& out) const {
-  const auto n = static_cast<std::int32_t>(piece.size());
-  std::vector<Symbol> symbols(piece.size());
-  for (std::int32_t i = 0; i < n; ++i)
-    symbols[i] = {byteIds_[static_cast<std::uint8_t>(piece[i])], i - 1, i + 1 < n ? i + 1 : -1};
+void Bpe::initialSymbols(std::string_view piece, std::vector<std::int32_t>& ids) const {
+  ids.reserve(piece.size());
+  if (options_.alphabet == BpeOptions::Alphabet::Bytes) {
+    for (const char c : piece) ids.push_back(options_.byteIds[static_cast<std::uint8_t>(c)]);
+    return;
+  }
+  // One symbol per character, as HF's BPE::merge_word. Its order is kept exactly, including a
+  // quirk: characters taken by byte fallback are added at once, while a pending unk is added
+  // only when the next in-vocabulary character (or the end) comes.
+  bool unkPending = false;
+  for (std::size_t pos = 0; pos < piece.size();) {
+    const std::size_t begin = pos;
+    utf8::nextCodePoint(piece, pos);
+    const std::string_view ch = piece.substr(begin, pos - begin);
+    if (const auto it = vocab_.find(ch); it != vocab_.end()) {
+      if (unkPending) ids.push_back(options_.unkId);
+      unkPending = false;
+      ids.push_back(it->second);
+      continue;
+    }
+    if (options_.byteFallback &&
+        std::all_of(ch.begin(), ch.end(), [&](char c) { return options_.byteIds[static_cast<std::uint8_t>(c)] >= 0; })) {
+      for (const char c : ch) ids.push_back(options_.byteIds[static_cast<std::uint8_t>(c)]);
+      continue;
+    }
+    if (options_.unkId < 0) continue;
+    if (unkPending && !options_.fuseUnk) ids.push_back(options_.unkId);
+    unkPending = true;
+  }
+  if (unkPending) ids.push_back(options_.unkId);
+}
+
+void Bpe::merge(std::vector<std::int32_t>& ids, std::vector<std::int32_t>& out) const {
+  const auto n = static_cast<std::int32_t>(ids.size());
+  if (n == 0) return;
+  std::vector<Symbol> symbols(ids.size());
+  for (std::int32_t i = 0; i < n; ++i) symbols[i] = {ids[i], i - 1, i + 1 < n ? i + 1 : -1};
 
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
   auto consider = [&](std::int32_t left) {

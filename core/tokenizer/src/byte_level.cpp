@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "dfi/base/utf8.h"
+
 namespace dfi::tokenizer {
 namespace {
 
@@ -42,6 +44,12 @@ std::optional<std::uint8_t> codePointToByte(char32_t codePoint) {
   if (codePoint >= kFirstShifted && codePoint < kFirstShifted + kShiftedCount)
     return kTables.shiftedToByte[codePoint - kFirstShifted];
   return std::nullopt;
+}
+
+std::string byteLevelSpelling(std::string_view bytes) {
+  std::string s;
+  for (const char c : bytes) utf8::appendCodePoint(byteToCodePoint(static_cast<std::uint8_t>(c)), s);
+  return s;
 }
 
 }  // namespace dfi::tokenizer

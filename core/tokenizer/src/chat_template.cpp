@@ -1,194 +1,174 @@
 #include "dfi/tokenizer/chat_template.h"
 
+#include <algorithm>
+#include <array>
+
 #include <nlohmann/json.hpp>
 
 #include "dfi/base/error.h"
-#include "python_strings.h"
+#include "dfi/jinja/template.h"
 #include "read_file.h"
 
 namespace dfi::tokenizer {
-namespace {
 
-constexpr std::string_view kThinkClose = "</think>";
-constexpr std::string_view kThinkOpen = "<think>";
+namespace fs = std::filesystem;
+using ordered_json = nlohmann::ordered_json;
 
-bool isToolResponse(std::string_view content) {
-  return content.starts_with("<tool_response>") && content.ends_with("</tool_response>");
-}
-
-// Both templates split an assistant turn written as "<think>r</think>c" into reasoning r and
-// content c; what differs is the trimming around them.
-struct AssistantParts {
-  std::string reasoning;
-  std::string content;
+struct ChatTemplate::Parsed {
+  jinja::Template engine;
+  fs::path source;
+  std::vector<std::pair<std::string, std::string>> specialTokens;
 };
 
-AssistantParts splitReasoning(std::string_view content) {
-  if (content.find(kThinkClose) == std::string_view::npos) return {"", std::string(content)};
-  const std::string_view beforeFirstClose = content.substr(0, content.find(kThinkClose));
-  std::string_view reasoning = py::rstrip(beforeFirstClose, "\n");
-  if (const auto open = reasoning.rfind(kThinkOpen); open != std::string_view::npos)
-    reasoning = reasoning.substr(open + kThinkOpen.size());
-  const std::string_view afterLastClose = content.substr(content.rfind(kThinkClose) + kThinkClose.size());
-  return {std::string(py::lstrip(reasoning, "\n")), std::string(py::lstrip(afterLastClose, "\n"))};
-}
+namespace {
 
-// Index of the last user turn that is a real query (not a wrapped tool response); reasoning
-// of assistant turns after it is kept, earlier reasoning is dropped.
-std::optional<std::size_t> lastQueryIndex(std::span<const ChatMessage> messages, bool trimContent) {
-  for (std::size_t i = messages.size(); i-- > 0;) {
-    if (messages[i].role != "user") continue;
-    const std::string_view content = trimContent ? py::strip(messages[i].content) : std::string_view(messages[i].content);
-    if (!isToolResponse(content)) return i;
-  }
-  return std::nullopt;
-}
+// transformers' SPECIAL_TOKENS_ATTRIBUTES: the named tokens its special_tokens_map passes.
+// The variables render() sets from its own arguments, whatever the keywords say.
+constexpr std::array<std::string_view, 5> kPassedByRender{"messages", "tools", "documents", "add_generation_prompt",
+                                                           "enable_thinking"};
 
-void appendToolTurn(std::span<const ChatMessage> messages, std::size_t i, std::string_view content, bool openIfFirst,
-                    std::string& out) {
-  const bool previousIsTool = i > 0 && messages[i - 1].role == "tool";
-  if (!previousIsTool && (i > 0 || openIfFirst)) out += "<|im_start|>user";
-  out += "\n<tool_response>\n";
-  out += content;
-  out += "\n</tool_response>";
-  if (i + 1 == messages.size() || messages[i + 1].role != "tool") out += "<|im_end|>\n";
-}
+constexpr std::array<std::string_view, 7> kSpecialTokenNames{"bos_token", "eos_token", "unk_token", "sep_token",
+                                                              "pad_token", "cls_token", "mask_token"};
 
-// Qwen3 (tokenizer_config.json of the Qwen3 release), without the tools block.
-std::string renderQwen3(std::span<const ChatMessage> messages, bool addGenerationPrompt, bool enableThinking) {
-  std::string out;
-  if (!messages.empty() && messages[0].role == "system")
-    out += "<|im_start|>system\n" + messages[0].content + "<|im_end|>\n";
-  const std::size_t lastQuery = lastQueryIndex(messages, false).value_or(messages.size() - 1);
-  for (std::size_t i = 0; i < messages.size(); ++i) {
-    const ChatMessage& m = messages[i];
-    if (m.role == "user" || (m.role == "system" && i > 0)) {
-      out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
-    } else if (m.role == "assistant") {
-      const AssistantParts parts = splitReasoning(m.content);
-      const bool last = i + 1 == messages.size();
-      if (i > lastQuery && (last || !parts.reasoning.empty())) {
-        out += "<|im_start|>assistant\n<think>\n" + std::string(py::strip(parts.reasoning, "\n")) + "\n</think>\n\n" +
-               std::string(py::lstrip(parts.content, "\n"));
-      } else {
-        out += "<|im_start|>assistant\n" + parts.content;
-      }
-      out += "<|im_end|>\n";
-    } else if (m.role == "tool") {
-      appendToolTurn(messages, i, m.content, true, out);
-    }
-    // The template silently skips any other role.
-  }
-  if (addGenerationPrompt) {
-    out += "<|im_start|>assistant\n";
-    if (!enableThinking) out += "<think>\n\n</think>\n\n";
-  }
-  return out;
-}
-
-// Qwen3.5 / Qwen3.6 (chat_template.jinja), without tools, images or preserve_thinking.
-std::string renderQwen3_5(std::span<const ChatMessage> messages, bool addGenerationPrompt, bool enableThinking) {
-  if (messages.empty()) throw UsageError("no messages provided", {.item = "messages"});
-  std::string out;
-  if (messages[0].role == "system") out += "<|im_start|>system\n" + std::string(py::strip(messages[0].content)) + "<|im_end|>\n";
-  const auto lastQuery = lastQueryIndex(messages, true);
-  if (!lastQuery) throw UsageError("no user query found in messages", {.item = "messages"});
-  for (std::size_t i = 0; i < messages.size(); ++i) {
-    const ChatMessage& m = messages[i];
-    const std::string_view content = py::strip(m.content);
-    if (m.role == "system") {
-      if (i > 0) throw UsageError("a system message must be the first message", {.item = "messages/" + std::to_string(i)});
-    } else if (m.role == "user") {
-      out += "<|im_start|>user\n" + std::string(content) + "<|im_end|>\n";
-    } else if (m.role == "assistant") {
-      const AssistantParts parts = splitReasoning(content);
-      if (i > *lastQuery) {
-        out += "<|im_start|>assistant\n<think>\n" + std::string(py::strip(parts.reasoning)) + "\n</think>\n\n" + parts.content;
-      } else {
-        out += "<|im_start|>assistant\n" + parts.content;
-      }
-      out += "<|im_end|>\n";
-    } else if (m.role == "tool") {
-      // This template opens the wrapping user turn only after a non-tool message.
-      appendToolTurn(messages, i, content, false, out);
-    } else {
-      throw UsageError("unexpected message role \"" + m.role + "\"", {.item = "messages/" + std::to_string(i)});
-    }
-  }
-  if (addGenerationPrompt) out += enableThinking ? "<|im_start|>assistant\n<think>\n" : "<|im_start|>assistant\n<think>\n\n</think>\n\n";
-  return out;
-}
-
-// The template text with all whitespace removed, so that markers survive reformatting.
-std::string squeezed(std::string_view text) {
-  std::string out;
-  for (const char c : text)
-    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') out.push_back(c);
-  return out;
-}
-
-// The template text in `file`, or nullopt for a tokenizer_config.json without one.
-std::optional<std::string> readTemplateText(const std::filesystem::path& file) {
-  std::string text = detail::readWholeFile(file, "chat template file");
-  if (file.extension() == ".jinja") return text;
-  nlohmann::json config;
+ordered_json readJson(const fs::path& file, const std::string& what) {
+  const std::string text = detail::readWholeFile(file, what);
   try {
-    config = nlohmann::json::parse(text);
+    return ordered_json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw FormatError(std::string("not valid JSON: ") + e.what(), {.file = file.string(), .byteOffset = e.byte});
   } catch (const nlohmann::json::exception& e) {  // a number too large for a double
     throw FormatError(std::string("not valid JSON: ") + e.what(), {.file = file.string()});
   }
-  const auto it = config.find("chat_template");
-  if (it == config.end() || it->is_null()) return std::nullopt;
-  if (!it->is_string())
-    throw ValidationError("expected the template as a string (named template lists are not supported)",
-                          {.file = file.string(), .item = "chat_template"});
-  return it->get<std::string>();
+}
+
+// A token as tokenizer configs write it: a string, or an AddedToken object {"content": ...}.
+std::optional<std::string> tokenText(const ordered_json& value, const fs::path& file, std::string_view field) {
+  if (value.is_null()) return std::nullopt;
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_object() && value.contains("content") && value["content"].is_string())
+    return value["content"].get<std::string>();
+  throw ValidationError("expected a token as a string or an object with \"content\"",
+                        {.file = file.string(), .item = std::string(field)});
+}
+
+// The named special tokens as transformers loads them: tokenizer_config.json's, and, for a
+// config without added_tokens_decoder (the legacy layout), special_tokens_map.json's over them.
+std::vector<std::pair<std::string, std::string>> specialTokensOf(const fs::path& dir, const ordered_json* config) {
+  std::vector<std::pair<std::string, std::string>> tokens;
+  auto set = [&](std::string_view name, const std::optional<std::string>& text) {
+    auto it = std::ranges::find(tokens, name, &std::pair<std::string, std::string>::first);
+    if (!text) return;
+    if (it == tokens.end())
+      tokens.emplace_back(std::string(name), *text);
+    else
+      it->second = *text;
+  };
+  const fs::path configFile = dir / "tokenizer_config.json";
+  if (config)
+    for (std::string_view name : kSpecialTokenNames)
+      if (const auto it = config->find(std::string(name)); it != config->end()) set(name, tokenText(*it, configFile, name));
+  const fs::path mapFile = dir / "special_tokens_map.json";
+  if ((!config || !config->contains("added_tokens_decoder")) && fs::exists(mapFile)) {
+    const ordered_json map = readJson(mapFile, "special tokens map");
+    for (std::string_view name : kSpecialTokenNames)
+      if (const auto it = map.find(std::string(name)); it != map.end()) set(name, tokenText(*it, mapFile, name));
+  }
+  // In transformers' attribute order, whatever order the files list them in.
+  std::ranges::stable_sort(tokens, {}, [](const auto& t) {
+    return std::ranges::find(kSpecialTokenNames, t.first) - kSpecialTokenNames.begin();
+  });
+  return tokens;
+}
+
+// The keywords' JSON object, in the order given.
+ordered_json keywordObject(std::string_view keywords) {
+  if (keywords.empty()) return ordered_json::object();
+  auto object = ordered_json::parse(keywords, nullptr, false);
+  if (object.is_discarded() || !object.is_object())
+    throw UsageError("chat template keywords: '" + std::string(keywords) + "' is not a JSON object");
+  return object;
 }
 
 }  // namespace
 
-std::string applyChatTemplate(ChatTemplateKind kind, std::span<const ChatMessage> messages, bool addGenerationPrompt,
-                              bool enableThinking) {
-  switch (kind) {
-    case ChatTemplateKind::Qwen3: return renderQwen3(messages, addGenerationPrompt, enableThinking);
-    case ChatTemplateKind::Qwen3_5: return renderQwen3_5(messages, addGenerationPrompt, enableThinking);
+ChatTemplate ChatTemplate::fromText(std::string_view text, const fs::path& source,
+                                    std::vector<std::pair<std::string, std::string>> specialTokens) {
+  return ChatTemplate(std::make_shared<const Parsed>(
+      Parsed{jinja::Template::parse(text, source.string()), source, std::move(specialTokens)}));
+}
+
+std::optional<ChatTemplate> ChatTemplate::find(const fs::path& dir) {
+  const fs::path configFile = dir / "tokenizer_config.json";
+  std::optional<ordered_json> config;
+  if (fs::exists(configFile)) config = readJson(configFile, "tokenizer config");
+  auto tokens = specialTokensOf(dir, config ? &*config : nullptr);
+
+  if (const fs::path jinjaFile = dir / "chat_template.jinja"; fs::exists(jinjaFile))
+    return fromText(detail::readWholeFile(jinjaFile, "chat template file"), jinjaFile, std::move(tokens));
+  if (!config) return std::nullopt;
+  const auto field = config->find("chat_template");
+  if (field == config->end() || field->is_null()) return std::nullopt;
+  std::string text;
+  try {
+    text = jinja::selectChatTemplate(*field);
+  } catch (const Error& e) {  // a named list without "default", or another shape
+    throw ValidationError(e.message(), {.file = configFile.string(), .item = "chat_template"});
   }
-  throw UsageError("unknown chat template kind");
+  return fromText(text, configFile, std::move(tokens));
 }
 
-ChatTemplateKind detectChatTemplateText(std::string_view templateText, const std::filesystem::path& source) {
-  const std::string t = squeezed(templateText);
-  const bool chatMl = t.find("'<|im_start|>'+message.role+'\\n'") != std::string::npos;
-  const bool splitsReasoning = t.find("last_query_index") != std::string::npos &&
-                               t.find("split('</think>')") != std::string::npos;
-  const std::string thinkingOff =
-      "{{-'<|im_start|>assistant\\n'}}{%-ifenable_thinkingisdefinedandenable_thinkingisfalse%}{{-'<think>\\n\\n</think>\\n\\n'}}";
-  const bool endsQwen3 = t.find(thinkingOff + "{%-endif%}{%-endif%}") != std::string::npos;
-  const bool endsQwen3_5 = t.find(thinkingOff + "{%-else%}{{-'<think>\\n'}}{%-endif%}{%-endif%}") != std::string::npos;
-  if (chatMl && splitsReasoning && endsQwen3) return ChatTemplateKind::Qwen3;
-  if (chatMl && splitsReasoning && endsQwen3_5) return ChatTemplateKind::Qwen3_5;
-  throw UsageError(
-      "unknown chat template: only the Qwen3 (hybrid thinking) and Qwen3.5/3.6 ChatML templates are supported "
-      "(recognised by their enable_thinking generation prompt); tokenize prompts as plain text (run --no-chat, "
-      "tokenize without --chat) or give token ids",
-      {.file = source.string(), .item = "chat_template"});
-}
-
-ChatTemplateKind detectChatTemplate(const std::filesystem::path& file) {
-  const auto text = readTemplateText(file);
-  if (!text) throw ValidationError("no chat template in this file", {.file = file.string(), .item = "chat_template"});
-  return detectChatTemplateText(*text, file);
-}
-
-std::optional<ChatTemplateKind> findChatTemplate(const std::filesystem::path& dir) {
-  for (const char* name : {"chat_template.jinja", "tokenizer_config.json"}) {
-    const auto file = dir / name;
-    if (!std::filesystem::exists(file)) continue;
-    if (const auto text = readTemplateText(file)) return detectChatTemplateText(*text, file);
+std::string ChatTemplate::render(std::span<const ChatMessage> messages, const ChatOptions& options) const {
+  ordered_json context = ordered_json::object();
+  ordered_json list = ordered_json::array();
+  for (const ChatMessage& m : messages) list.push_back({{"role", m.role}, {"content", m.content}});
+  context["messages"] = std::move(list);
+  context["tools"] = nullptr;
+  context["documents"] = nullptr;
+  context["add_generation_prompt"] = options.addGenerationPrompt;
+  for (const auto& [name, text] : parsed_->specialTokens) context[name] = text;
+  context["enable_thinking"] = options.enableThinking;
+  const ordered_json keywords = keywordObject(options.keywords);
+  for (const auto& [key, value] : keywords.items()) {
+    if (std::ranges::find(kPassedByRender, key) != kPassedByRender.end())
+      throw UsageError("chat template keyword '" + key + "' is set by the evaluation itself" +
+                       (key == "enable_thinking" ? " (use --thinking)" : ""));
+    context[key] = value;  // over a special token too
   }
-  return std::nullopt;
+  return parsed_->engine.render(context);
+}
+
+std::vector<std::string> ChatTemplate::variablesLeftAtDefault(std::string_view keywords) const {
+  std::vector<std::string> passed(kPassedByRender.begin(), kPassedByRender.end());
+  for (const auto& [name, text] : parsed_->specialTokens) passed.push_back(name);
+  const ordered_json given = keywordObject(keywords);
+  for (const auto& [key, value] : given.items()) passed.push_back(key);
+  std::vector<std::string> left;
+  for (const std::string& name : parsed_->engine.variables())
+    if (std::ranges::find(passed, name) == passed.end()) left.push_back(name);
+  return left;
+}
+
+const fs::path& ChatTemplate::source() const { return parsed_->source; }
+
+const std::vector<std::pair<std::string, std::string>>& ChatTemplate::specialTokens() const {
+  return parsed_->specialTokens;
+}
+
+std::optional<RenderingDifference> firstDifference(std::string_view expected, std::string_view actual) {
+  const auto [e, a] = std::ranges::mismatch(expected, actual);
+  if (e == expected.end() && a == actual.end()) return std::nullopt;
+  std::size_t offset = static_cast<std::size_t>(e - expected.begin());
+  // Back to the start of the character both sides were in, so the excerpts are whole UTF-8
+  // (the bytes before `offset` are the same on both sides; one side may have ended there).
+  const std::string_view longer = offset < expected.size() ? expected : actual;
+  while (offset > 0 && (static_cast<unsigned char>(longer[offset]) & 0xC0) == 0x80) --offset;
+  auto excerpt = [offset](std::string_view text) {
+    std::string_view rest = text.substr(std::min(offset, text.size()));
+    std::size_t end = std::min<std::size_t>(40, rest.size());
+    while (end < rest.size() && (static_cast<unsigned char>(rest[end]) & 0xC0) == 0x80) ++end;
+    return std::string(rest.substr(0, end));
+  };
+  return RenderingDifference{offset, excerpt(expected), excerpt(actual)};
 }
 
 }  // namespace dfi::tokenizer

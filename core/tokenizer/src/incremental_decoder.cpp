@@ -1,27 +1,47 @@
 #include "dfi/tokenizer/incremental_decoder.h"
 
-#include "dfi/base/utf8.h"
+#include "decoder_chain.h"
+#include "tokenizer_impl.h"
 
 namespace dfi::tokenizer {
 
+struct IncrementalDecoder::State {
+  detail::DecoderChain::State chain;
+};
+
 IncrementalDecoder::IncrementalDecoder(Tokenizer tokenizer, bool skipSpecial)
-    : tokenizer_(std::move(tokenizer)), skipSpecial_(skipSpecial) {}
+    : tokenizer_(std::move(tokenizer)),
+      skipSpecial_(skipSpecial),
+      state_(std::make_unique<State>(State{tokenizer_.impl_->decoder.start()})) {}
+
+IncrementalDecoder::IncrementalDecoder(const IncrementalDecoder& other)
+    : tokenizer_(other.tokenizer_), skipSpecial_(other.skipSpecial_), state_(std::make_unique<State>(*other.state_)) {}
+
+IncrementalDecoder& IncrementalDecoder::operator=(const IncrementalDecoder& other) {
+  if (this != &other) *this = IncrementalDecoder(other);
+  return *this;
+}
+
+IncrementalDecoder::IncrementalDecoder(IncrementalDecoder&&) noexcept = default;
+IncrementalDecoder& IncrementalDecoder::operator=(IncrementalDecoder&&) noexcept = default;
+IncrementalDecoder::~IncrementalDecoder() = default;
 
 std::string IncrementalDecoder::push(std::int32_t id) {
-  if (skipSpecial_ && tokenizer_.isSpecial(id)) return {};
-  pending_ += tokenizer_.tokenText(id);
-  // Everything before a well-formed but unfinished tail is final: later bytes cannot change
-  // how it decodes, invalid bytes included (each maximal ill-formed part is already decided).
-  const std::size_t keep = utf8::incompleteTailLength(pending_);
-  std::string ready = utf8::decodeLossy(std::string_view(pending_).substr(0, pending_.size() - keep));
-  pending_.erase(0, pending_.size() - keep);
+  const Tokenizer::Impl& impl = *tokenizer_.impl_;
+  if (!impl.known(id) || (skipSpecial_ && impl.kinds[id] == Tokenizer::Impl::Kind::Special)) return {};
+  std::string ready;
+  impl.decoder.feed(state_->chain, impl.decoderInput(id), ready);
   return ready;
 }
 
 std::string IncrementalDecoder::flush() {
-  std::string rest = utf8::decodeLossy(pending_);
-  pending_.clear();
+  const Tokenizer::Impl& impl = *tokenizer_.impl_;
+  std::string rest;
+  impl.decoder.finish(state_->chain, rest);
+  state_->chain = impl.decoder.start();
   return rest;
 }
+
+std::size_t IncrementalDecoder::pendingBytes() const { return state_->chain.heldBytes(); }
 
 }  // namespace dfi::tokenizer

@@ -1,7 +1,9 @@
 #pragma once
-// The Split pre-tokenizer with "Isolated" behaviour: every regex match becomes a piece, and so
-// does every non-empty gap between matches. Runs on PCRE2 compiled with UTF and Unicode
-// properties (\p{L}, \s...) and JIT, because the Qwen patterns need look-ahead.
+// The regex of a Split pre-tokenizer: cuts text into its matches and the gaps between them
+// (what the Split then does with them is its behaviour, pre_tokenizer.cpp). Runs on PCRE2 compiled with UTF and Unicode
+// properties (\p{L}, \s...) and JIT, because the Qwen patterns need look-ahead. Character-class
+// intersections ([A&&B], Kimi) become look-aheads and script names the Script property, so that
+// PCRE2 reads the patterns as tiktoken (Rust regex) and HF (Oniguruma) do.
 // Internal to dfi_tokenizer.
 
 #include <filesystem>
@@ -20,8 +22,9 @@ class RegexSplitter {
   RegexSplitter(RegexSplitter&&) noexcept;
   RegexSplitter& operator=(RegexSplitter&&) noexcept;
 
-  // Calls onPiece for each piece of `text` (valid UTF-8), in order.
-  void split(std::string_view text, const std::function<void(std::string_view)>& onPiece) const;
+  // Calls onPiece for each match and each non-empty gap between matches of `text` (valid
+  // UTF-8), in order; `isMatch` tells which. Empty matches are skipped.
+  void split(std::string_view text, const std::function<void(std::string_view piece, bool isMatch)>& onPiece) const;
 
  private:
   struct Compiled;

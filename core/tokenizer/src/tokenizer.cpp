@@ -4,7 +4,7 @@
 #include "dfi/base/log.h"
 #include "dfi/tokenizer/byte_level.h"
 #include "dfi/base/utf8.h"
-#include "nfc.h"
+#include "tiktoken_layout.h"
 #include "tokenizer_impl.h"
 
 namespace dfi::tokenizer {
@@ -35,9 +35,9 @@ std::string decodedBytes(const std::string& token) {
 // the vocabulary (counted in entries) and the added ids so far. Files written by HF agree with
 // this; for any other file, following the rule keeps the ids HF would produce.
 std::vector<std::int32_t> assignAddedIds(const TokenizerSpec& spec,
-                                         const std::unordered_map<std::string, std::int32_t>& vocabIds,
+                                         const detail::TokenIds& vocabIds,
                                          const std::filesystem::path& source) {
-  const auto vocabCount = static_cast<std::int32_t>(spec.vocab.size());
+  const auto vocabCount = static_cast<std::int32_t>(spec.model.vocab.size());
   std::unordered_map<std::string, std::int32_t> assigned;
   std::optional<std::int32_t> maxAssigned;
   std::vector<std::int32_t> ids;
@@ -61,62 +61,136 @@ std::vector<std::int32_t> assignAddedIds(const TokenizerSpec& spec,
   return ids;
 }
 
-}  // namespace
+// tiktoken layouts number their specials themselves.
+std::vector<std::int32_t> givenIds(const TokenizerSpec& spec) {
+  std::vector<std::int32_t> ids;
+  for (const auto& added : spec.addedTokens) ids.push_back(added.id);
+  return ids;
+}
 
-Tokenizer::Impl::Impl(TokenizerSpec spec, const std::filesystem::path& source)
-    : splitter(spec.splitRegex, source, "/pre_tokenizer/pretokenizers/0/pattern/Regex"), nfc(spec.nfc) {
-  std::int32_t maxId = -1;
-  for (const auto& [token, id] : spec.vocab) maxId = std::max(maxId, id);
-  auto size = static_cast<std::size_t>(maxId + 1);
-  kinds.assign(size, Kind::Unused);
-  bytes.resize(size);
-  addedContent.resize(size);
-
-  vocabIds.reserve(spec.vocab.size());
-  for (auto& [token, id] : spec.vocab) {
-    if (kinds[id] != Kind::Unused) invalid(source, "/model/vocab/" + token, "id " + std::to_string(id) + " is used twice");
-    kinds[id] = Kind::Vocab;
-    bytes[id] = decodedBytes(token);
-    vocabIds.emplace(std::move(token), id);
-  }
-
-  std::array<std::int32_t, 256> byteIds{};
-  for (int b = 0; b < 256; ++b) {
-    std::string symbol;
-    utf8::appendCodePoint(byteToCodePoint(static_cast<std::uint8_t>(b)), symbol);
-    const auto it = vocabIds.find(symbol);
-    if (it == vocabIds.end())
-      invalid(source, "/model/vocab", "the byte-level symbol \"" + symbol + "\" for byte " + std::to_string(b) + " is missing");
-    byteIds[b] = it->second;
-  }
-
-  detail::MergeTable merges(spec.merges.size());
-  for (std::size_t rank = 0; rank < spec.merges.size(); ++rank) {
-    const auto& [left, right] = spec.merges[rank];
+// The merge table of a tokenizer.json: its merges in rank order, pairs of vocabulary spellings.
+detail::MergeTable listedMerges(const TokenizerSpec& spec, const detail::TokenIds& vocabIds, const std::filesystem::path& source) {
+  const auto& merges = spec.model.merges;
+  detail::MergeTable table(merges.size());
+  for (std::size_t rank = 0; rank < merges.size(); ++rank) {
+    const auto& [left, right] = merges[rank];
     const std::string item = "/model/merges/" + std::to_string(rank);
     const auto l = vocabIds.find(left), r = vocabIds.find(right), m = vocabIds.find(left + right);
     if (l == vocabIds.end()) invalid(source, item, "merge part \"" + left + "\" is not in the vocabulary");
     if (r == vocabIds.end()) invalid(source, item, "merge part \"" + right + "\" is not in the vocabulary");
     if (m == vocabIds.end()) invalid(source, item, "merged token \"" + left + right + "\" is not in the vocabulary");
-    merges.insertOrAssign(l->second, r->second, {static_cast<std::int32_t>(rank), m->second});
+    table.insertOrAssign(l->second, r->second, {static_cast<std::int32_t>(rank), m->second});
+  }
+  return table;
+}
+
+// tiktoken's merges, implied by its ranks: adjacent parts a, b merge when a+b is a token, the
+// pair whose token has the lowest rank first. Every split of every token into two tokens is
+// such a pair. (transformers' TikTokenConverter lists the same pairs in the same order.)
+detail::MergeTable rankMerges(const std::vector<std::string>& bytes, const std::vector<Tokenizer::Impl::Kind>& kinds) {
+  detail::TokenIds byBytes;
+  byBytes.reserve(bytes.size());
+  for (std::size_t id = 0; id < bytes.size(); ++id)
+    if (kinds[id] == Tokenizer::Impl::Kind::Vocab) byBytes.emplace(bytes[id], static_cast<std::int32_t>(id));
+  detail::MergeTable table(bytes.size() * 2);
+  for (std::size_t id = 0; id < bytes.size(); ++id) {
+    if (kinds[id] != Tokenizer::Impl::Kind::Vocab) continue;
+    const std::string_view token = bytes[id];
+    for (std::size_t cut = 1; cut < token.size(); ++cut) {
+      const auto l = byBytes.find(token.substr(0, cut));
+      if (l == byBytes.end()) continue;
+      const auto r = byBytes.find(token.substr(cut));
+      if (r == byBytes.end()) continue;
+      table.insertOrAssign(l->second, r->second, {static_cast<std::int32_t>(id), static_cast<std::int32_t>(id)});
+    }
+  }
+  return table;
+}
+
+std::string hexByteToken(int byte) {
+  static const char* digits = "0123456789ABCDEF";
+  return std::string("<0x") + digits[byte >> 4] + digits[byte & 15] + ">";
+}
+
+}  // namespace
+
+Tokenizer::Impl::Impl(TokenizerSpec spec, const std::filesystem::path& source)
+    : byteLevel(spec.byteLevel()),
+      normalizer(spec.normalizer),
+      preTokenizer(spec.preTokenizer, source),
+      decoder(spec.decoder) {
+  const detail::ModelSpec& model = spec.model;
+  std::int32_t maxId = -1;
+  for (const auto& [token, id] : model.vocab) maxId = std::max(maxId, id);
+  auto size = static_cast<std::size_t>(maxId + 1);
+  auto resize = [&] {
+    kinds.resize(size, Kind::Unused);
+    bytes.resize(size);
+    addedContent.resize(size);
+    if (!byteLevel) strings.resize(size);
+  };
+  resize();
+
+  vocabIds.reserve(model.vocab.size());
+  for (const auto& [token, id] : model.vocab) {
+    if (kinds[id] != Kind::Unused) invalid(source, "/model/vocab/" + token, "id " + std::to_string(id) + " is used twice");
+    kinds[id] = Kind::Vocab;
+    if (byteLevel) {
+      bytes[id] = decodedBytes(token);
+    } else {
+      bytes[id] = decoder.tokenText(token);
+      strings[id] = token;
+    }
+    vocabIds.emplace(token, id);
   }
 
-  const std::vector<std::int32_t> addedTokenIds = assignAddedIds(spec, vocabIds, source);
+  detail::BpeOptions options{.alphabet = byteLevel ? detail::BpeOptions::Alphabet::Bytes : detail::BpeOptions::Alphabet::Characters,
+                             .byteFallback = model.byteFallback,
+                             .fuseUnk = model.fuseUnk,
+                             .ignoreMerges = model.ignoreMerges};
+  for (int b = 0; b < 256; ++b) {
+    if (byteLevel) {
+      std::string symbol;
+      utf8::appendCodePoint(byteToCodePoint(static_cast<std::uint8_t>(b)), symbol);
+      const auto it = vocabIds.find(symbol);
+      if (it == vocabIds.end())
+        invalid(source, "/model/vocab", "the byte-level symbol \"" + symbol + "\" for byte " + std::to_string(b) + " is missing");
+      options.byteIds[b] = it->second;
+    } else {
+      // The <0xNN> spelling HF's byte fallback looks up (Rust's format "<{:#04X}>").
+      const auto it = vocabIds.find(hexByteToken(b));
+      options.byteIds[b] = it == vocabIds.end() ? -1 : it->second;
+    }
+  }
+  if (model.unkToken) {
+    const auto it = vocabIds.find(*model.unkToken);
+    if (it == vocabIds.end()) invalid(source, "/model/unk_token", "\"" + *model.unkToken + "\" is not in the vocabulary");
+    options.unkId = it->second;
+  }
+  detail::MergeTable merges = model.mergeSource == detail::ModelSpec::Merges::Ranks ? rankMerges(bytes, kinds)
+                                                                                     : listedMerges(spec, vocabIds, source);
+
+  const std::vector<std::int32_t> addedTokenIds = spec.addedIdsAsGiven ? givenIds(spec) : assignAddedIds(spec, vocabIds, source);
   for (const std::int32_t id : addedTokenIds) size = std::max(size, static_cast<std::size_t>(id) + 1);
-  kinds.resize(size, Kind::Unused);
-  bytes.resize(size);
-  addedContent.resize(size);
-  // An added token whose id a vocabulary entry also has wins, as in HF's id_to_token.
+  resize();
+  // An added token whose id a vocabulary entry also has wins, as in HF's id_to_token. Where two
+  // specials share an id (o200k_harmony), both encode to it and the first one names it.
   for (std::size_t i = 0; i < spec.addedTokens.size(); ++i) {
     const auto& added = spec.addedTokens[i];
     const std::int32_t id = addedTokenIds[i];
-    kinds[id] = added.special ? Kind::Special : Kind::Added;
-    bytes[id] = decodedBytes(added.content);
-    addedContent[id] = added.content;
     addedMatcher.add(added.content, id);
-    addedIds[added.content] = id;
+    addedIds.emplace(added.content, id);
+    if (spec.addedIdsAsGiven && (kinds[id] == Kind::Added || kinds[id] == Kind::Special)) continue;
+    kinds[id] = added.special ? Kind::Special : Kind::Added;
+    if (byteLevel) {
+      bytes[id] = decodedBytes(added.content);
+    } else {
+      bytes[id] = decoder.tokenText(added.content);
+      strings[id] = added.content;
+    }
+    addedContent[id] = added.content;
   }
-  bpe = std::make_unique<detail::Bpe>(byteIds, std::move(merges), spec.ignoreMerges ? &vocabIds : nullptr);
+  bpe = std::make_unique<detail::Bpe>(options, std::move(merges), vocabIds);
 }
 
 Tokenizer Tokenizer::fromFile(const std::filesystem::path& tokenizerJson) {
@@ -128,13 +202,28 @@ Tokenizer Tokenizer::fromFile(const std::filesystem::path& tokenizerJson) {
 
 Tokenizer Tokenizer::fromDirectory(const std::filesystem::path& dir) {
   const auto json = dir / "tokenizer.json";
-  auto impl = std::make_shared<Impl>(detail::readTokenizerJson(json), json);
+  std::shared_ptr<Impl> impl;
+  std::error_code ec;
+  if (std::filesystem::exists(json, ec)) {
+    impl = std::make_shared<Impl>(detail::readTokenizerJson(json), json);
+  } else if (const auto rankFile = detail::findTiktokenFile(dir)) {
+    impl = std::make_shared<Impl>(detail::readTiktokenDirectory(dir, *rankFile), *rankFile);
+    logger("tokenizer")->debug("loaded {}: {} ids, {} added tokens", rankFile->string(), impl->kinds.size(), impl->addedIds.size());
+  } else {
+    impl = std::make_shared<Impl>(detail::readTokenizerJson(json), json);  // throws: no tokenizer.json
+  }
   try {
-    impl->chatTemplate = findChatTemplate(dir);
-  } catch (const UsageError&) {
+    impl->chatTemplate = ChatTemplate::find(dir);
+  } catch (const Error&) {
     impl->chatTemplateError = std::current_exception();
   }
   return Tokenizer(std::move(impl));
+}
+
+std::optional<Tokenizer> Tokenizer::inDirectory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir / "tokenizer.json", ec) && !detail::findTiktokenFile(dir)) return std::nullopt;
+  return fromDirectory(dir);
 }
 
 std::vector<std::int32_t> Tokenizer::encode(std::string_view text) const {
@@ -143,28 +232,40 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text) const {
   std::vector<std::int32_t> ids;
   ids.reserve(text.size() / 3 + 4);
   std::string normalized;
-  auto encodeSegment = [&](std::string_view segment) {
+  // Each stretch between added tokens is normalized and split on its own, as in HF.
+  auto encodeSegment = [&](std::string_view segment, bool atInputStart) {
     if (segment.empty()) return;
-    const std::string_view input = impl_->nfc ? detail::toNfc(segment, normalized) : segment;
-    impl_->splitter.split(input, [&](std::string_view piece) { impl_->bpe->encodePiece(piece, ids); });
+    const std::string_view input = impl_->normalizer.apply(segment, normalized);
+    impl_->preTokenizer.split(input, atInputStart, [&](std::string_view piece) { impl_->bpe->encodePiece(piece, ids); });
   };
   std::size_t pos = 0;
   while (const auto match = impl_->addedMatcher.findNext(text, pos)) {
-    encodeSegment(text.substr(pos, match->begin - pos));
+    encodeSegment(text.substr(pos, match->begin - pos), pos == 0);
     ids.push_back(match->id);
     pos = match->begin + match->length;
   }
-  encodeSegment(text.substr(pos));
+  encodeSegment(text.substr(pos), pos == 0);
   return ids;
 }
 
 std::string Tokenizer::decode(std::span<const std::int32_t> ids, bool skipSpecial) const {
-  std::string raw;
+  std::string out;
+  if (impl_->byteLevel) {
+    // The ByteLevel decoder is bytes then UTF-8: one lossy pass over all of them is the same.
+    std::string raw;
+    for (const std::int32_t id : ids) {
+      if (!impl_->known(id) || (skipSpecial && impl_->kinds[id] == Impl::Kind::Special)) continue;
+      raw += impl_->bytes[id];
+    }
+    return utf8::decodeLossy(raw);
+  }
+  auto state = impl_->decoder.start();
   for (const std::int32_t id : ids) {
     if (!impl_->known(id) || (skipSpecial && impl_->kinds[id] == Impl::Kind::Special)) continue;
-    raw += impl_->bytes[id];
+    impl_->decoder.feed(state, impl_->decoderInput(id), out);
   }
-  return utf8::decodeLossy(raw);
+  impl_->decoder.finish(state, out);
+  return out;
 }
 
 std::string Tokenizer::tokenText(std::int32_t id) const { return impl_->known(id) ? impl_->bytes[id] : std::string(); }
@@ -184,7 +285,7 @@ std::optional<std::int32_t> Tokenizer::tokenId(std::string_view content) const {
 
 std::size_t Tokenizer::vocabSize() const { return impl_->kinds.size(); }
 
-std::optional<ChatTemplateKind> Tokenizer::chatTemplate() const {
+const std::optional<ChatTemplate>& Tokenizer::chatTemplate() const {
   if (impl_->chatTemplateError) std::rethrow_exception(impl_->chatTemplateError);
   return impl_->chatTemplate;
 }

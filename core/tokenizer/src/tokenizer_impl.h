@@ -12,8 +12,9 @@
 
 #include "added_token_matcher.h"
 #include "bpe.h"
+#include "decoder_chain.h"
 #include "dfi/tokenizer/tokenizer.h"
-#include "regex_splitter.h"
+#include "pre_tokenizer.h"
 #include "tokenizer_spec.h"
 
 namespace dfi::tokenizer {
@@ -26,19 +27,24 @@ struct Tokenizer::Impl {
   bool known(std::int32_t id) const {
     return id >= 0 && static_cast<std::size_t>(id) < kinds.size() && kinds[id] != Kind::Unused;
   }
+  // What the decoder chain is fed for a (known) id: its bytes when byte-level, else its string.
+  const std::string& decoderInput(std::int32_t id) const { return byteLevel ? bytes[id] : strings[id]; }
 
+  bool byteLevel;                         // byte alphabet and the ByteLevel decoder
   std::vector<Kind> kinds;                // by id
-  std::vector<std::string> bytes;         // by id: what decoding the token yields, before UTF-8 repair
+  std::vector<std::string> bytes;         // by id: the token's text out of context (tokenText)
+  std::vector<std::string> strings;       // by id, not byte-level: the vocabulary spelling or added content
   std::vector<std::string> addedContent;  // by id: an added token's content, else empty
-  std::unordered_map<std::string, std::int32_t> vocabIds;  // byte-level spelling -> id
+  detail::TokenIds vocabIds;              // vocabulary spelling -> id
   std::unordered_map<std::string, std::int32_t> addedIds;  // content -> id
   detail::AddedTokenMatcher addedMatcher;
-  detail::RegexSplitter splitter;
-  bool nfc;
+  detail::Normalizer normalizer;
+  detail::PreTokenizer preTokenizer;
   std::unique_ptr<detail::Bpe> bpe;
-  std::optional<ChatTemplateKind> chatTemplate;
-  // A template this engine cannot render (Llama 3, gpt-oss harmony...): kept, not thrown, so
-  // the tokenizer still loads for plain text and token display; chatTemplate() throws it.
+  detail::DecoderChain decoder;
+  std::optional<ChatTemplate> chatTemplate;
+  // A template that cannot be read or parsed: kept, not thrown, so the tokenizer still loads
+  // for plain text and token display; chatTemplate() throws it.
   std::exception_ptr chatTemplateError;
 };
 

@@ -81,7 +81,8 @@ TEST(Settings, EveryFieldRoundTrips) {
   EXPECT_EQ(roundTrip(run), run);
   EXPECT_EQ(recordedRunSettings(settingsJson(run)), run);
 
-  DiagnoseSettings diagnose{.evaluation = run, .trainingDump = "features.safetensors", .budgetMinutes = 12.5};
+  DiagnoseSettings diagnose{.evaluation = run, .trainingDump = "features.safetensors",
+                            .trainingTemplate = "training.jinja", .budgetMinutes = 12.5};
   EXPECT_EQ(roundTrip(diagnose), diagnose);
   EXPECT_EQ(diagnose.noiseSeed(), 1234u) << "the run's seed seeds the tap noise";
 
@@ -101,14 +102,15 @@ TEST(Settings, EveryFieldRoundTrips) {
   EXPECT_EQ(roundTrip(inspect), inspect);
 }
 
-// The keys RunRecord.settings_json and the "run" request have always had (core/session/SCHEMA.md).
+// The keys RunRecord.settings_json and the "run" request have always had (core/session/SCHEMA.md),
+// and those added since (chat_template_kwargs): a key may be added, never renamed or dropped.
 TEST(Settings, KeysNeverChange) {
   EXPECT_EQ(keysOf(dfi::toJson(everyFieldSet())),
             (std::set<std::string>{"target", "drafters", "prompts", "modes", "mask_variants", "anchors",
                                    "ddtree_budget", "block_size", "max_new_tokens", "limit", "record_top_k",
                                    "temperature", "top_p", "top_k", "seed", "samples", "device", "dtype", "no_chat",
                                    "thinking", "shard", "skip_bad_prompts", "no_parity", "hidden_statistics",
-                                   "step_counting"}));
+                                   "step_counting", "chat_template_kwargs"}));
   const nlohmann::json j = dfi::toJson(everyFieldSet());
   EXPECT_EQ(j.at("anchors"), "random:64:7");
   EXPECT_EQ(j.at("device"), "cuda:0,cuda:1");

@@ -1,12 +1,15 @@
-// Chat template detection and the Qwen3.5/3.6 rendering. There is no real Qwen3.5 template
-// file here, so the expected strings are written from docs/qwen.md 5.4 (turn format, generation
-// prompt "<think>\n" with thinking on and "<think>\n\n</think>\n\n" with it off). The Qwen3
-// template is checked against transformers in test_tokenizer_oracle.
+// How a model directory's chat template is found and what render() passes it. What the Jinja
+// engine renders is checked against transformers in test_jinja_oracle (every real template) and
+// test_tokenizer_oracle (the Qwen3 tokenizer's own); here only the tokenizer's part: which text
+// runs, which variables it gets, and that a broken template names its file without stopping the
+// tokenizer from loading.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 
 #include "dfi/base/error.h"
+#include "dfi/jinja/template.h"
 #include "dfi/tokenizer/chat_template.h"
 #include "dfi/tokenizer/tokenizer.h"
 
@@ -14,104 +17,122 @@ using namespace dfi::tokenizer;
 
 namespace {
 
-const std::filesystem::path kQwen3Config =
-    std::filesystem::path(DFI_SOURCE_DIR) / "tests/data/tokenizers/qwen3/tokenizer_config.json";
+const std::filesystem::path kQwen3Dir = std::filesystem::path(DFI_SOURCE_DIR) / "tests/data/tokenizers/qwen3";
 
-// The generation-prompt part of the Qwen3.5/3.6 chat_template.jinja, with the markers the
-// detector needs from the rest of the template.
-constexpr const char* kQwen35Tail = R"({%- for message in messages %}
-    {%- if message.role == "user" %}{{- '<|im_start|>' + message.role + '\n' + content + '<|im_end|>' + '\n' }}
-    {%- set content = content.split('</think>')[-1].lstrip('\n') %}{# last_query_index #}
-{%- endfor %}
-{%- if add_generation_prompt %}
-    {{- '<|im_start|>assistant\n' }}
-    {%- if enable_thinking is defined and enable_thinking is false %}
-        {{- '<think>\n\n</think>\n\n' }}
-    {%- else %}
-        {{- '<think>\n' }}
-    {%- endif %}
-{%- endif %})";
-
-TEST(ChatTemplate, DetectsTheRealQwen3Template) {
-  EXPECT_EQ(detectChatTemplate(kQwen3Config), ChatTemplateKind::Qwen3);
-}
-
-TEST(ChatTemplate, DetectsQwen35FromJinjaText) {
-  EXPECT_EQ(detectChatTemplateText(kQwen35Tail, "chat_template.jinja"), ChatTemplateKind::Qwen3_5);
-}
-
-TEST(ChatTemplate, UnknownTemplateIsRefusedNamingTheFile) {
-  const std::string llama = "{{ bos_token }}{% for m in messages %}[INST] {{ m.content }} [/INST]{% endfor %}";
-  try {
-    detectChatTemplateText(llama, "/models/x/tokenizer_config.json");
-    FAIL() << "no error";
-  } catch (const dfi::UsageError& e) {
-    EXPECT_EQ(e.context().file, "/models/x/tokenizer_config.json");
-    EXPECT_EQ(e.context().item, "chat_template");
+class ModelDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = std::filesystem::temp_directory_path() /
+          ("dfi_chat_" + std::to_string(::getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir);
   }
-  // Qwen3-Thinking-2507 always opens <think> and has no switch: not one of the known kinds.
-  std::string thinking2507 = kQwen35Tail;
-  thinking2507 = thinking2507.substr(0, thinking2507.find("{%- if add_generation_prompt")) +
-                 "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n<think>\\n' }}{%- endif %}";
-  EXPECT_THROW(detectChatTemplateText(thinking2507, "t.jinja"), dfi::UsageError);
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(dir / name) << text; }
+  std::filesystem::path dir;
+};
+
+constexpr const char* kEcho =
+    "{{ bos_token }}{% for m in messages %}[{{ m.role }}]{{ m.content }}{% endfor %}"
+    "{% if add_generation_prompt %}[assistant]{% if enable_thinking is false %}<nothink>{% endif %}{% endif %}";
+
+TEST_F(ModelDir, NoTemplateInAConfigWithoutOne) {
+  write("tokenizer_config.json", R"({"model_max_length": 100})");
+  EXPECT_FALSE(ChatTemplate::find(dir));
 }
 
-TEST(ChatTemplate, Qwen35GenerationPromptFollowsEnableThinking) {
-  const std::vector<ChatMessage> messages{{"system", "Be brief. "}, {"user", " Hi\n"}};
-  const std::string turns = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n";
-  EXPECT_EQ(applyChatTemplate(ChatTemplateKind::Qwen3_5, messages, true, true), turns + "<|im_start|>assistant\n<think>\n");
-  EXPECT_EQ(applyChatTemplate(ChatTemplateKind::Qwen3_5, messages, true, false),
-            turns + "<|im_start|>assistant\n<think>\n\n</think>\n\n");
-  EXPECT_EQ(applyChatTemplate(ChatTemplateKind::Qwen3_5, messages, false, false), turns);
+TEST_F(ModelDir, ChatTemplateJinjaIsPreferredOverTheConfig) {
+  write("tokenizer_config.json", R"({"chat_template": "config", "bos_token": "<s>"})");
+  write("chat_template.jinja", kEcho);
+  const auto chat = ChatTemplate::find(dir);
+  ASSERT_TRUE(chat);
+  EXPECT_EQ(chat->source(), dir / "chat_template.jinja");
+  const std::vector<ChatMessage> messages{{"user", "hi"}};
+  EXPECT_EQ(chat->render(messages), "<s>[user]hi[assistant]");
+  EXPECT_EQ(chat->render(messages, {.enableThinking = false}), "<s>[user]hi[assistant]<nothink>");
+  EXPECT_EQ(chat->render(messages, {.addGenerationPrompt = false}), "<s>[user]hi");
 }
 
-TEST(ChatTemplate, Qwen35KeepsReasoningOnlyAfterTheLastQuery) {
-  const std::vector<ChatMessage> messages{{"user", "a"},
-                                          {"assistant", "<think>\nold\n</think>\n\nA1"},
-                                          {"user", "b"},
-                                          {"assistant", "<think>\nnew\n</think>\n\nB1"}};
-  EXPECT_EQ(applyChatTemplate(ChatTemplateKind::Qwen3_5, messages, false, true),
-            "<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\nA1<|im_end|>\n"
-            "<|im_start|>user\nb<|im_end|>\n<|im_start|>assistant\n<think>\nnew\n</think>\n\nB1<|im_end|>\n");
+// transformers takes the "default" entry of the named-template list form.
+TEST_F(ModelDir, NamedTemplateListUsesDefault) {
+  write("tokenizer_config.json",
+        R"({"chat_template": [{"name": "tool_use", "template": "tools"}, {"name": "default", "template": "{{ messages[0].content }}!"}]})");
+  const auto chat = ChatTemplate::find(dir);
+  ASSERT_TRUE(chat);
+  const std::vector<ChatMessage> messages{{"user", "hi"}};
+  EXPECT_EQ(chat->render(messages), "hi!");
 }
 
-TEST(ChatTemplate, Qwen35RaisesWhereTheTemplateRaises) {
-  const std::vector<ChatMessage> lateSystem{{"user", "a"}, {"system", "s"}};
-  EXPECT_THROW(applyChatTemplate(ChatTemplateKind::Qwen3_5, lateSystem, true, true), dfi::UsageError);
-  const std::vector<ChatMessage> noUser{{"system", "s"}};
-  EXPECT_THROW(applyChatTemplate(ChatTemplateKind::Qwen3_5, noUser, true, true), dfi::UsageError);
-  const std::vector<ChatMessage> badRole{{"user", "a"}, {"robot", "b"}};
-  EXPECT_THROW(applyChatTemplate(ChatTemplateKind::Qwen3_5, badRole, true, true), dfi::UsageError);
+// Special tokens given as AddedToken objects ({"content": ...}) pass their content.
+TEST_F(ModelDir, SpecialTokensComeFromTheConfigInEitherForm) {
+  write("tokenizer_config.json",
+        R"({"chat_template": "{{ bos_token }}|{{ eos_token }}", "bos_token": {"content": "<|begin|>", "lstrip": false}, "eos_token": "<|end|>"})");
+  const auto chat = ChatTemplate::find(dir);
+  ASSERT_TRUE(chat);
+  EXPECT_EQ(chat->render({}), "<|begin|>|<|end|>");
 }
 
-TEST(ChatTemplate, FindsNoTemplateInAConfigWithoutOne) {
-  const auto dir = std::filesystem::temp_directory_path() / ("dfi_chat_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "tokenizer_config.json") << R"({"model_max_length": 100})";
-  EXPECT_FALSE(findChatTemplate(dir));
-  std::ofstream(dir / "chat_template.jinja") << kQwen35Tail;  // preferred over the config
-  EXPECT_EQ(findChatTemplate(dir), ChatTemplateKind::Qwen3_5);
-  std::filesystem::remove_all(dir);
+TEST_F(ModelDir, KeywordsReachTheTemplateAndOverrideDefaults) {
+  write("chat_template.jinja", "{{ reasoning_effort | default('medium') }}");
+  const auto chat = ChatTemplate::find(dir);
+  ASSERT_TRUE(chat);
+  EXPECT_EQ(chat->render({}), "medium");
+  EXPECT_EQ(chat->variablesLeftAtDefault(), std::vector<std::string>{"reasoning_effort"});
+  EXPECT_EQ(chat->render({}, {.keywords = R"({"reasoning_effort": "high"})"}), "high");
+  EXPECT_TRUE(chat->variablesLeftAtDefault(R"({"reasoning_effort": "high"})").empty());
+  EXPECT_THROW(chat->render({}, {.keywords = R"({"enable_thinking": false})"}), dfi::UsageError);  // --thinking's
+  EXPECT_THROW(chat->render({}, {.keywords = "[1]"}), dfi::UsageError);
 }
 
-// A Llama 3 or gpt-oss target ships a template this engine cannot render: its tokenizer still
-// loads (prompts given as ids, tokens shown by text), and only asking for the template fails.
-TEST(ChatTemplate, AnUnknownTemplateDoesNotStopTheTokenizerLoading) {
-  const auto dir = std::filesystem::temp_directory_path() / ("dfi_chat_unknown_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::filesystem::copy_file(kQwen3Config.parent_path() / "tokenizer.json", dir / "tokenizer.json");
-  std::ofstream(dir / "chat_template.jinja") << "{{ bos_token }}{% for m in messages %}<|start_header_id|>"
-                                                "{{ m.role }}<|end_header_id|>{{ m.content }}<|eot_id|>{% endfor %}";
+TEST_F(ModelDir, RaiseExceptionIsTheTemplatesRefusal) {
+  write("chat_template.jinja", "{% if messages[0].role != 'user' %}{{ raise_exception('first must be user') }}{% endif %}ok");
+  const auto chat = ChatTemplate::find(dir);
+  ASSERT_TRUE(chat);
+  const std::vector<ChatMessage> system{{"system", "s"}};
+  try {
+    (void)chat->render(system);
+    FAIL() << "no error";
+  } catch (const dfi::jinja::TemplateRaised& e) {
+    EXPECT_NE(e.message().find("first must be user"), std::string::npos) << e.message();
+  }
+}
+
+// A template this engine cannot parse: the tokenizer still loads (prompts given as ids, tokens
+// shown by text), and only asking for the template fails, naming file, line and column.
+TEST_F(ModelDir, ABrokenTemplateDoesNotStopTheTokenizerLoading) {
+  std::filesystem::copy_file(kQwen3Dir / "tokenizer.json", dir / "tokenizer.json");
+  write("chat_template.jinja", "{{ bos_token }}\n{% for m in messages %}{{ m.content }}");  // no endfor
   const Tokenizer tok = Tokenizer::fromDirectory(dir);
   EXPECT_FALSE(tok.encode("def fizzbuzz(n):").empty());
   try {
     (void)tok.chatTemplate();
-    FAIL() << "an unknown template must be refused when asked for";
-  } catch (const dfi::UsageError& e) {
-    EXPECT_EQ(e.context().file, (dir / "chat_template.jinja").string());
-    EXPECT_EQ(e.context().item, "chat_template");
+    FAIL() << "a broken template must be refused when asked for";
+  } catch (const dfi::jinja::TemplateSyntaxError& e) {
+    EXPECT_NE(std::string(e.what()).find("chat_template.jinja"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
   }
-  std::filesystem::remove_all(dir);
+}
+
+// A model directory without tokenizer.json or a rank file has no tokenizer (prompts are ids).
+TEST_F(ModelDir, InDirectoryFindsATokenizerOnlyWhereThereIsOne) {
+  write("tokenizer_config.json", R"({"chat_template": "x"})");
+  EXPECT_FALSE(Tokenizer::inDirectory(dir));
+  std::filesystem::copy_file(kQwen3Dir / "tokenizer.json", dir / "tokenizer.json");
+  EXPECT_TRUE(Tokenizer::inDirectory(dir));
+}
+
+TEST(ChatTemplate, TheRealQwen3TemplateIsFoundInTokenizerConfig) {
+  const Tokenizer tok = Tokenizer::fromDirectory(kQwen3Dir);
+  ASSERT_TRUE(tok.chatTemplate());
+  EXPECT_EQ(tok.chatTemplate()->source(), kQwen3Dir / "tokenizer_config.json");
+}
+
+TEST(ChatTemplate, FirstDifferenceNamesTheOffsetAndBothSides) {
+  EXPECT_FALSE(firstDifference("same", "same"));
+  const auto d = firstDifference("<|im_start|>assistant\n<think>\n", "<|im_start|>assistant\n");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->offset, 22u);
+  EXPECT_EQ(d->expected, "<think>\n");
+  EXPECT_EQ(d->actual, "");
 }
 
 }  // namespace

@@ -121,17 +121,72 @@ TEST_F(TokenizerFile, EachMalformedFieldIsNamed) {
       {"/model/byte_fallback", [](json& d) { d["model"]["byte_fallback"] = true; }},
       {"/normalizer/type", [](json& d) { d["normalizer"] = {{"type", "NFKC"}}; }},
       {"/pre_tokenizer/pretokenizers/0/pattern/Regex", [](json& d) { d["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "(unclosed"; }},
-      {"/pre_tokenizer/pretokenizers/0/behavior", [](json& d) { d["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Removed"; }},
+      {"/pre_tokenizer/pretokenizers/0/behavior", [](json& d) { d["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Sideways"; }},
       {"/pre_tokenizer/pretokenizers/1/use_regex", [](json& d) { d["pre_tokenizer"]["pretokenizers"][1]["use_regex"] = true; }},
       {"/pre_tokenizer/type", [](json& d) { d["pre_tokenizer"] = {{"type", "Whitespace"}}; }},
       {"/decoder/type", [](json& d) { d["decoder"] = {{"type", "WordPiece"}}; }},
-      {"/post_processor/type", [](json& d) { d["post_processor"] = {{"type", "TemplateProcessing"}}; }},
+      // TemplateProcessing is accepted (it only acts when special tokens are added, which encode() never does).
+      {"/post_processor/type", [](json& d) { d["post_processor"] = {{"type", "RobertaProcessing"}}; }},
       {"/added_tokens/0/lstrip", [](json& d) { d["added_tokens"][0]["lstrip"] = true; }},
       {"/added_tokens/0/content", [](json& d) { d["added_tokens"][0]["content"] = ""; }},
       {"/added_tokens/0/id", [](json& d) { d["added_tokens"][0]["id"] = "258"; }},
   };
   for (const Case& c : cases) {
     json doc = minimalTokenizer();
+    c.mutate(doc);
+    const auto e = loadError<dfi::ValidationError>(doc);
+    EXPECT_EQ(e.context().item, c.pointer) << e.what();
+  }
+}
+
+// SentencePiece-style (Gemma): characters as symbols, <0xNN> byte fallback, "▁" for spaces.
+json sentencePieceTokenizer() {
+  json vocab = {{"<unk>", 0}, {"\u2581", 1}, {"a", 2}, {"b", 3}, {"\u2581a", 4}};
+  const char* hex = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) vocab[std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">"] = 5 + b;
+  return {
+      {"normalizer", {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}}},
+      {"pre_tokenizer", nullptr},
+      {"decoder", {{"type", "Sequence"}, {"decoders", {{{"type", "Replace"}, {"pattern", {{"String", "\u2581"}}}, {"content", " "}},
+                                                       {{"type", "ByteFallback"}}, {{"type", "Fuse"}}}}}},
+      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array({json::array({"\u2581", "a"})})},
+                 {"byte_fallback", true}, {"unk_token", "<unk>"}, {"fuse_unk", true}}},
+  };
+}
+
+TEST_F(TokenizerFile, SentencePieceStyleFileEncodesWithByteFallback) {
+  write(sentencePieceTokenizer().dump());
+  const Tokenizer tok = Tokenizer::fromFile(path);
+  EXPECT_EQ(tok.encode("b a"), (std::vector<std::int32_t>{3, 4}));
+  EXPECT_EQ(tok.encode("\u00e9"), (std::vector<std::int32_t>{5 + 0xC3, 5 + 0xA9}));
+  EXPECT_EQ(tok.decode(std::vector<std::int32_t>{3, 4, 5 + 0xC3, 5 + 0xA9}), "b a\u00e9");
+  // A run of byte tokens that is not UTF-8 gives one U+FFFD per byte, as HF's ByteFallback.
+  EXPECT_EQ(tok.decode(std::vector<std::int32_t>{5 + 'x', 5 + 0xC3, 2}), "\uFFFD\uFFFDa");
+  EXPECT_EQ(tok.tokenText(4), " a");
+  EXPECT_EQ(tok.tokenId("\u2581a"), 4);
+}
+
+TEST_F(TokenizerFile, UnsupportedSentencePieceFieldsAreNamed) {
+  struct Case {
+    const char* pointer;
+    std::function<void(json&)> mutate;
+  };
+  const std::vector<Case> cases = {
+      {"/normalizer/pattern", [](json& d) { d["normalizer"]["pattern"] = {{"Regex", " +"}}; }},
+      {"/normalizer/type", [](json& d) { d["normalizer"] = {{"type", "Lowercase"}}; }},
+      {"/pre_tokenizer/prepend_scheme",
+       [](json& d) { d["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", "sometimes"}}; }},
+      {"/pre_tokenizer/replacement", [](json& d) { d["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "ab"}}; }},
+      {"/decoder/decoders/3/stop",
+       [](json& d) { d["decoder"]["decoders"].push_back({{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 1}}); }},
+      {"/decoder/decoders/3/type",
+       [](json& d) { d["decoder"]["decoders"].push_back({{"type", "Metaspace"}, {"replacement", "\u2581"}}); }},
+      {"/decoder/type", [](json& d) { d["decoder"] = {{"type", "CTC"}}; }},
+      {"/decoder", [](json& d) { d["decoder"] = {{"type", "ByteLevel"}}; }},
+      {"/model/unk_token", [](json& d) { d["model"]["unk_token"] = "<missing>"; }},
+  };
+  for (const Case& c : cases) {
+    json doc = sentencePieceTokenizer();
     c.mutate(doc);
     const auto e = loadError<dfi::ValidationError>(doc);
     EXPECT_EQ(e.context().item, c.pointer) << e.what();

@@ -72,14 +72,14 @@ INSTANTIATE_TEST_SUITE_P(HuggingFace, TokenizerOracle, ::testing::Values("qwen3"
 
 TEST(ChatTemplateOracle, Qwen3MatchesTransformersApplyChatTemplate) {
   if (oracleDir().empty()) GTEST_SKIP() << "DFI_TOKENIZER_ORACLE not set (run through ctest)";
-  const ChatTemplateKind kind = detectChatTemplate(kQwen3Dir / "tokenizer_config.json");
-  ASSERT_EQ(kind, ChatTemplateKind::Qwen3);
+  const auto chat = ChatTemplate::find(kQwen3Dir);
+  ASSERT_TRUE(chat);
   const auto cases = readJsonl(oracleDir() / "chat_qwen3.jsonl");
   ASSERT_GE(cases.size(), 20u);
   for (const json& c : cases) {
     std::vector<ChatMessage> messages;
     for (const json& m : c["messages"]) messages.push_back({m["role"], m["content"]});
-    EXPECT_EQ(applyChatTemplate(kind, messages, c["add_generation_prompt"], c["enable_thinking"]),
+    EXPECT_EQ(chat->render(messages, {.addGenerationPrompt = c["add_generation_prompt"], .enableThinking = c["enable_thinking"]}),
               c["text"].get<std::string>())
         << c["messages"].dump() << " generation=" << c["add_generation_prompt"] << " thinking=" << c["enable_thinking"];
   }

@@ -20,19 +20,23 @@ std::vector<std::int64_t> promptIds(const PromptSpec& prompt, const std::optiona
                                     const EvaluationSettings& settings, const fs::path& promptsFile) {
   if (!prompt.ids.empty()) return {prompt.ids.begin(), prompt.ids.end()};
   if (!tokenizer)
-    throw UsageError("a text prompt needs the target's tokenizer.json, which is missing; give \"ids\"",
+    throw UsageError("a text prompt needs the target's tokenizer (tokenizer.json or a tiktoken rank file), which is missing; give \"ids\"",
                      {.file = promptsFile.string(), .item = "line " + std::to_string(prompt.line)});
   const tokenizer::Tokenizer& tok = *tokenizer;
   std::string text;
   if (settings.chatTemplate) {
-    const auto kind = tok.chatTemplate();
-    if (!kind)
-      throw UsageError("the target's tokenizer has no known chat template; pass --no-chat to "
-                       "tokenize prompts as plain text",
+    const auto& chat = tok.chatTemplate();
+    if (!chat)
+      throw UsageError("the target has no chat template (chat_template.jinja or tokenizer_config.json's "
+                       "chat_template); pass --no-chat to tokenize prompts as plain text",
                        {.file = settings.target.string()});
     std::vector<tokenizer::ChatMessage> messages;
     for (const auto& m : prompt.messages) messages.push_back({m.role, m.content});
-    text = tokenizer::applyChatTemplate(*kind, messages, true, settings.enableThinking);
+    try {
+      text = chat->render(messages, {.enableThinking = settings.enableThinking, .keywords = settings.chatTemplateKwargs});
+    } catch (const Error& e) {  // the template refuses this conversation: say which prompt
+      throw UsageError(e.message(), {.file = promptsFile.string(), .item = "line " + std::to_string(prompt.line)});
+    }
   } else {
     for (const auto& m : prompt.messages) text += m.content;
   }

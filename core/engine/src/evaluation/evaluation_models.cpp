@@ -120,10 +120,10 @@ LoadedModels loadModels(const EvaluationSettings& settings, ModelRegistry* regis
         TargetModel::load(models.targetFiles.checkpoint, models.targetFiles.config, settings.model);
     models.target = models.ownedTarget.get();
   }
-  if (fs::exists(settings.target / "tokenizer.json"))
-    models.tokenizer = tokenizer::Tokenizer::fromDirectory(settings.target);
-  else
-    logText("engine", LogLevel::Warn, settings.target.string() + ": no tokenizer.json; prompts must be token ids");
+  models.tokenizer = tokenizer::Tokenizer::inDirectory(settings.target);
+  if (!models.tokenizer)
+    logText("engine", LogLevel::Warn,
+            settings.target.string() + ": no tokenizer.json or tiktoken rank file; prompts must be token ids");
   for (DrafterFiles& files : drafters) {
     LoadedDrafter drafter{std::move(files)};
     if (registry) {

@@ -71,7 +71,7 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
   if (base.maxNewTokens < 1) throw UsageError("--max-new-tokens must be at least 1");
   if (settings.budgetMinutes && *settings.budgetMinutes <= 0) throw UsageError("--budget-minutes must be positive");
   const auto targetConfig = modelspec::parseTargetConfig(base.target / "config.json");
-  const auto planTokenizer = plannedTokenizer(base.target);
+  const auto planTokenizer = tokenizer::Tokenizer::inDirectory(base.target);
   const std::vector<PromptSpec> prompts = evaluatedPrompts(base);
   if (prompts.empty()) throw UsageError("no prompts to diagnose on", {.file = base.prompts.string()});
 

@@ -9,6 +9,7 @@
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/modelspec/compatibility.h"
 #include "dfi/tokenizer/chat_template.h"
+#include "evaluation/diagnosis/template_lint.h"
 #include "kernels/kernel_path.h"
 
 namespace dfi::engine {
@@ -46,11 +47,11 @@ bool textPrompts(const std::vector<PromptSpec>& prompts) {
 // The prompt text under the chat template, for telling whether a formatting choice changes it.
 std::optional<std::string> rendered(const BatteryInputs& in, bool thinking) {
   if (!in.tokenizer || in.prompts.empty() || !textPrompts(in.prompts)) return std::nullopt;
-  const auto kind = in.tokenizer->chatTemplate();
-  if (!kind) return std::nullopt;
+  const auto& chat = in.tokenizer->chatTemplate();
+  if (!chat) return std::nullopt;
   std::vector<tokenizer::ChatMessage> messages;
   for (const auto& m : in.prompts.front().messages) messages.push_back({m.role, m.content});
-  return tokenizer::applyChatTemplate(*kind, messages, true, thinking);
+  return chat->render(messages, {.enableThinking = thinking, .keywords = in.settings.evaluation.chatTemplateKwargs});
 }
 
 void addFormatting(const BatteryInputs& in, std::vector<Hypothesis>& out) {
@@ -248,6 +249,8 @@ std::vector<LintFinding> lintFindings(const BatteryInputs& in, const fs::path& d
   out.push_back({LintSeverity::Info, "prompt-format", e.prompts.string(),
                  format + ". The drafter should be evaluated as it was trained; thinking:* and chat-template:off "
                           "test the other choices."});
+  const std::vector<LintFinding> templates = templateLint(in, drafterDir);
+  out.insert(out.end(), templates.begin(), templates.end());
 
   std::ranges::stable_sort(out, {}, [](const LintFinding& f) { return static_cast<int>(f.severity); });
   return out;

@@ -123,11 +123,6 @@ std::vector<session::StepRecord> targetSideSteps(const Hypothesis& h, const Targ
   return stepsUntilRejected(features, drafter, anchors, analysis::MaskVariant::Reference);
 }
 
-std::optional<tokenizer::Tokenizer> plannedTokenizer(const fs::path& target) {
-  if (!fs::exists(target / "tokenizer.json")) return std::nullopt;
-  return tokenizer::Tokenizer::fromDirectory(target);
-}
-
 PlannedDrafter planDrafter(const DiagnosisSettings& settings, const modelspec::TargetConfig& target,
                            const std::optional<tokenizer::Tokenizer>& tokenizer, const std::vector<PromptSpec>& prompts,
                            const fs::path& dir) {
@@ -140,7 +135,7 @@ PlannedDrafter planDrafter(const DiagnosisSettings& settings, const modelspec::T
 
 std::vector<analysis::LintFinding> lintDrafter(const DiagnosisSettings& settings, const fs::path& drafter) {
   const auto target = modelspec::parseTargetConfig(settings.evaluation.target / "config.json");
-  return planDrafter(settings, target, plannedTokenizer(settings.evaluation.target),
+  return planDrafter(settings, target, tokenizer::Tokenizer::inDirectory(settings.evaluation.target),
                      evaluatedPrompts(settings.evaluation), drafter)
       .plan.lint;
 }

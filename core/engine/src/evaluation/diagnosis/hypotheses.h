@@ -77,9 +77,6 @@ std::vector<session::StepRecord> targetSideSteps(const Hypothesis& h, const Targ
                                                  const DFlashDrafter& drafter, const PromptPass& pass,
                                                  const LoadedModels& models, const EvaluationSettings& base);
 
-// The tokenizer planning reads (the target's tokenizer.json), before any weight is loaded.
-std::optional<tokenizer::Tokenizer> plannedTokenizer(const std::filesystem::path& target);
-
 // One drafter's lint and battery, from the configs, tokenizer and prompts alone.
 struct PlannedDrafter {
   analysis::DiagnosisPlan plan;

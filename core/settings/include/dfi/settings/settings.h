@@ -50,7 +50,7 @@ std::optional<Shard> parseShard(std::string_view text);  // "i/N" with 0 <= i < 
 std::string shardText(const Shard& shard);
 
 // How the live loop drafts and counts the last steps of a response (EnumNames: "dflash",
-// "full-blocks"; dfi/engine/step_counting.h describes them).
+// "full-blocks").
 enum class StepCounting {
   // z-lab's dflash 0.1.0 (the published reference, the default): the last block is shortened to
   // the tokens the budget has left, a step counts only the tokens within the budget and up to
@@ -60,6 +60,8 @@ enum class StepCounting {
   // in full, past the budget or a stop token too.
   FullBlocks,
 };
+// One line for the summary: what the steps of a live run counted.
+std::string_view stepCountingDescription(StepCounting counting);
 
 // How the live loop picks tokens: greedy (temperature 0, the default) or sampled with z-lab's
 // dflash 0.1.0 rule (temperature, then top-k, then top-p, renormalised).
@@ -108,6 +110,9 @@ struct RunSettings {
   ModelOptions model;
   bool chatTemplate = true;
   bool enableThinking = false;
+  // Further chat template variables as a JSON object, as vLLM's chat_template_kwargs and
+  // apply_chat_template(**kwargs) take them: {"reasoning_effort": "high"}. Empty: none.
+  std::string chatTemplateKwargs;
   // Drafts blocks of this size instead of the checkpoint's block_size: at least 2 (an anchor
   // and one draft) and at most the trained size, whose slots the drafter has learned.
   std::optional<int> blockSize;
@@ -137,6 +142,10 @@ struct DiagnoseSettings {
   // Hidden states dumped by the training pipeline (safetensors, the names `diff-dump` reads):
   // compared with every target layer, tensor by tensor, as lint.
   std::optional<std::filesystem::path> trainingDump;
+  // The chat template the drafter's training data was rendered with (a .jinja file): its
+  // rendering of the first prompt is compared with the target's, as lint. Default: the template
+  // the drafter's checkpoint ships, if any.
+  std::optional<std::filesystem::path> trainingTemplate;
   // Stop taking new prompts when the battery's projected time would pass it; every hypothesis
   // is still measured on the prompts taken.
   std::optional<double> budgetMinutes;

@@ -179,6 +179,8 @@ struct FieldTable<settings::RunSettings> {
                                              "on or off: the chat template's enable_thinking", kOptional),
           codedField<settings::codec::LegacyEnableThinking>("enable_thinking", &R::enableThinking,
                                                             "read only: the older spelling of thinking on", kOptional),
+          field<R>("chat_template_kwargs", &R::chatTemplateKwargs,
+                   "JSON object of further chat template variables, e.g. {\"reasoning_effort\": \"high\"}", kOptional),
           codedField<settings::codec::ShardText>("shard", &R::shard, "i/N: prompt k goes to shard k % N", kOptional),
           field<R>("skip_bad_prompts", &R::skipBadPrompts, "skip malformed prompt lines", kOptional),
           codedField<settings::codec::Negated>("no_parity", &R::parityCheck, "skip the train/eval parity check",
@@ -202,6 +204,9 @@ struct FieldTable<settings::DiagnoseSettings> {
       std::tuple{codedField<settings::codec::OptionalPath>(
                      "training_dump", &R::trainingDump,
                      "SpecForge offline features (input_ids, aux_hidden_state) to check the taps against", kOptional),
+                 codedField<settings::codec::OptionalPath>(
+                     "training_template", &R::trainingTemplate,
+                     "the chat template (.jinja) the drafter's training data was rendered with", kOptional),
                  field<R>("budget_minutes", &R::budgetMinutes, "stop taking prompts past this", kOptional)});
 };
 

@@ -5,11 +5,15 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
 
 namespace dfi::tokenizer {
 
 char32_t byteToCodePoint(std::uint8_t byte);
 // The inverse; nullopt for a code point that no byte maps to.
 std::optional<std::uint8_t> codePointToByte(char32_t codePoint);
+// Raw bytes in their byte-level spelling (how byte-level vocabularies write tokens).
+std::string byteLevelSpelling(std::string_view bytes);
 
 }  // namespace dfi::tokenizer

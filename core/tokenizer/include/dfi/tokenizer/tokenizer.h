@@ -1,9 +1,13 @@
 #pragma once
-// Byte-level BPE tokenizer read from a Hugging Face tokenizer.json (Qwen2/Qwen3/Qwen3.5
-// layout), producing exactly the ids and text of HF `tokenizers`:
-//   encode: split on added tokens (longest first) -> NFC -> split regex (PCRE2) ->
-//           bytes -> BPE by merge rank;
-//   decode: token bytes concatenated, invalid UTF-8 replaced by U+FFFD per maximal subpart.
+// BPE tokenizer producing exactly the ids and text of the reference implementations:
+//   - a Hugging Face tokenizer.json, byte-level (Qwen2/3/3.5, Llama 3, gpt-oss) or
+//     SentencePiece-style with <0xNN> byte fallback (Gemma, Llama 2), as HF `tokenizers` does;
+//   - a tiktoken rank file (Llama 3's original/tokenizer.model, Kimi's tiktoken.model, OpenAI's
+//     <encoding>.tiktoken) as tiktoken does with the family's pattern and specials.
+//   encode: split on added tokens (longest first) -> normalizer (NFC, Replace, Prepend) ->
+//           pre-tokenizer (split regex on PCRE2, Metaspace) -> BPE by merge rank;
+//   decode: the decoder steps (byte-level bytes with U+FFFD per maximal invalid subpart, or
+//           Replace / ByteFallback / Fuse / Strip / Metaspace).
 // Immutable after loading; copies share the loaded tables. encode/decode are thread-safe.
 
 #include <cstdint>
@@ -24,9 +28,13 @@ class Tokenizer {
   // Reads tokenizer.json. Throws IoError, FormatError or ValidationError naming the file
   // and the offending field.
   static Tokenizer fromFile(const std::filesystem::path& tokenizerJson);
-  // Reads dir/tokenizer.json and, when present, the chat template (dir/chat_template.jinja,
-  // else the chat_template of dir/tokenizer_config.json). An unknown template is an error.
+  // Reads dir/tokenizer.json, or without one the directory's tiktoken rank file (layouts in
+  // src/tiktoken_layout.h), and, when present, the chat template (dir/chat_template.jinja,
+  // else the chat_template of dir/tokenizer_config.json; see chatTemplate()).
   static Tokenizer fromDirectory(const std::filesystem::path& dir);
+  // fromDirectory for a model directory that may have no tokenizer: nullopt when it has neither
+  // tokenizer.json nor a tiktoken rank file (prompts are then token ids).
+  static std::optional<Tokenizer> inDirectory(const std::filesystem::path& dir);
 
   // Throws FormatError (item "text", with the byte offset) when `text` is not valid UTF-8.
   std::vector<std::int32_t> encode(std::string_view text) const;
@@ -40,18 +48,21 @@ class Tokenizer {
   std::string displayToken(std::int32_t id) const;
   bool isSpecial(std::int32_t id) const;
   bool isAdded(std::int32_t id) const;
-  // Id of an added token's content or of a vocabulary entry (in its byte-level spelling).
+  // Id of an added token's content or of a vocabulary entry (in its spelling in the vocabulary:
+  // byte-level symbols, or SentencePiece's with "▁").
   std::optional<std::int32_t> tokenId(std::string_view content) const;
   // One more than the largest id (the size of an embedding table covering every token).
   std::size_t vocabSize() const;
 
-  // The chat template found by fromDirectory, if any. A template it cannot render does not stop
-  // the tokenizer from loading; asking for it then throws dfi::UsageError naming the file.
-  std::optional<ChatTemplateKind> chatTemplate() const;
+  // The chat template found by fromDirectory, if any. A template file that cannot be read or
+  // parsed does not stop the tokenizer from loading; asking for it then throws that error
+  // (naming the file, and the line and column of a syntax error).
+  const std::optional<ChatTemplate>& chatTemplate() const;
 
   struct Impl;
 
  private:
+  friend class IncrementalDecoder;
   explicit Tokenizer(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
   std::shared_ptr<const Impl> impl_;
 };
