@@ -141,6 +141,32 @@ class TestLayout : public QObject {
     QVERIFY2(failures.isEmpty(), qPrintable(failures.join('\n')));
   }
 
+  // On this laptop-sized screen the analysis views are tabs beside the tokens, so the tokens'
+  // table shows every slot of a block of 16 without a splitter dragged or a scroll.
+  void aBlockOfSixteenShowsEverySlot() {
+    const QString path = dir_.filePath(QStringLiteral("b16.dfi"));
+    dfi::fixture::writeFixtureFile(path.toStdString(), {.prompts = 1, .stepsPerPrompt = 2, .blockSize = 16});
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openFile(path));
+    QTRY_VERIFY(!window.navigator()->model()->isLoading());
+    auto* tokens = window.findChild<QDockWidget*>(QStringLiteral("TokenDock"));
+    for (const char* name : {"MaskDock", "TreeDock", "AttentionDock", "StatsDock"})
+      QVERIFY2(window.tabifiedDockWidgets(tokens).contains(window.findChild<QDockWidget*>(QLatin1String(name))), name);
+    window.navigator()->tree()->expandAll();
+    const QAbstractItemModel* shown = window.navigator()->tree()->model();
+    window.navigator()->tree()->setCurrentIndex(shown->index(0, 0, shown->index(0, 0, shown->index(0, 0))));
+    tokens->raise();
+    QTest::qWait(50);
+    const QTableView* table = window.tokenView()->table();
+    QTRY_COMPARE(table->model()->rowCount(), 16);  // the anchor and 15 draft slots
+    const QRect last = table->visualRect(table->model()->index(15, 0));
+    QVERIFY2(last.bottom() < table->viewport()->height(),
+             qPrintable(QStringLiteral("slot 15 ends at %1 of a %2-pixel table").arg(last.bottom()).arg(table->viewport()->height())));
+    test::saveScreenshot(&window, QStringLiteral("layout_720p_block16"));
+  }
+
   // A geometry saved on a 1600x1264 screen does not put the window off this one.
   void savedGeometryIsClampedToTheScreen() {
     {

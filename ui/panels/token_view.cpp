@@ -54,6 +54,9 @@ TokenView::TokenView(SessionContext* context, QWidget* parent)
   table_->setModel(model_);
   showOptionalColumns();  // none until a step asks for them
   table_->verticalHeader()->hide();
+  // Rows one line high (the style's default is taller): a block's 16 slots fit a laptop screen.
+  table_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   auto* scroll = new QScrollArea;

@@ -60,6 +60,10 @@ QStringList droppedSessions(const QMimeData* mime) {
 // moved out of the window.
 bool inFront(const QWidget* panel) { return panel->isVisible() && !panel->visibleRegion().isEmpty(); }
 
+// Below this usable screen height (a 1280x720 or 1366x768 laptop) the analysis views are tabs
+// beside the tokens instead of a row below them.
+constexpr int kCompactScreenHeight = 900;
+
 // The screen area a window of ours may take: the one it is on, less task bars and docks.
 QRect availableArea(const QWidget* window) {
   const QScreen* screen = window->screen() ? window->screen() : QGuiApplication::primaryScreen();
@@ -412,6 +416,15 @@ void MainWindow::showEvent(QShowEvent* event) {
 }
 
 void MainWindow::applyDefaultLayout() {
+  // A laptop-sized screen cannot show a block's 16 slots above its mask: there the mask, tree,
+  // attention and statistics join the tokens' tab group, each taking the right column's whole
+  // height, one at a time.
+  const bool compact = availableArea(this).height() < kCompactScreenHeight;
+  if (compact) {
+    for (const char* name : {"MaskDock", "TreeDock", "AttentionDock", "StatsDock"})
+      tabifyDockWidget(dock("TokenDock"), dock(name));
+    dock("OverviewDock")->raise();  // still the first thing shown
+  }
   // A third of the width for the navigator (the right area is given the rest: two dock areas
   // without a central widget otherwise split the window evenly), a few lines of log, the
   // tokens and the mask halving the height.
@@ -420,7 +433,7 @@ void MainWindow::applyDefaultLayout() {
   QDockWidget* panel = panelBesideNavigator() ? panelBesideNavigator() : dock("TokenDock");
   resizeDocks({navigator, panel}, {navigatorWidth_, width() - navigatorWidth_}, Qt::Horizontal);
   resizeDocks({navigator, logDock_}, {height() - logHeight_, logHeight_}, Qt::Vertical);
-  resizeDocks({panel, dock("MaskDock")}, {height() / 2, height() / 2}, Qt::Vertical);
+  if (!compact) resizeDocks({panel, dock("MaskDock")}, {height() / 2, height() / 2}, Qt::Vertical);
   defaultLayout_ = saveState(kLayoutVersion);
   if (const QByteArray saved = QSettings().value(QStringLiteral("window/layout")).toByteArray(); !saved.isEmpty())
     restoreState(saved, kLayoutVersion);
