@@ -55,17 +55,14 @@ void printParity(const engine::EvaluationSettings& settings, const std::vector<e
 // The evaluation itself; evaluateIntoSession() adds the error events around it.
 int evaluate(const engine::EvaluationSettings& settings, const std::string& sessionPath, bool overwrite,
              ProgressReporter& progress) {
-  // A bad prompt file is refused before the session file exists; and loading the models can
-  // take minutes, so the work ahead is shown before it.
-  const auto prompts = engine::selectPrompts(
-      engine::readPromptSet(settings.prompts, {.skipMalformed = settings.skipBadPrompts}).prompts, settings.limit,
-      settings.shard.index, settings.shard.count);
+  // A bad prompt file is refused before the session file exists. (Loading the models can take
+  // minutes: the engine reports its stages as progress.)
+  engine::readPromptSet(settings.prompts, {.skipMalformed = settings.skipBadPrompts});
   session::Writer writer(sessionPath,
                          {.mode = overwrite ? session::OpenMode::Overwrite : session::OpenMode::CreateNew});
   engine::SessionSink sink(writer);
   engine::CancellationToken cancel;
   const CancelOnInterrupt interrupt(cancel);
-  progress.report({0, static_cast<std::int64_t>(prompts.size() * settings.drafters.size()), 0, 0, "loading models"});
   try {
     const auto runs =
         engine::runEvaluation(settings, sink, [&](const engine::EvaluationProgress& p) { progress.report(p); }, cancel);

@@ -122,6 +122,7 @@ inline ProbeFixture writeProbeFixtureFile(const std::string& path) {
   addStatistics(writer, f.gqaRun, f.gqaStep, f.anchor, f.blockSize, 1.0f, true);
   writer.addStatistic({f.gqaRun, f.gqaStep, "parity.max_abs_diff", -1, -1, {2.5e-6f}});
   writer.addStatistic({f.gqaRun, f.gqaStep, "parity.argmax_agreement", -1, -1, {1.0f}});
+  writer.addStatistic({f.gqaRun, f.gqaStep, "parity.first_differing_slot", -1, -1, {-1.0f}});
 
   // drafter-a's and drafter-b's first blocks of prompt 0 sit at the same anchor.
   session::Reader reader(path);

@@ -18,6 +18,7 @@
 #include "models/navigator_model.h"
 #include "session_fixture.h"
 #include "widgets/comparison_plots.h"
+#include "widgets/fitted_plot.h"
 #include "widgets/heatmap_plot.h"
 #include "widgets/token_strip.h"
 #include "widgets/tree_canvas.h"
@@ -166,6 +167,73 @@ class TestLayout : public QObject {
     QVERIFY2(last.bottom() < table->viewport()->height(),
              qPrintable(QStringLiteral("slot 15 ends at %1 of a %2-pixel table").arg(last.bottom()).arg(table->viewport()->height())));
     test::saveScreenshot(&window, QStringLiteral("layout_720p_block16"));
+  }
+
+  // Two runs whose names differ only at the end stay told apart in a narrow plot's legend (the
+  // ends were cut: "drafter-anchor-visible/diag" beside "drafter-anchor-visible/di"), in a font
+  // as large as the rest; given the room, the full names come back.
+  void legendsNameRunsDistinctly() {
+    QCustomPlot* plot = makeLegendPlot(QStringLiteral("Acceptance length"), QStringLiteral("length"), QStringLiteral("steps"));
+    const QStringList names{QStringLiteral("drafter-anchor-visible/diagnosis/baseline/live/reference"),
+                            QStringLiteral("drafter-anchor-visible/diagnosis/mask:anchor-visible/live/reference")};
+    for (const QString& name : names) {
+      QCPGraph* g = plot->addGraph();
+      g->setName(name);
+      g->addData(1, 1);
+    }
+    plot->legend->setVisible(true);
+    plot->resize(280, 240);
+    plot->show();
+    QVERIFY(QTest::qWaitForWindowExposed(plot));
+    plot->replot();
+    QVERIFY(plot->legend->font().pointSizeF() >= 9);
+    const QString shown0 = plot->graph(0)->name(), shown1 = plot->graph(1)->name();
+    QVERIFY2(shown0 != shown1, qPrintable(shown0));
+    QVERIFY2(shown1.contains(QChar(0x2026)) && shown1.endsWith(QStringLiteral("/live/reference")), qPrintable(shown1));
+    QCOMPARE(plot->legend->columnCount(), 1);  // two columns would leave each name a few characters
+    const int legendRight = plot->legend->outerRect().right();
+    QVERIFY2(legendRight <= plot->width(), qPrintable(QStringLiteral("%1 > %2").arg(legendRight).arg(plot->width())));
+    QCOMPARE(FittedPlot::fullText(plot->graph(1)), names[1]);
+    plot->resize(1600, 240);
+    plot->replot();
+    QCOMPARE(plot->graph(1)->name(), names[1]);
+    QCOMPARE(plot->legend->columnCount(), 2);
+    delete plot;
+  }
+
+  // No text under 9 points anywhere in the window: widgets, and the plots' legends, axes and
+  // titles, which QCustomPlot draws with fonts of its own.
+  void noTextUnderNinePoints() {
+    MainWindow window;
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    QVERIFY(window.openFile(path_));
+    QTRY_VERIFY(!window.navigator()->model()->isLoading());
+    window.navigator()->tree()->expandAll();
+    const QAbstractItemModel* shown = window.navigator()->tree()->model();
+    window.navigator()->tree()->setCurrentIndex(shown->index(0, 0, shown->index(0, 0, shown->index(0, 0))));
+    QStringList small;
+    auto check = [&](const QString& what, const QFont& font) {
+      if (font.pointSizeF() > 0 && font.pointSizeF() < 9) small << QStringLiteral("%1: %2 pt").arg(what).arg(font.pointSizeF());
+    };
+    for (QDockWidget* dock : window.findChildren<QDockWidget*>()) {
+      dock->raise();
+      QTest::qWait(20);
+    }
+    for (const QWidget* w : window.findChildren<QWidget*>())
+      if (w->isVisible()) check(QString::fromLatin1(w->metaObject()->className()) + QLatin1Char(' ') + w->objectName(), w->font());
+    for (QCustomPlot* plot : window.findChildren<QCustomPlot*>()) {
+      const QString where = plot->parentWidget() ? QString::fromLatin1(plot->parentWidget()->metaObject()->className()) : QString();
+      check(where + QStringLiteral(" legend"), plot->legend->font());
+      for (QCPAxis* axis : plot->axisRect()->axes()) {
+        check(where + QStringLiteral(" axis label"), axis->labelFont());
+        check(where + QStringLiteral(" tick labels"), axis->tickLabelFont());
+      }
+      for (QCPLayoutElement* e : plot->plotLayout()->elements(true))
+        if (auto* title = qobject_cast<QCPTextElement*>(e)) check(where + QStringLiteral(" title"), title->font());
+    }
+    small.removeDuplicates();
+    QVERIFY2(small.isEmpty(), qPrintable(small.join('\n')));
   }
 
   // A geometry saved on a 1600x1264 screen does not put the window off this one.

@@ -92,7 +92,7 @@ class TestProbeViews : public QObject {
     QCOMPARE(probes.statistics[3].label(), QStringLiteral("drafter hidden_norm"));
     QCOMPARE(probes.statistics[5].label(), QStringLiteral("drafter layer 1"));
     QCOMPARE(probes.statistics[0].positions(), static_cast<std::size_t>(fixture_.anchor));
-    QCOMPARE(probes.other.size(), std::size_t{2});  // the parity statistics
+    QCOMPARE(probes.other.size(), std::size_t{3});  // the parity statistics
     // Mean and max over heads.
     const AttentionLayer& l = probes.attention[1];
     const std::vector<float> mean = reduceHeads(l, false), max = reduceHeads(l, true);
@@ -202,7 +202,10 @@ class TestProbeViews : public QObject {
     QCOMPARE(view.curves()->graphCount(), 4);  // mean, std, rms, abs-max
     QVERIFY(!view.difference()->isVisible());
     QCOMPARE(view.histogram()->plottableCount(), 1);
-    QVERIFY2(view.status().contains(QStringLiteral("parity")), qPrintable(view.status()));
+    // Parity in words, not field names: the block's 7 drafted tokens agree.
+    QVERIFY2(view.status().contains(QStringLiteral("Train/eval parity holds")), qPrintable(view.status()));
+    QVERIFY2(view.status().contains(QStringLiteral("7 of 7 drafted tokens agree")), qPrintable(view.status()));
+    QVERIFY2(!view.status().contains(QStringLiteral("max_abs_diff")), qPrintable(view.status()));
     // Context rows are sequence positions ending at the anchor.
     QCOMPARE(view.curves()->graph(0)->data()->at(0)->key, 0.0);
     QCOMPARE(view.curves()->graph(0)->dataCount(), static_cast<int>(fixture_.anchor));
@@ -220,13 +223,17 @@ class TestProbeViews : public QObject {
     view.resize(1300, 900);
     view.show();
     context_->select({fixture_.gqaRun, 0, fixture_.gqaStep});
-    // drafter-a's block at the same prompt and anchor is offered (drafter-b's too).
+    // drafter-a's block at the same prompt and anchor is offered; drafter-b's, which holds no
+    // statistics, is not.
     QVERIFY(view.compareBox()->findData(qint64{fixture_.aStep}) > 0);
+    QCOMPARE(view.compareBox()->findData(qint64{fixture_.bareStep}), -1);
     view.compareWithStep(fixture_.aStep);
     QVERIFY(view.difference()->isVisible());
     QCOMPARE(view.curves()->graphCount(), 8);
     QCOMPARE(view.difference()->graphCount(), 4);
-    const auto* d = view.difference()->graph(1)->data().data();  // std
+    const QCPGraph* std = view.difference()->graph(2);
+    QCOMPARE(std->name(), QStringLiteral("std"));
+    const auto* d = std->data().data();
     // A's std at position 2 is 1.2, B's (scale 1.3) 1.56.
     QVERIFY(std::abs(d->at(2)->value - (1.2 - 1.3 * 1.2)) < 1e-5);
     const CsvTable csv = view.exportData();
@@ -244,10 +251,147 @@ class TestProbeViews : public QObject {
     QCOMPARE(view.exportData().rows.size(), std::size_t{6});
     test::saveScreenshot(&view, QStringLiteral("statistics-overview"));
     view.chooseSeries(0);
-    // drafter-b's block has none: said, no difference drawn.
+    // drafter-b's block has none (asked for by id): said, no difference drawn.
     view.compareWithStep(fixture_.bareStep);
     QVERIFY(!view.difference()->isVisible());
     QVERIFY2(view.status().contains(QStringLiteral("no statistics")), qPrintable(view.status()));
+  }
+
+  // Where the mean is 0, std and rms are one curve: both stay visible (std was drawn under rms).
+  void everyStatisticStaysVisible() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("centred.dfi"));
+    session::StepId stepId = 0;
+    session::RunId runId = 0;
+    {
+      session::Writer writer(path.toStdString(), {.mode = session::OpenMode::Overwrite});
+      session::RunRecord run;
+      run.name = "centred";
+      run.blockSize = 8;
+      run.topK = 1;
+      runId = writer.addRun(run);
+      session::StepRecord step = fixture::fixtureStep(0, 0, 0, 12, 7, 1);
+      step.runId = runId;
+      stepId = writer.addStep(step);
+      namespace hs = session::hidden_statistics;
+      for (const auto stat : hs::kPerPositionStats) {
+        std::vector<float> v;
+        for (int i = 0; i < 12; ++i)
+          v.push_back(stat == "mean" || stat == "nan" || stat == "inf" ? 0.0f
+                      : stat == "absmax"                                 ? 3.0f + 0.1f * static_cast<float>(i)
+                                                                         : 1.0f + 0.05f * static_cast<float>(i));
+        writer.addStatistic({runId, stepId, hs::statisticName(hs::kTargetTap, stat), 2, -1, v});
+      }
+      writer.close();
+    }
+    SessionContext context([](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
+    QVERIFY(context.open(path));
+    StatsView view(&context);
+    view.resize(1000, 700);
+    view.show();
+    context.select({runId, 0, stepId});
+    QCOMPARE(view.curves()->graphCount(), 4);
+    view.curves()->replot();
+    const QImage image = view.curves()->toPixmap().toImage();
+    auto pixelsOf = [&](QColor colour) {
+      int n = 0;
+      for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) {
+          const QColor c = image.pixelColor(x, y);
+          if (std::abs(c.red() - colour.red()) + std::abs(c.green() - colour.green()) +
+                  std::abs(c.blue() - colour.blue()) < 24)
+            ++n;
+        }
+      return n;
+    };
+    for (int g = 0; g < view.curves()->graphCount(); ++g) {
+      const QCPGraph* graph = view.curves()->graph(g);
+      // Each curve shows in the plot area well beyond its legend swatch (a few dozen pixels).
+      QVERIFY2(pixelsOf(graph->pen().color()) > 400,
+               qPrintable(QStringLiteral("%1: %2 pixels").arg(graph->name()).arg(pixelsOf(graph->pen().color()))));
+    }
+    test::saveScreenshot(&view, QStringLiteral("statistics-centred"));
+  }
+
+  // A teacher-forced step records the rows since the previous anchor; its curves show the whole
+  // context, the earlier anchors' rows before its own, and another run's block lines up with it.
+  void teacherForcedBlocksShowTheirWholeContext() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("teacher-forced.dfi"));
+    const std::int64_t anchors[] = {5, 6, 9};
+    std::vector<session::StepId> steps[2];
+    session::RunId runs[2] = {0, 0};
+    {
+      session::Writer writer(path.toStdString(), {.mode = session::OpenMode::Overwrite});
+      namespace hs = session::hidden_statistics;
+      for (int r = 0; r < 2; ++r) {
+        session::RunRecord run;
+        run.name = r == 0 ? "tf-a" : "tf-b";
+        run.blockSize = 4;
+        run.topK = 1;
+        run.mode = session::EvaluationMode::TeacherForced;
+        runs[r] = writer.addRun(run);
+        std::int64_t previous = 0;
+        for (int i = 0; i < 3; ++i) {
+          // Drafter b lacks the statistics of its middle anchor: its rows stop joining there.
+          session::StepRecord step = fixture::fixtureStep(0, 0, i, anchors[i], 3, 1);
+          step.runId = runs[r];
+          step.mode = session::EvaluationMode::TeacherForced;
+          steps[r].push_back(writer.addStep(step));
+          if (r == 1 && i == 1) {
+            previous = anchors[i];
+            continue;
+          }
+          for (const auto stat : hs::kPerPositionStats) {
+            std::vector<float> v;  // the mean at position p is p (B's: 2p)
+            for (std::int64_t p = previous; p < anchors[i]; ++p)
+              v.push_back(stat == "mean" ? static_cast<float>((r + 1) * p) : stat == "nan" || stat == "inf" ? 0.0f : 1.0f);
+            writer.addStatistic({runs[r], steps[r].back(), hs::statisticName(hs::kDrafterFc, stat), -1, -1, v});
+          }
+          previous = anchors[i];
+        }
+      }
+      writer.close();
+    }
+    SessionContext context([](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
+    QVERIFY(context.open(path));
+    StatsView view(&context);
+    view.resize(1000, 700);
+    view.show();
+    context.select({runs[0], 0, steps[0][2]});
+    const QCPGraph* mean = view.curves()->graph(0);
+    QCOMPARE(mean->name(), QStringLiteral("mean"));
+    QCOMPARE(mean->dataCount(), 9);
+    for (int p = 0; p < 9; ++p) {
+      QCOMPARE(mean->data()->at(p)->key, static_cast<double>(p));
+      QCOMPARE(mean->data()->at(p)->value, static_cast<double>(p));
+    }
+    QVERIFY2(view.status().contains(QStringLiteral("Positions 6–8 are the rows this block added")),
+             qPrintable(view.status()));
+    QCOMPARE(view.curves()->itemCount(), 1);  // the shaded band of the block's own rows
+    QCOMPARE(view.exportData().rows.size(), std::size_t{9});
+    test::saveScreenshot(&view, QStringLiteral("statistics-teacher-forced"));
+    // B's rows join only back to its middle anchor: its positions 6-8, aligned with A's.
+    view.compareWithStep(steps[1][2]);
+    QVERIFY(view.difference()->isVisible());
+    const QCPGraph* meanB = view.curves()->graph(1);
+    QCOMPARE(meanB->name(), QStringLiteral("mean (B)"));
+    QCOMPARE(meanB->dataCount(), 3);
+    QCOMPARE(meanB->data()->at(0)->key, 6.0);
+    QCOMPARE(meanB->data()->at(0)->value, 12.0);
+    const QCPGraph* meanDifference = view.difference()->graph(0);
+    QCOMPARE(meanDifference->dataCount(), 3);
+    QCOMPARE(meanDifference->data()->at(0)->key, 6.0);
+    QCOMPARE(meanDifference->data()->at(0)->value, 6.0 - 12.0);
+    const CsvTable csv = view.exportData();
+    QCOMPARE(csv.rows.size(), std::size_t{9});
+    const auto meanBColumn = csv.header.indexOf(QStringLiteral("B mean"));
+    QCOMPARE(csv.rows[5][meanBColumn], QString());  // B has no row at position 5
+    QCOMPARE(csv.rows[6][meanBColumn], QStringLiteral("12"));
+    // The first block of the pass has nothing before it: its own rows, nothing shaded.
+    context.select({runs[0], 0, steps[0][0]});
+    QCOMPARE(view.curves()->graph(0)->dataCount(), 5);
+    QCOMPARE(view.curves()->itemCount(), 0);
   }
 
   void statisticsOverlayAnImportedDump() {

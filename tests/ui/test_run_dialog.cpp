@@ -58,7 +58,17 @@ class TestRunDialog : public QObject {
     QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 240000);
     QCOMPARE(started.count(), 1);  // once the first record arrived
     QCOMPARE(failed.count(), 0);
-    QCOMPARE(progress.count(), 2);
+    // The loading's stages come first (nothing done yet), then one frame per prompt.
+    QStringList stages;
+    int promptsDone = 0;
+    for (const QList<QVariant>& frame : progress) {
+      if (frame[0].toLongLong() == 0) stages << frame[3].toString();
+      else ++promptsDone;
+    }
+    QCOMPARE(promptsDone, 2);
+    QVERIFY2(stages.size() == 3 && stages[1].startsWith(QStringLiteral("loading the target ")) &&
+                 stages[2] == QStringLiteral("loading drafter 1 of 1: drafter"),
+             qPrintable(stages.join('\n')));
     // The CLI's summary table: the live reference run's row (drafter, mode, mask, ...).
     const QString table = finished.front().front().toString();
     QVERIFY2(table.contains(QRegularExpression(QStringLiteral("^drafter +live +reference +"),

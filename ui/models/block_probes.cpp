@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include <QObject>
 #include <nlohmann/json.hpp>
@@ -116,6 +117,54 @@ BlockProbes loadBlockProbes(SessionContext& context, session::RunId run, session
   }
   std::ranges::sort(probes.attention, {}, &AttentionLayer::layer);
   return probes;
+}
+
+std::int64_t prependEarlierContextRows(SessionContext& context, const session::StepRecord& step, BlockProbes& probes) {
+  if (step.mode != session::EvaluationMode::TeacherForced) return 0;
+  std::vector<StatisticSeries*> context_series;
+  for (StatisticSeries& s : probes.statistics)
+    if (s.tensor != hs::kDrafterLayer) context_series.push_back(&s);
+  if (context_series.empty()) return 0;
+  std::vector<session::StepRecord> earlier;
+  for (session::StepRecord& s : context.steps(step.runId, step.promptId))
+    if (s.mode == session::EvaluationMode::TeacherForced && s.anchorPosition < step.anchorPosition)
+      earlier.push_back(std::move(s));
+  std::ranges::sort(earlier, std::ranges::greater{}, &session::StepRecord::anchorPosition);
+  // Walk back while each earlier step's rows end where the ones already shown begin.
+  const auto rows = static_cast<std::int64_t>(context_series.front()->positions());
+  std::int64_t begin = step.anchorPosition - rows, prepended = 0;
+  for (const session::StepRecord& e : earlier) {
+    if (begin <= 0) break;
+    if (e.anchorPosition > begin) continue;
+    if (e.anchorPosition < begin) break;  // a gap: the rows in between are not recorded
+    const BlockProbes theirs = groupStatistics(context.statistics(e.runId, e.stepId));
+    std::vector<const StatisticSeries*> matches;
+    for (const StatisticSeries* mine : context_series) {
+      const auto it = std::ranges::find_if(theirs.statistics, [&](const StatisticSeries& t) {
+        return t.tensor == mine->tensor && t.layer == mine->layer;
+      });
+      if (it == theirs.statistics.end()) break;
+      matches.push_back(&*it);
+    }
+    const auto n = matches.size() == context_series.size() ? static_cast<std::int64_t>(matches.front()->positions()) : 0;
+    if (n == 0 || std::ranges::any_of(matches, [n](const StatisticSeries* t) {
+          return static_cast<std::int64_t>(t->positions()) != n;
+        }))
+      break;
+    for (std::size_t i = 0; i < context_series.size(); ++i)
+      for (const auto stat : hs::kPerPositionStats) {
+        const std::string name(stat);
+        const std::vector<float>* from = matches[i]->stat(name);
+        std::vector<float>& to = context_series[i]->stats[name];
+        // A statistic the earlier step lacks: no NaN/Inf counted, values not recorded (gaps).
+        const bool count = stat == "nan" || stat == "inf";
+        if (from) to.insert(to.begin(), from->begin(), from->end());
+        else to.insert(to.begin(), static_cast<std::size_t>(n), count ? 0.0f : std::numeric_limits<float>::quiet_NaN());
+      }
+    begin -= n;
+    prepended += n;
+  }
+  return prepended;
 }
 
 int headsPerKvHead(const std::string& configJson) {

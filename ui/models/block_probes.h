@@ -57,6 +57,14 @@ BlockProbes groupStatistics(const std::vector<session::StatisticRecord>& records
 // Everything the session holds for the step; reading errors are reported by the context.
 BlockProbes loadBlockProbes(SessionContext& context, session::RunId run, session::StepId step);
 
+// A teacher-forced step records only the context rows it adds over the previous anchor of its
+// pass, [previous anchor, anchor) (dfi/session/hidden_statistics.h); the rows before are at the
+// pass's earlier steps. Prepends them to the step's context series (target taps, fc,
+// hidden_norm) as far back as they join up, so that the curves cover the block's whole context;
+// the histogram stays the step's own rows. Returns how many rows were prepended (0 for a live
+// step, or when the earlier steps hold no statistics).
+std::int64_t prependEarlierContextRows(SessionContext& context, const session::StepRecord& step, BlockProbes& probes);
+
 // Heads per kv head from the drafter's config.json (num_attention_heads / num_key_value_heads);
 // 1 when the config does not say.
 int headsPerKvHead(const std::string& configJson);

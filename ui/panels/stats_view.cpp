@@ -14,6 +14,7 @@
 #include "engine/inspect_answer.h"
 #include "session/session_context.h"
 #include "dfi/analysis/attention_mask.h"
+#include "dfi/analysis/block_parity.h"
 #include "dfi/base/error.h"
 #include "dfi/session/hidden_statistics.h"
 #include "models/dump_statistics.h"
@@ -31,11 +32,14 @@ struct Curve {
   const char* stat;
   const char* label;
   QColor colour;
+  double width;
 };
-const Curve kCurves[] = {{"mean", "mean", QColor(31, 119, 180)},
-                         {"std", "std", QColor(255, 127, 14)},
-                         {"rms", "rms", QColor(44, 160, 44)},
-                         {"absmax", "abs-max", QColor(214, 39, 40)}};
+// rms is drawn first and wide, std over it and thin: with a mean near 0 the two are the same
+// curve, and either one drawn last would hide the other.
+const Curve kCurves[] = {{"mean", "mean", QColor(31, 119, 180), 1.6},
+                         {"rms", "rms", QColor(44, 160, 44), 5.0},
+                         {"std", "std", QColor(255, 127, 14), 1.6},
+                         {"absmax", "abs-max", QColor(214, 39, 40), 1.6}};
 
 QCustomPlot* newPlot(const QString& x, const QString& y) {
   auto* plot = new FittedPlot;
@@ -67,7 +71,7 @@ StatsView::StatsView(SessionContext* context, QWidget* parent)
       tensorBox_(new QComboBox),
       compareBox_(new QComboBox),
       import_(new QPushButton(tr("Import dump…"))),
-      curves_(newPlot(tr("position"), tr("value over the hidden dimension"))),
+      curves_(newPlot(tr("position"), tr("value"))),
       histogram_(newPlot(tr("value"), tr("count"))),
       difference_(newPlot(tr("position"), tr("A - B"))) {
   tensorBox_->setMinimumContentsLength(22);
@@ -146,6 +150,7 @@ StatsView::~StatsView() = default;  // ImportedDump is complete here
 
 void StatsView::loadSelection() {
   readSelectedStep();
+  earlierRows_ = step_ ? prependEarlierContextRows(*context_, *step_, probes_) : 0;
   compareStep_ = 0;
   compareProbes_ = {};
   load();
@@ -181,7 +186,8 @@ void StatsView::fillCompareBox() {
     for (const session::RunRecord& run : context_->runs()) {
       if (run.runId == step_->runId) continue;
       for (const session::StepRecord& s : context_->steps(run.runId, step_->promptId))
-        if (s.anchorPosition == step_->anchorPosition && s.mode == step_->mode)
+        if (s.anchorPosition == step_->anchorPosition && s.mode == step_->mode &&
+            !groupStatistics(context_->statistics(run.runId, s.stepId)).statistics.empty())
           compareBox_->addItem(tr("%1 (run %2), step %3").arg(QString::fromStdString(run.name)).arg(run.runId).arg(s.stepIndex),
                                qint64{s.stepId});
     }
@@ -197,7 +203,10 @@ void StatsView::compareWithStep(session::StepId step) {
   compareStep_ = step;
   compareProbes_ = {};
   if (step != 0 && context_)
-    if (const auto record = context_->step(step)) compareProbes_ = loadBlockProbes(*context_, record->runId, step);
+    if (const auto record = context_->step(step)) {
+      compareProbes_ = loadBlockProbes(*context_, record->runId, step);
+      prependEarlierContextRows(*context_, *record, compareProbes_);
+    }
   updating_ = true;
   compareBox_->setCurrentIndex(std::max(0, compareBox_->findData(qint64{step})));
   updating_ = false;
@@ -253,13 +262,14 @@ void StatsView::redraw() {
   for (QCustomPlot* plot : {curves_, histogram_, difference_}) {
     plot->clearGraphs();
     plot->clearPlottables();
+    plot->clearItems();
     plot->legend->setVisible(!empty);  // an empty legend is a stray box
   }
   setEmptyHint(curves_, {});
   if (isOverview()) return drawOverview();
   curves_->xAxis->setTicker(integerTicker());
   difference_->xAxis->setTicker(integerTicker());
-  curves_->yAxis->setLabel(tr("value over the hidden dimension"));
+  curves_->yAxis->setLabel(tr("value"));
   histogram_->setVisible(true);
   const StatisticSeries* a = current();
   QString why;
@@ -284,21 +294,28 @@ void StatsView::redraw() {
     return;
   }
   const std::int64_t first = firstPosition(*a);
-  const QString xLabel = isBlockTensor(*a) ? tr("block slot (0 = anchor)") : tr("sequence position");
+  // Each point is a statistic over the hidden dimension; said on the x axis, which has the room.
+  const QString xLabel = isBlockTensor(*a) ? tr("block slot (0 = anchor); statistics over the hidden dimension")
+                                           : tr("sequence position; statistics over the hidden dimension");
   curves_->xAxis->setLabel(xLabel);
   difference_->xAxis->setLabel(xLabel);
-  auto positionsOf = [first](std::size_t n) {
+  // B may cover fewer positions than A (a teacher-forced pass whose earlier rows are missing):
+  // each is drawn at its own positions, and A - B only where both have a row.
+  const std::int64_t firstB = b ? firstPosition(*b) : first;
+  auto positionsFrom = [](std::int64_t from, std::size_t n) {
     QVector<double> x;
-    for (std::size_t i = 0; i < n; ++i) x << static_cast<double>(first + static_cast<std::int64_t>(i));
+    for (std::size_t i = 0; i < n; ++i) x << static_cast<double>(from + static_cast<std::int64_t>(i));
     return x;
   };
+  auto positionsOf = [&](std::size_t n) { return positionsFrom(first, n); };
   double top = 0;
   for (const Curve& c : kCurves) {
     if (const auto* values = a->stat(c.stat)) {
       QCPGraph* g = curves_->addGraph();
       g->setName(b ? QStringLiteral("%1 (A)").arg(c.label) : QString::fromLatin1(c.label));
-      g->setPen(QPen(c.colour, 1.6));
-      g->setScatterStyle(values->size() <= 64 ? QCPScatterStyle(QCPScatterStyle::ssCircle, 4) : QCPScatterStyle());
+      g->setPen(QPen(c.colour, c.width));
+      g->setScatterStyle(values->size() <= 64 ? QCPScatterStyle(QCPScatterStyle::ssCircle, c.width + 3)
+                                              : QCPScatterStyle());
       g->setData(positionsOf(values->size()), toVector(*values), true);
       for (float v : *values)
         if (std::isfinite(v)) top = std::max(top, static_cast<double>(std::abs(v)));
@@ -307,18 +324,44 @@ void StatsView::redraw() {
       if (const auto* values = b->stat(c.stat)) {
         QCPGraph* g = curves_->addGraph();
         g->setName(QStringLiteral("%1 (B)").arg(c.label));
-        g->setPen(QPen(c.colour, 1.4, Qt::DashLine));
-        g->setData(positionsOf(values->size()), toVector(*values), true);
+        g->setPen(QPen(c.colour, std::min(c.width, 3.0), Qt::DashLine));
+        g->setData(positionsFrom(firstB, values->size()), toVector(*values), true);
         if (const auto* mine = a->stat(c.stat)) {
           QCPGraph* d = difference_->addGraph();
           d->setName(QString::fromLatin1(c.label));
           d->setPen(QPen(c.colour, 1.4));
-          QVector<double> diff;
-          const std::size_t n = std::min(mine->size(), values->size());
-          for (std::size_t i = 0; i < n; ++i) diff << static_cast<double>((*mine)[i]) - static_cast<double>((*values)[i]);
-          d->setData(positionsOf(n), diff, true);
+          const std::int64_t from = std::max(first, firstB);
+          const std::int64_t to = std::min(first + static_cast<std::int64_t>(mine->size()),
+                                           firstB + static_cast<std::int64_t>(values->size()));
+          QVector<double> x, diff;
+          for (std::int64_t p = from; p < to; ++p) {
+            x << static_cast<double>(p);
+            diff << static_cast<double>((*mine)[static_cast<std::size_t>(p - first)]) -
+                        static_cast<double>((*values)[static_cast<std::size_t>(p - firstB)]);
+          }
+          d->setData(x, diff, true);
         }
       }
+  }
+  if (earlierRows_ > 0 && !isBlockTensor(*a)) {
+    // The rows this block added, shaded; the rest are the pass's earlier anchors' rows.
+    const auto own = static_cast<std::int64_t>(a->positions()) - earlierRows_;
+    auto* band = new QCPItemRect(curves_);
+    band->topLeft->setTypeX(QCPItemPosition::ptPlotCoords);
+    band->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    band->bottomRight->setTypeX(QCPItemPosition::ptPlotCoords);
+    band->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    band->topLeft->setCoords(static_cast<double>(first + earlierRows_) - 0.5, 0);
+    band->bottomRight->setCoords(static_cast<double>(first + earlierRows_ + own) - 0.5, 1);
+    band->setPen(Qt::NoPen);
+    band->setBrush(QColor(255, 200, 0, 60));
+    band->setLayer(QStringLiteral("background"));
+    notes << tr("Positions %1–%2 are the rows this block added (shaded); %3–%4 were recorded at the earlier anchors "
+                "of its teacher-forced pass.")
+                 .arg(first + earlierRows_)
+                 .arg(first + earlierRows_ + own - 1)
+                 .arg(first)
+                 .arg(first + earlierRows_ - 1);
   }
   // NaN / Inf: a red marker above every position that holds any (filled: A, hollow: B).
   const auto markNonFinite = [&](const StatisticSeries& s, bool isB) {
@@ -332,7 +375,7 @@ void StatsView::redraw() {
       nan += static_cast<std::int64_t>(n);
       inf += static_cast<std::int64_t>(f);
       if (n > 0 || f > 0) {
-        badX << static_cast<double>(first + static_cast<std::int64_t>(i));
+        badX << static_cast<double>((isB ? firstB : first) + static_cast<std::int64_t>(i));
         badY << (top > 0 ? top * (isB ? 1.02 : 1.08) : 1.0);
       }
     }
@@ -376,7 +419,9 @@ void StatsView::redraw() {
     QVector<double> centres;
     for (std::size_t i = 0; i < counts->size(); ++i) centres << lo + (static_cast<double>(i) + 0.5) * width;
     auto* bars = new QCPBars(histogram_->xAxis, histogram_->yAxis);
-    bars->setName(b ? tr("A (this block)") : tr("this block"));
+    // A teacher-forced block's histogram is of the rows it added, not the earlier ones shown.
+    const QString own = earlierRows_ > 0 ? tr("this block's own rows") : tr("this block");
+    bars->setName(b ? tr("A (%1)").arg(own) : own);
     bars->setWidth(width > 0 ? width : 1);
     bars->setPen(QPen(QColor(31, 119, 180)));
     bars->setBrush(QColor(31, 119, 180, 150));
@@ -407,14 +452,12 @@ void StatsView::redraw() {
                                     .arg(lo, 0, 'g', 4)
                                     .arg(hi, 0, 'g', 4));
   } else {
-    histogram_->xAxis->setLabel(tr("value (no histogram recorded)"));
+    histogram_->setVisible(false);  // empty axes and a stray legend box say nothing
+    notes << tr("No histogram was recorded for %1.").arg(a->label());
   }
-  // Parity of the teacher-forced step (train/eval parity statistics), when recorded.
-  QStringList parity;
-  for (const session::StatisticRecord& r : probes_.other)
-    if (r.name.starts_with("parity.") && !r.values.empty())
-      parity << QStringLiteral("%1 = %2").arg(QString::fromStdString(r.name.substr(7))).arg(static_cast<double>(r.values.front()), 0, 'g', 4);
-  if (!parity.isEmpty()) notes << tr("parity: %1").arg(parity.join(QStringLiteral(", ")));
+  // The teacher-forced step's train/eval parity, when recorded, in the words the CLI's verdict uses.
+  if (const auto parity = analysis::recordedParity(probes_.other))
+    notes << QString::fromStdString(analysis::parityInWords(*parity, static_cast<int>(step_->draftTokens.size())));
   for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot();
   status_->setText(notes.join(QStringLiteral(" · ")));
 }
@@ -441,7 +484,9 @@ void StatsView::drawOverview() {
 void StatsView::showAnswer(const InspectAnswer& answer) {
   if (!step_) return;
   if (answer.step == step_->stepId) {
+    // An answer holds the block's whole context; a stored one joins the step's own records.
     probes_ = answer.stored ? loadBlockProbes(*context_, step_->runId, step_->stepId) : groupStatistics(answer.statistics);
+    earlierRows_ = answer.stored ? prependEarlierContextRows(*context_, *step_, probes_) : 0;
   } else if (answer.step == compareStep_ && answer.stored) {
     compareWithStep(compareStep_);
     return;
@@ -467,23 +512,25 @@ CsvTable StatsView::exportData() {
   if (b)
     for (const auto& n : names)
       if (n != "nan" && n != "inf") table.header << QStringLiteral("A-B %1").arg(QString::fromStdString(n));
+  // Rows by position; B's row at the same position (it may start later, redraw()).
   const std::int64_t first = firstPosition(*a);
-  auto value = [](const StatisticSeries& s, const std::string& n, std::size_t i) {
+  const std::int64_t firstB = b ? firstPosition(*b) : first;
+  auto at = [](const StatisticSeries& s, const std::string& n, std::int64_t i) -> std::optional<double> {
     const auto* v = s.stat(n);
-    return v && i < v->size() ? QString::number(static_cast<double>((*v)[i]), 'g', 7) : QString();
+    if (!v || i < 0 || i >= static_cast<std::int64_t>(v->size())) return std::nullopt;
+    return static_cast<double>((*v)[static_cast<std::size_t>(i)]);
   };
+  auto text = [](std::optional<double> v) { return v ? QString::number(*v, 'g', 7) : QString(); };
   for (std::size_t i = 0; i < a->positions(); ++i) {
-    QStringList row{QString::number(first + static_cast<std::int64_t>(i))};
-    for (const auto& n : names) row << value(*a, n, i);
+    const std::int64_t position = first + static_cast<std::int64_t>(i);
+    QStringList row{QString::number(position)};
+    for (const auto& n : names) row << text(at(*a, n, position - first));
     if (b) {
-      for (const auto& n : names) row << value(*b, n, i);
+      for (const auto& n : names) row << text(at(*b, n, position - firstB));
       for (const auto& n : names) {
         if (n == "nan" || n == "inf") continue;
-        const auto* x = a->stat(n);
-        const auto* y = b->stat(n);
-        row << (x && y && i < x->size() && i < y->size()
-                    ? QString::number(static_cast<double>((*x)[i]) - static_cast<double>((*y)[i]), 'g', 7)
-                    : QString());
+        const auto x = at(*a, n, position - first), y = at(*b, n, position - firstB);
+        row << (x && y ? QString::number(*x - *y, 'g', 7) : QString());
       }
     }
     table.rows.push_back(std::move(row));

@@ -66,6 +66,7 @@ class StatsView : public BlockProbePanel {
   QCustomPlot* curves_;
   QCustomPlot* histogram_;
   QCustomPlot* difference_;
+  std::int64_t earlierRows_ = 0;  // context rows prepended from the pass's earlier anchors
   session::StepId compareStep_ = 0;
   BlockProbes compareProbes_;
   std::unique_ptr<ImportedDump> dump_;

@@ -116,9 +116,7 @@ void AttentionGrid::paintEvent(QPaintEvent*) {
     p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap, tr("No attention recorded for this block"));
     return;
   }
-  QFont small = font();
-  small.setPointSizeF(small.pointSizeF() * 0.85);
-  p.setFont(small);
+  p.setFont(font());  // head numbers at the text size of the rest (no text under 9 pt)
   // kv-group brackets and head numbers.
   for (int g = 0; g * group_ < heads_; ++g) {
     const QRect first = thumbnailRect(0, g * group_);

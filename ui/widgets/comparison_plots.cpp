@@ -17,9 +17,7 @@ QCustomPlot* makeLegendPlot(const QString& title, const QString& x, const QStrin
   plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title, QFont(plot->font().family(), 9, QFont::Bold)));
   plot->xAxis->setLabel(x);
   plot->yAxis->setLabel(y);
-  QFont small = plot->font();
-  small.setPointSize(7);
-  plot->legend->setFont(small);
+  plot->legend->setFont(plot->font());  // no smaller than the rest: 7 pt was unreadable
   plot->legend->setBrush(Qt::NoBrush);
   plot->legend->setBorderPen(Qt::NoPen);
   // The legend goes below the axes, two entries a row: inside them it covered bars and curves.

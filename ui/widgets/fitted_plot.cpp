@@ -61,6 +61,8 @@ QString FittedPlot::fullText(const QCPTextElement* title) { return ownerText(tit
 
 QString FittedPlot::fullText(const QCPAxis* axis) { return ownerText(axis, axis->label()); }
 
+QString FittedPlot::fullText(const QCPAbstractPlottable* plottable) { return ownerText(plottable, plottable->name()); }
+
 void FittedPlot::updateLayout() {
   QCustomPlot::updateLayout();
   // Wrapping makes a title or a label taller: lay out once more with the fitted texts.
@@ -89,6 +91,43 @@ bool FittedPlot::fitTexts() {
     }
   for (QCPAxisRect* rect : axisRects())
     for (QCPAxis* axis : rect->axes(QCPAxis::atBottom | QCPAxis::atTop)) changed |= fitTickLabels(axis, rect->width());
+  return fitLegend() || changed;
+}
+
+bool FittedPlot::fitLegend() {
+  constexpr const char* kColumns = "dfiLegendColumns";  // the owner's wrap, kept the first time
+  if (!legend || !legend->visible() || legend->itemCount() == 0) return false;
+  if (!legend->property(kColumns).isValid()) legend->setProperty(kColumns, std::max(legend->wrap(), 1));
+  const int ownerColumns = legend->property(kColumns).toInt();
+  const QFontMetrics metrics(legend->font());
+  std::vector<QCPAbstractPlottable*> entries;
+  int widest = 0;
+  for (int i = 0; i < legend->itemCount(); ++i)
+    if (auto* item = qobject_cast<QCPPlottableLegendItem*>(legend->item(i))) {
+      entries.push_back(item->plottable());
+      widest = std::max(widest, metrics.horizontalAdvance(fullText(item->plottable())));
+    }
+  if (entries.empty()) return false;
+  const QMargins m = legend->margins();
+  const int room = std::min(viewport().width(), legend->maximumSize().width()) - m.left() - m.right();
+  // An entry is its icon, the padding after it, the text, and the item's own margins.
+  const QMargins im = legend->item(0)->margins();
+  const int overhead = legend->iconSize().width() + legend->iconTextPadding() + im.left() + im.right() + 4;
+  const int columns = ownerColumns > 1 && widest + overhead <= room / ownerColumns ? ownerColumns : 1;
+  bool changed = false;
+  if (legend->wrap() != columns && ownerColumns > 1) {
+    legend->setWrap(columns);
+    legend->setFillOrder(legend->fillOrder(), true);  // setWrap alone leaves the entries where they were
+    changed = true;
+  }
+  const int textRoom = room / columns - overhead;
+  for (QCPAbstractPlottable* p : entries) {
+    const QString full = fullText(p);
+    const QString fitted = textRoom > 0 && metrics.horizontalAdvance(full) > textRoom
+                               ? metrics.elidedText(full, Qt::ElideMiddle, textRoom)
+                               : full;
+    changed |= showFitted(p, p->name(), full, fitted, [p](const QString& t) { p->setName(t); });
+  }
   return changed;
 }
 

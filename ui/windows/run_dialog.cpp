@@ -215,6 +215,11 @@ RunDialog::RunDialog(QWidget* parent, Kind kind) : QDialog(parent), kind_(kind),
   connect(client_, &EngineClient::engineReady, status_, &QLabel::setText);
   connect(client_, &EngineClient::sessionCreated, this, &RunDialog::sessionStarted);
   connect(client_, &EngineClient::progress, this, [this](qint64 done, qint64 total, double eta, const QString& current) {
+    if (done == 0) {  // still loading (the models, the prompts): the stage, with a busy bar
+      progress_->setRange(0, 0);
+      status_->setText(tr("%1…").arg(current));
+      return;
+    }
     progress_->setRange(0, static_cast<int>(total));
     progress_->setValue(static_cast<int>(done));
     status_->setText(tr("%1 — %2 of %3 done, about %4 left").arg(current).arg(done).arg(total).arg(formatSeconds(eta)));

@@ -64,7 +64,13 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
                                       const CancellationToken& cancel, ModelRegistry* registry) {
   settings::validate(settings);
   const auto prompts = evaluatedPrompts(settings);
-  const LoadedModels models = loadModels(settings, registry);
+  const auto total = static_cast<std::int64_t>(settings.drafters.size() * static_cast<std::size_t>(settings.samples) *
+                                               prompts.size());
+  const auto started = Clock::now();
+  // Loading a large target takes minutes: its stages are progress too (none of the work done yet).
+  const LoadedModels models = loadModels(settings, registry, [&](const std::string& stage) {
+    if (progress) progress({0, total, seconds(Clock::now() - started), 0, stage});
+  });
   c10::InferenceMode inference;
   const bool wantsTrees = std::ranges::count(settings.modes, EvaluationMode::DDTree) > 0;
   const int k = std::max(settings.topK, wantsTrees ? settings.ddtreeBudget : 0);
@@ -72,12 +78,11 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
   const auto keys = runKeys(settings);
   const std::string settingsJson = settings::settingsJson(settings);  // every run of the evaluation shares them
   TokenStringBook book(models.tokenizer, sink);
-  const auto started = Clock::now();
   // Every drafter, and for a sampled evaluation every repeat of it: one set of runs each.
   std::vector<std::pair<const LoadedDrafter*, int>> passes;
   for (const LoadedDrafter& d : models.drafters)
     for (int repeat = 0; repeat < settings.samples; ++repeat) passes.emplace_back(&d, repeat);
-  EvaluationProgress state{0, static_cast<std::int64_t>(passes.size() * prompts.size())};
+  EvaluationProgress state{0, total};
   std::vector<EvaluatedRun> summaries;
 
   for (const auto& [pass, repeat] : passes) {

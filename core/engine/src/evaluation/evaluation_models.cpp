@@ -1,5 +1,6 @@
 #include "evaluation/evaluation_models.h"
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -22,6 +23,12 @@ std::string readText(const fs::path& file) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+std::string gigabytes(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GB", static_cast<double>(bytes) / 1e9);
+  return text;
 }
 
 session::ModelIdentity identityOf(const fs::path& dir, const tensorfile::Checkpoint& checkpoint) {
@@ -108,11 +115,18 @@ std::unique_ptr<DFlashDrafter> loadDrafterAs(const fs::path& dir, const TargetMo
                        std::move(config));
 }
 
-LoadedModels loadModels(const EvaluationSettings& settings, ModelRegistry* registry) {
+LoadedModels loadModels(const EvaluationSettings& settings, ModelRegistry* registry, const LoadingStage& stage) {
   if (settings.drafters.empty()) throw UsageError("an evaluation needs at least one drafter");
+  const auto say = [&](const std::string& what) {
+    if (stage) stage(what);
+  };
+  say("reading the target's and drafters' configs and checkpoint headers");
   TargetFiles target = openTarget(settings.target);
   std::vector<DrafterFiles> drafters = checkDrafters(settings, target);
   LoadedModels models{.targetFiles = std::move(target)};
+  say("loading the target " + settings.target.string() + ": " +
+      gigabytes(models.targetFiles.checkpoint.totalBytes()) + " in " +
+      std::to_string(models.targetFiles.checkpoint.shards().size()) + " file(s)");
   if (registry) {
     models.target = &registry->impl().target(models.targetFiles, settings.model);
   } else {
@@ -124,7 +138,10 @@ LoadedModels loadModels(const EvaluationSettings& settings, ModelRegistry* regis
   if (!models.tokenizer)
     logText("engine", LogLevel::Warn,
             settings.target.string() + ": no tokenizer.json or tiktoken rank file; prompts must be token ids");
+  const std::size_t drafterCount = drafters.size();
   for (DrafterFiles& files : drafters) {
+    say("loading drafter " + std::to_string(models.drafters.size() + 1) + " of " + std::to_string(drafterCount) + ": " +
+        files.dir.filename().string());
     LoadedDrafter drafter{std::move(files)};
     if (registry) {
       drafter.model = &registry->impl().drafter(drafter, settings.blockSize);

@@ -6,6 +6,7 @@
 // read that one checkpoint.
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -63,9 +64,14 @@ struct LoadedModels {
   std::vector<LoadedDrafter> drafters;
 };
 
+// What loading is doing, in words ("loading the target Qwen3-8B: 16.4 GB in 5 files"), for the
+// progress a user watches while a large checkpoint loads: the CLI's bar, serve's progress frames.
+using LoadingStage = std::function<void(const std::string&)>;
+
 // With a registry the models come from it (and stay there for the next request); without,
-// LoadedModels owns them.
-LoadedModels loadModels(const EvaluationSettings& settings, ModelRegistry* registry = nullptr);
+// LoadedModels owns them. `stage`, when given, hears each step of the loading before it starts.
+LoadedModels loadModels(const EvaluationSettings& settings, ModelRegistry* registry = nullptr,
+                        const LoadingStage& stage = {});
 
 // A drafter that shares `target`'s embedding and LM head, drafting blocks of `blockSize` when
 // given (checked by loadModels against the trained size) instead of its config's block_size.

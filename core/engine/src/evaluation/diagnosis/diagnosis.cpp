@@ -86,7 +86,10 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
     planned.push_back(std::move(p));
   }
 
-  const LoadedModels models = loadModels(base, registry);
+  // The loading's stages as progress before any hypothesis (the totals are per drafter, later).
+  const LoadedModels models = loadModels(base, registry, [&](const std::string& stage) {
+    if (progress) progress({.current = stage});
+  });
   c10::InferenceMode inference;
   // The training features against this target's layers: lint too, though it needs the target.
   if (settings.trainingDump)

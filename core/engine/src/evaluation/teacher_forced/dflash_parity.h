@@ -12,13 +12,10 @@
 #include <ATen/core/Tensor.h>
 
 #include "dfi/analysis/attention_mask.h"
+#include "dfi/analysis/block_parity.h"
 #include "models/dflash_drafter.h"
 
 namespace dfi::engine {
-
-// Logits differ by more than this (fp32) only when the two paths are different computations;
-// rounding alone stays near 1e-5 (test_dflash_drafter, test_dflash_oracle).
-inline constexpr double kParityTolerance = 1e-3;
 
 struct BlockParity {
   double maxAbsDiff = 0;          // over the block's slots and the vocabulary, in fp32
@@ -40,6 +37,6 @@ at::Tensor inferencePathLogits(const DFlashDrafter& drafter, const at::Tensor& f
 
 // Per anchor: the two paths' logits [N, B-1, V] compared.
 std::vector<BlockParity> compareDraftPaths(const at::Tensor& inference, const at::Tensor& training,
-                                           double tolerance = kParityTolerance);
+                                           double tolerance = analysis::kParityTolerance);
 
 }  // namespace dfi::engine

@@ -64,9 +64,9 @@ TeacherForcedPass runTeacherForcedPass(const SequenceFeatures& sequence, const D
 
   for (std::size_t j = 0; j < parity.size(); ++j) {
     auto& out = pass.statistics[j];
-    out.push_back(single("parity.max_abs_diff", static_cast<float>(parity[j].maxAbsDiff)));
-    out.push_back(single("parity.argmax_agreement", static_cast<float>(parity[j].argmaxAgreement)));
-    out.push_back(single("parity.first_differing_slot", static_cast<float>(parity[j].firstDifferingSlot)));
+    out.push_back(single(std::string(analysis::kParityMaxAbsDiff), static_cast<float>(parity[j].maxAbsDiff)));
+    out.push_back(single(std::string(analysis::kParityArgmaxAgreement), static_cast<float>(parity[j].argmaxAgreement)));
+    out.push_back(single(std::string(analysis::kParityFirstDifferingSlot), static_cast<float>(parity[j].firstDifferingSlot)));
     if (parity[j].flagged) pass.parityFlaggedAnchors.push_back(anchors[j]);
   }
 
