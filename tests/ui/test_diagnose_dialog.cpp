@@ -87,6 +87,8 @@ class TestDiagnoseDialog : public QObject {
                     QStringLiteral("/data/prompts.jsonl"), QStringLiteral("/tmp/d.dfi"));
     dialog.findChild<QSpinBox*>(QStringLiteral("maxNewTokensField"))->setValue(64);
     dialog.findChild<QLineEdit*>(QStringLiteral("trainingDumpField"))->setText(QStringLiteral(" /dumps/hidden.safetensors"));
+    dialog.findChild<QLineEdit*>(QStringLiteral("trainingTemplateField"))->setText(QStringLiteral("/train/chat.jinja "));
+    dialog.findChild<QLineEdit*>(QStringLiteral("chatTemplateKwargsField"))->setText(QStringLiteral(R"({"enable_thinking": false})"));
     dialog.findChild<QDoubleSpinBox*>(QStringLiteral("budgetMinutesField"))->setValue(2.5);
     dfi::protocol::DiagnoseRequest request{dialog.diagnoseSettings()};
     request.requestId = 7;
@@ -102,14 +104,18 @@ class TestDiagnoseDialog : public QObject {
     QCOMPARE(d.evaluation.model.dtype, std::string("fp32"));
     QCOMPARE(d.evaluation.maxNewTokens, 64);
     QCOMPARE(d.trainingDump, std::optional<std::filesystem::path>("/dumps/hidden.safetensors"));
+    QCOMPARE(d.trainingTemplate, std::optional<std::filesystem::path>("/train/chat.jinja"));
+    QCOMPARE(d.evaluation.chatTemplateKwargs, std::string(R"({"enable_thinking": false})"));
     QCOMPARE(d.budgetMinutes, std::optional<double>(2.5));
     QVERIFY(!d.session);  // the GUI writes its own copy from the stream
 
     dialog.findChild<QLineEdit*>(QStringLiteral("trainingDumpField"))->clear();
+    dialog.findChild<QLineEdit*>(QStringLiteral("trainingTemplateField"))->clear();
     dialog.findChild<QDoubleSpinBox*>(QStringLiteral("budgetMinutesField"))->setValue(0);
     const auto unset = std::get<dfi::protocol::DiagnoseRequest>(
         dfi::protocol::decodeRequest(dfi::protocol::encodeMessage(dfi::protocol::DiagnoseRequest{dialog.diagnoseSettings()}), "test"));
     QVERIFY(!unset.trainingDump);
+    QVERIFY(!unset.trainingTemplate);
     QVERIFY(!unset.budgetMinutes);
   }
 
@@ -118,11 +124,11 @@ class TestDiagnoseDialog : public QObject {
     RunDialog diagnose(nullptr, RunDialog::Kind::Diagnosis);
     RunDialog evaluate(nullptr, RunDialog::Kind::Evaluation);
     for (const char* shared : {"targetField", "draftersField", "promptsField", "sessionField", "prefixField",
-                               "engineField", "maxNewTokensField"}) {
+                               "engineField", "maxNewTokensField", "chatTemplateKwargsField"}) {
       QVERIFY2(rowShown(diagnose, shared), shared);
       QVERIFY2(rowShown(evaluate, shared), shared);
     }
-    for (const char* own : {"trainingDumpField", "budgetMinutesField"}) {
+    for (const char* own : {"trainingDumpField", "trainingTemplateField", "budgetMinutesField"}) {
       QVERIFY2(rowShown(diagnose, own), own);
       QVERIFY2(!rowShown(evaluate, own), own);
     }

@@ -150,6 +150,12 @@ RunDialog::RunDialog(QWidget* parent, Kind kind) : QDialog(parent), kind_(kind),
   stepCounting_->addItem(tr("full blocks (every block counted in full)"),
                          QString::fromUtf8(enumName(settings::StepCounting::FullBlocks).data()));
   form->addRow(tr("Step counting"), stepCounting_);
+  chatTemplateKwargs_ = new QLineEdit;
+  chatTemplateKwargs_->setObjectName(QStringLiteral("chatTemplateKwargsField"));
+  chatTemplateKwargs_->setPlaceholderText(tr("optional: JSON, e.g. {\"enable_thinking\": false}"));
+  chatTemplateKwargs_->setToolTip(tr("Further variables of the target's chat template, as vLLM's and SGLang's "
+                                     "chat_template_kwargs (the CLI's --chat-template-kwargs)"));
+  form->addRow(tr("Template variables"), chatTemplateKwargs_);
   // A diagnosis's own: hidden states dumped by the training pipeline, checked tap by tap
   // against the target's layers, and a time budget that limits the prompts taken.
   trainingDump_ = pathField(QStringLiteral("trainingDump"),
@@ -164,8 +170,14 @@ RunDialog::RunDialog(QWidget* parent, Kind kind) : QDialog(parent), kind_(kind),
   budgetMinutes_->setSpecialValueText(tr("none (every prompt)"));
   budgetMinutes_->setToolTip(tr("Stop taking new prompts when the battery's projected time would pass this; every "
                                 "hypothesis is still measured on the prompts taken"));
+  trainingTemplate_ = pathField(QStringLiteral("trainingTemplate"),
+                                tr("optional: the chat template the training data was rendered with (.jinja)"));
+  trainingTemplate_->setToolTip(tr("A file on the engine's machine: its rendering of the first prompt is compared "
+                                   "with the target's template (default: the template the drafter ships, if any)"));
   QWidget* trainingDumpRow = withBrowse(trainingDump_, Browse::TrainingDump);
+  QWidget* trainingTemplateRow = withBrowse(trainingTemplate_, Browse::TrainingTemplate);
   form->addRow(tr("Training dump"), trainingDumpRow);
+  form->addRow(tr("Training template"), trainingTemplateRow);
   form->addRow(tr("Time budget"), budgetMinutes_);
   // Each kind shows the rows its request reads: a diagnosis chooses its own modes, masks,
   // anchors and sampling (greedy live anchors), and counts its steps one way.
@@ -173,7 +185,8 @@ RunDialog::RunDialog(QWidget* parent, Kind kind) : QDialog(parent), kind_(kind),
     form->setRowVisible(row, !diagnosis);
   for (QWidget* row : {static_cast<QWidget*>(budget_), static_cast<QWidget*>(stepCounting_)})
     form->setRowVisible(row, !diagnosis);
-  for (QWidget* row : {trainingDumpRow, static_cast<QWidget*>(budgetMinutes_)}) form->setRowVisible(row, diagnosis);
+  for (QWidget* row : {trainingDumpRow, trainingTemplateRow, static_cast<QWidget*>(budgetMinutes_)})
+    form->setRowVisible(row, diagnosis);
 
   progress_ = new QProgressBar;
   status_ = new QLabel(tr("Not started"));
@@ -289,6 +302,10 @@ QWidget* RunDialog::withBrowse(QLineEdit* field, Browse kind) {
         chosen = QFileDialog::getOpenFileName(this, tr("Choose the training pipeline's hidden states"), start,
                                               tr("Safetensors (*.safetensors);;All files (*)"));
         break;
+      case Browse::TrainingTemplate:
+        chosen = QFileDialog::getOpenFileName(this, tr("Choose the training data's chat template"), start,
+                                              tr("Jinja templates (*.jinja *.j2);;All files (*)"));
+        break;
       case Browse::SaveFile:
         chosen = QFileDialog::getSaveFileName(this, tr("Write the session to"), start,
                                               tr("DFlash sessions (*.dfi);;All files (*)"));
@@ -371,6 +388,8 @@ void RunDialog::restoreForm() {
   if (const int counting = stepCounting_->findData(settings.value(QStringLiteral("step_counting"))); counting >= 0)
     stepCounting_->setCurrentIndex(counting);
   trainingDump_->setText(settings.value(QStringLiteral("training_dump")).toString());
+  trainingTemplate_->setText(settings.value(QStringLiteral("training_template")).toString());
+  chatTemplateKwargs_->setText(settings.value(QStringLiteral("chat_template_kwargs")).toString());
   budgetMinutes_->setValue(settings.value(QStringLiteral("budget_minutes"), budgetMinutes_->value()).toDouble());
   const QString variable = qEnvironmentVariable("DFLASH_EVAL");
   if (!variable.isEmpty()) {
@@ -397,6 +416,8 @@ void RunDialog::rememberForm() const {
   settings.setValue(QStringLiteral("samples"), samples_->value());
   settings.setValue(QStringLiteral("step_counting"), stepCounting_->currentData());
   settings.setValue(QStringLiteral("training_dump"), trainingDump_->text().trimmed());
+  settings.setValue(QStringLiteral("training_template"), trainingTemplate_->text().trimmed());
+  settings.setValue(QStringLiteral("chat_template_kwargs"), chatTemplateKwargs_->text().trimmed());
   settings.setValue(QStringLiteral("budget_minutes"), budgetMinutes_->value());
 }
 
@@ -474,6 +495,7 @@ settings::RunSettings RunDialog::runSettings() const {
   s.model.dtype = dtype_->currentText().toStdString();
   s.maxNewTokens = maxNewTokens_->value();
   if (limit_->value() > 0) s.limit = limit_->value();
+  s.chatTemplateKwargs = chatTemplateKwargs_->text().trimmed().toStdString();
   if (kind_ == Kind::Diagnosis) return s;
   s.modes.clear();
   if (live_->isChecked()) s.modes.push_back(settings::EvaluationMode::Live);
@@ -498,6 +520,7 @@ settings::RunSettings RunDialog::runSettings() const {
 settings::DiagnoseSettings RunDialog::diagnoseSettings() const {
   settings::DiagnoseSettings s{.evaluation = runSettings()};
   if (const QString dump = trainingDump_->text().trimmed(); !dump.isEmpty()) s.trainingDump = dump.toStdString();
+  if (const QString file = trainingTemplate_->text().trimmed(); !file.isEmpty()) s.trainingTemplate = file.toStdString();
   if (budgetMinutes_->value() > 0) s.budgetMinutes = budgetMinutes_->value();
   return s;
 }

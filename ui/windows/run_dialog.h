@@ -57,7 +57,7 @@ class RunDialog : public QDialog {
   void startRun();
 
  private:
-  enum class Browse { Directory, AddDirectory, Prompts, TrainingDump, SaveFile, Executable };
+  enum class Browse { Directory, AddDirectory, Prompts, TrainingDump, TrainingTemplate, SaveFile, Executable };
   QString settingsGroup() const;
   QHBoxLayout* samplingRow();
   QLineEdit* pathField(const QString& name, const QString& placeholder);
@@ -74,7 +74,9 @@ class RunDialog : public QDialog {
 
   Kind kind_;
   QLineEdit *target_, *drafters_, *prompts_, *session_, *prefix_, *engine_;
+  QLineEdit* chatTemplateKwargs_;  // a JSON object of template variables; optional
   QLineEdit* trainingDump_;        // a diagnosis's; optional
+  QLineEdit* trainingTemplate_;    // a diagnosis's; optional
   QDoubleSpinBox* budgetMinutes_;  // a diagnosis's; 0: no budget
   QComboBox *device_, *dtype_, *stepCounting_;
   QCheckBox *live_, *teacherForced_, *ddtree_;
