@@ -144,7 +144,7 @@ double selectMs(ui::MainWindow& window, const ui::Selection& block) {
   timer.start();
   window.context()->select(block);
   while (heatmap->isResampling()) QCoreApplication::processEvents(QEventLoop::WaitForMoreEvents, 5);
-  QCoreApplication::sendPostedEvents();
+  QCoreApplication::processEvents();  // posted events and the plots' queued replots (zero timers)
   window.repaint();
   return ms(timer);
 }

@@ -4,7 +4,7 @@ producer's own definitions (neither server runs here: no GPU and no network), wi
 acceptance lengths they summarise in expected.json so the C++ test checks the reading, not a copy.
 
 vllm.jsonl: vLLM's offline LLM.generate() RequestOutput (vllm/outputs.py, V0 engine, vLLM
-0.8-0.10) as vars() with nested objects as dicts: request_id, prompt, prompt_token_ids,
+0.8-0.9; 0.10 dropped spec_token_acceptance_counts) as vars() with nested objects as dicts: request_id, prompt, prompt_token_ids,
 prompt_logprobs, outputs [CompletionOutput: index, text, token_ids, cumulative_logprob, logprobs,
 finish_reason, stop_reason, lora_request], finished, metrics [RequestMetrics, vllm/sequence.py:
 arrival_time, last_token_time, first_scheduled_time, first_token_time, time_in_queue,

@@ -208,7 +208,7 @@ void AttentionView::showMap() {
     boundary_->setVisible(false);
     plot_->setCells(0, 0, {}, true);
     plot_->xAxis->setLabel(tr("key: context positions | block slots"));
-    plot_->replot();
+    plot_->replot(QCustomPlot::rpQueuedReplot);
     return;
   }
   setEmptyHint(plot_, {});
@@ -237,7 +237,7 @@ void AttentionView::showMap() {
                              .arg(l->layer)
                              .arg(which)
                              .arg(static_cast<double>(top), 0, 'g', 3));
-  plot_->replot();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void AttentionView::showAnswer(const InspectAnswer& answer) {

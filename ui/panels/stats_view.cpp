@@ -182,7 +182,8 @@ void StatsView::fillCompareBox() {
   updating_ = true;
   compareBox_->clear();
   compareBox_->addItem(tr("nothing"), qint64{0});
-  if (step_ && context_) {
+  // Another block is overlaid on this one's statistics: without them there is nothing to look up.
+  if (step_ && context_ && !probes_.statistics.empty()) {
     for (const session::RunRecord& run : context_->runs()) {
       if (run.runId == step_->runId) continue;
       for (const session::StepRecord& s : context_->steps(run.runId, step_->promptId))
@@ -193,6 +194,7 @@ void StatsView::fillCompareBox() {
     }
   }
   if (dump_) compareBox_->addItem(tr("dump %1").arg(dump_->fileName()), qint64{-1});
+  compareBox_->setEnabled(compareBox_->count() > 1);
   int index = compareBox_->findData(qint64{compareStep_});
   if (compareStep_ == 0 && dump_) index = compareBox_->findData(qint64{-1});
   compareBox_->setCurrentIndex(std::max(0, index));
@@ -289,7 +291,7 @@ void StatsView::redraw() {
     setEmptyHint(curves_, step_ ? notes.join(' ') : tr("Select a step in the navigator to see the hidden-state "
                                                         "statistics of its block."));
     histogram_->setVisible(false);
-    for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot();
+    for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot(QCustomPlot::rpQueuedReplot);
     status_->setText(notes.join(' '));
     return;
   }
@@ -458,7 +460,7 @@ void StatsView::redraw() {
   // The teacher-forced step's train/eval parity, when recorded, in the words the CLI's verdict uses.
   if (const auto parity = analysis::recordedParity(probes_.other))
     notes << QString::fromStdString(analysis::parityInWords(*parity, static_cast<int>(step_->draftTokens.size())));
-  for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot();
+  for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot(QCustomPlot::rpQueuedReplot);
   status_->setText(notes.join(QStringLiteral(" · ")));
 }
 
@@ -478,7 +480,7 @@ void StatsView::drawOverview() {
   histogram_->setVisible(false);  // one tensor's histogram; none for all of them
   if (this->layout()) this->layout()->activate();
   status_->setText(drawn.draw(*curves_, *difference_));
-  for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot();
+  for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 void StatsView::showAnswer(const InspectAnswer& answer) {

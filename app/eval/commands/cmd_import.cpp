@@ -42,7 +42,7 @@ Formats (one JSON object a line):
   zlab    z-lab dflash 0.1.0: what dflash_generate(..., return_stats=True) returns per prompt, as
           the benchmark keeps it (output_ids = prompt + generated, num_input_tokens,
           acceptance_lengths, ...); matched to prompts on their token ids
-  vllm    vLLM 0.8-0.10 (V0 engine) RequestOutput of LLM.generate: prompt_token_ids,
+  vllm    vLLM 0.8-0.9 (V0 engine) RequestOutput of LLM.generate: prompt_token_ids,
           outputs[0].token_ids, metrics.spec_token_acceptance_counts (per-request counts: the
           order of the steps is not recorded); request_id "N" is prompt N
   sglang  SGLang /generate response: output_ids, meta_info.spec_accept_histogram (per-request

@@ -154,10 +154,15 @@ void readVllm(ImportedRecords& records) {
 }
 
 // SGLang's native /generate response (sglang/srt/managers/tokenizer_manager.py): output_ids
-// and meta_info, whose spec_accept_histogram[n] counts the request's verify steps that accepted
-// exactly n drafts (spec_verify_ct their total). One response a line; the n-th is prompt n unless
-// it carries "prompt_id" (SGLang's response has no prompt ids).
+// and meta_info, whose histogram [n] counts the request's verify steps that accepted exactly n
+// drafts (spec_verify_ct their total). SGLang 0.5.21 renamed it spec_correct_drafts_histogram
+// (and spec_accept_token_num / spec_draft_token_num to spec_num_correct_drafts /
+// spec_num_proposed_drafts); 0.5.15-0.5.20 wrote both names, earlier releases the old ones.
+// One response a line; the n-th is prompt n unless it carries "prompt_id" (SGLang's response
+// has no prompt ids).
 void readSglang(ImportedRecords& records) {
+  constexpr const char* kHistogram = "spec_correct_drafts_histogram";
+  constexpr const char* kOldHistogram = "spec_accept_histogram";
   std::int64_t index = 0;
   forEachJsonLine(records.file, [&](const json& j, const Where& where) {
     for (auto& f : unknownFields(j, {"text", "output_ids", "meta_info", "prompt_id", "index"}))
@@ -171,16 +176,22 @@ void readSglang(ImportedRecords& records) {
     if (meta == j.end() || !meta->is_object()) where.fail("meta_info", "missing");
     for (auto& f : unknownFields(*meta, {"id", "finish_reason", "prompt_tokens", "completion_tokens", "cached_tokens",
                                          "e2e_latency", "spec_verify_ct", "spec_accept_length", "spec_accept_rate",
-                                         "spec_accept_histogram", "spec_accept_token_num", "spec_draft_token_num"},
+                                         kHistogram, kOldHistogram, "spec_num_correct_drafts",
+                                         "spec_num_proposed_drafts", "spec_accept_token_num", "spec_draft_token_num"},
                                  "meta_info."))
       records.ignoredFields.push_back(f);
-    if (!meta->contains("spec_accept_histogram"))
-      where.fail("meta_info.spec_accept_histogram", "missing: SGLang records it for speculative requests");
-    r.acceptLengths = lengthsFromHistogram(countList(*meta, "spec_accept_histogram", where, 0));
+    const bool renamed = meta->contains(kHistogram);
+    if (!renamed && !meta->contains(kOldHistogram))
+      where.fail(std::string("meta_info.") + kHistogram,
+                 std::string("missing (nor the older ") + kOldHistogram + "): SGLang records it for speculative requests");
+    const auto histogram = countList(*meta, renamed ? kHistogram : kOldHistogram, where, 0);
+    if (renamed && meta->contains(kOldHistogram) && countList(*meta, kOldHistogram, where, 0) != histogram)
+      where.invalid(std::string("meta_info.") + kOldHistogram, std::string("differs from ") + kHistogram);
+    r.acceptLengths = lengthsFromHistogram(histogram);
     r.stepOrderKnown = false;
     if (meta->contains("spec_verify_ct") &&
         integerField(*meta, "spec_verify_ct", where) != static_cast<std::int64_t>(r.acceptLengths.size()))
-      where.invalid("meta_info.spec_verify_ct", "differs from the steps of spec_accept_histogram (" +
+      where.invalid("meta_info.spec_verify_ct", "differs from the steps of the accept histogram (" +
                                                     std::to_string(r.acceptLengths.size()) + ")");
     if (meta->contains("completion_tokens") && !r.outputTokens.empty() &&
         integerField(*meta, "completion_tokens", where) != static_cast<std::int64_t>(r.outputTokens.size()))
