@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -102,7 +103,12 @@ TEST_F(Evaluation, RecordsOneRunPerModeAndVariant) {
     EXPECT_FALSE(run.target.weightsSha256.empty());
     EXPECT_EQ(nlohmann::json::parse(run.settingsJson)["max_new_tokens"], 24);
   }
-  ASSERT_EQ(progress.size(), 3u);
+  // The loading's stages first (nothing done, the total known), then one frame per prompt.
+  const auto loading = std::ranges::count_if(progress, [](const auto& p) { return p.done == 0; });
+  ASSERT_EQ(loading, 3);
+  EXPECT_EQ(progress.front().total, 3);
+  EXPECT_NE(progress[1].current.find("loading the target"), std::string::npos) << progress[1].current;
+  ASSERT_EQ(progress.size(), 6u);
   EXPECT_EQ(progress.back().done, 3);
   EXPECT_EQ(progress.back().total, 3);
 }
@@ -281,7 +287,8 @@ TEST(EvaluationErrors, CancellingKeepsAValidSession) {
   engine::CancellationToken cancel;
   auto settings = settingsFor(dir);
   // Cancel once the first prompt is done: its steps stay, the rest never starts.
-  EXPECT_THROW(engine::runEvaluation(settings, sink, [&](const auto&) { cancel.cancel(); }, cancel),
+  EXPECT_THROW(engine::runEvaluation(
+                   settings, sink, [&](const auto& p) { if (p.done > 0) cancel.cancel(); }, cancel),
                CancelledError);
   writer.close();
   s::Reader reader((dir / "run.dfi").string());

@@ -55,7 +55,12 @@ QString wrapText(const QString& text, const QFontMetrics& metrics, int width, in
   return lines.join(QLatin1Char('\n'));
 }
 
-FittedPlot::FittedPlot(QWidget* parent) : QCustomPlot(parent) {}
+FittedPlot::FittedPlot(QWidget* parent) : QCustomPlot(parent) {
+  // QCustomPlot repaints at once on every replot by default: with a dozen plots changing on one
+  // selection, each repainted itself (and what lies under it) before the window's own paint.
+  // An update instead lets Qt paint the window once.
+  setPlottingHint(QCP::phImmediateRefresh, false);
+}
 
 QString FittedPlot::fullText(const QCPTextElement* title) { return ownerText(title, title->text()); }
 
