@@ -2,6 +2,8 @@
 
 #include <QHelpEvent>
 #include <QMouseEvent>
+#include <QPaintEvent>
+#include <QRegion>
 #include <QPainter>
 #include <QToolTip>
 
@@ -22,14 +24,40 @@ TokenStrip::TokenStrip(QWidget* parent) : QWidget(parent) {
 
 void TokenStrip::setChips(std::vector<Chip> chips) {
   chips_ = std::move(chips);
+  measureChips();
   layoutChips(width(), &rects_);
   updateGeometry();
   update();
 }
 
+void TokenStrip::measureChips() {
+  const QFontMetrics metrics(font());
+  widths_.clear();
+  widths_.reserve(chips_.size());
+  for (const Chip& chip : chips_) widths_.push_back(metrics.horizontalAdvance(chip.text) + 2 * kPadX);
+}
+
+QRect TokenStrip::stepArea(int step) const {
+  QRect area;
+  for (std::size_t i = 0; i < chips_.size() && i < rects_.size(); ++i)
+    if (step >= 0 && chips_[i].step == step) area |= rects_[i];
+  return area;
+}
+
+// Only the outlines change: the old step's chips and the new one's are repainted.
 void TokenStrip::setHighlightedStep(int step) {
+  if (step == highlighted_) return;
+  const QRect before = stepArea(highlighted_);
   highlighted_ = step;
-  update();
+  update(QRegion(before.adjusted(-2, -2, 2, 2)) + stepArea(step).adjusted(-2, -2, 2, 2));
+}
+
+void TokenStrip::changeEvent(QEvent* event) {
+  QWidget::changeEvent(event);
+  if (event->type() != QEvent::FontChange) return;
+  measureChips();
+  layoutChips(width(), &rects_);
+  updateGeometry();
 }
 
 int TokenStrip::layoutChips(int width, std::vector<QRect>* rects) const {
@@ -37,8 +65,9 @@ int TokenStrip::layoutChips(int width, std::vector<QRect>* rects) const {
   const int lineHeight = metrics.height() + 4;
   rects->clear();
   int x = kGap, y = kGap;
-  for (const Chip& chip : chips_) {
-    const int w = metrics.horizontalAdvance(chip.text) + 2 * kPadX;
+  for (std::size_t i = 0; i < chips_.size() && i < widths_.size(); ++i) {
+    const Chip& chip = chips_[i];
+    const int w = widths_[i];
     const int lead = chip.startsBlock ? kBoundary : 0;
     if (x + lead + w > width - kGap && x > kGap) {
       x = kGap;
@@ -73,13 +102,16 @@ void TokenStrip::resizeEvent(QResizeEvent* event) {
   layoutChips(width(), &rects_);
 }
 
-void TokenStrip::paintEvent(QPaintEvent*) {
+void TokenStrip::paintEvent(QPaintEvent* event) {
   QPainter painter(this);
-  painter.fillRect(rect(), palette().base());
+  painter.fillRect(event->rect(), palette().base());
   const QPen outline(palette().highlight().color(), 2);
   for (std::size_t i = 0; i < chips_.size() && i < rects_.size(); ++i) {
     const Chip& chip = chips_[i];
     const QRect r = rects_[i];
+    // Drawing a chip's text shapes it, even where clipping hides it: a long response in a
+    // scroll area has most chips outside the exposed part.
+    if (!event->region().intersects(r.adjusted(-kBoundary, -2, 2, 2))) continue;
     painter.fillRect(r, chip.colour);
     if (chip.underline.isValid()) painter.fillRect(QRect(r.left(), r.bottom() - 2, r.width(), 3), chip.underline);
     if (chip.startsBlock) painter.fillRect(QRect(r.left() - kBoundary + 1, r.top(), 2, r.height()), Qt::darkGray);

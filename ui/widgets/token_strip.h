@@ -43,12 +43,18 @@ class TokenStrip : public QWidget {
   void paintEvent(QPaintEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
   void resizeEvent(QResizeEvent* event) override;
+  void changeEvent(QEvent* event) override;
 
  private:
   // Lays the chips out for `width`; returns the height used.
   int layoutChips(int width, std::vector<QRect>* rects) const;
+  void measureChips();
+  QRect stepArea(int step) const;  // the chips `step` committed
 
   std::vector<Chip> chips_;
+  // Each chip's width, measured once per text and font: layouts ask for every chip's width
+  // several times per change (heightForWidth, resize), and measuring shapes the text.
+  std::vector<int> widths_;
   std::vector<QRect> rects_;
   int highlighted_ = -1;
 };
