@@ -189,7 +189,10 @@ struct Writer::Impl {
     try {
       commit();
       if (!execUnlessBusy("PRAGMA wal_checkpoint(TRUNCATE)") || !execUnlessBusy("PRAGMA journal_mode=DELETE"))
-        log->warn("{}: left in WAL mode because another process (a follower) has it open; the file is valid",
+        // The usual case is the GUI following the session it writes: nothing is wrong, so no
+        // warning (it showed in the GUI's log after every run from the Run dialog).
+        log->info("{}: kept in WAL mode while a reader (a follower, such as the GUI) has it open; the file is "
+                  "complete and valid",
                   path);
     } catch (...) {
       db.reset();
