@@ -1,6 +1,9 @@
 #pragma once
 // Shared helpers of the GUI tests: where screenshots go, settings isolated from the user's,
-// and a tolerant colour comparison for pixel checks (anti-aliasing and themes differ).
+// a session file opened as the main window opens it, and a tolerant colour comparison for pixel
+// checks (anti-aliasing and themes differ).
+
+#include <memory>
 
 #include <QColor>
 #include <QDir>
@@ -8,6 +11,9 @@
 #include <QString>
 #include <QWidget>
 #include <qcustomplot.h>
+
+#include "session/file_session_source.h"
+#include "session/session_context.h"
 
 namespace dfi::ui::test {
 
@@ -24,6 +30,15 @@ inline QString saveScreenshot(QWidget* widget, const QString& name) {
   const QString path = dir + QLatin1Char('/') + name + QStringLiteral(".png");
   widget->grab().save(path);
   return path;
+}
+
+// A context on the session file at `path`, read as the main window reads it; null when it does
+// not open (the context has reported why).
+inline std::unique_ptr<SessionContext> openSession(const QString& path) {
+  auto context = std::make_unique<SessionContext>(
+      [](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
+  if (!context->open(path)) return nullptr;
+  return context;
 }
 
 inline bool similarColour(const QColor& a, const QColor& b, int tolerance = 12) {

@@ -69,6 +69,23 @@ bool usable(const QWidget* widget, int minWidth, int minHeight, QString* why) {
   return false;
 }
 
+// Shows `window` with the session at `path` open and its navigator loaded (a failed check
+// ends the calling test: see QTest::currentTestFailed).
+void showWithSession(MainWindow& window, const QString& path) {
+  window.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&window));
+  QVERIFY(window.openFile(path));
+  QTRY_VERIFY(!window.navigator()->model()->isLoading());
+}
+
+// Selects step `step` of the first run's first prompt in the navigator.
+void selectStep(MainWindow& window, int step) {
+  QTreeView* tree = window.navigator()->tree();
+  tree->expandAll();
+  const QAbstractItemModel* shown = tree->model();
+  tree->setCurrentIndex(shown->index(step, 0, shown->index(0, 0, shown->index(0, 0))));
+}
+
 }  // namespace
 
 class TestLayout : public QObject {
@@ -88,14 +105,9 @@ class TestLayout : public QObject {
 
   void fitsAndShowsEveryDocksEssentials() {
     MainWindow window;
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    QVERIFY(window.openFile(path_));
-    QTRY_VERIFY(!window.navigator()->model()->isLoading());
-    window.navigator()->tree()->expandAll();
-    const QModelIndex run = window.navigator()->tree()->model()->index(0, 0);
-    window.navigator()->tree()->setCurrentIndex(
-        window.navigator()->tree()->model()->index(1, 0, window.navigator()->tree()->model()->index(0, 0, run)));
+    showWithSession(window, path_);
+    if (QTest::currentTestFailed()) return;
+    selectStep(window, 1);
 
     QVERIFY2(window.minimumSizeHint().height() <= 700, qPrintable(QString::number(window.minimumSizeHint().height())));
     QVERIFY2(window.minimumSizeHint().width() <= kScreenWidth, qPrintable(QString::number(window.minimumSizeHint().width())));
@@ -148,17 +160,13 @@ class TestLayout : public QObject {
     const QString path = dir_.filePath(QStringLiteral("b16.dfi"));
     dfi::fixture::writeFixtureFile(path.toStdString(), {.prompts = 1, .stepsPerPrompt = 2, .blockSize = 16});
     MainWindow window;
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    QVERIFY(window.openFile(path));
-    QTRY_VERIFY(!window.navigator()->model()->isLoading());
+    showWithSession(window, path);
+    if (QTest::currentTestFailed()) return;
     auto* tokens = window.findChild<QDockWidget*>(QStringLiteral("TokenDock"));
     // The default layout is applied once the window is shown (a queued call).
     for (const char* name : {"MaskDock", "TreeDock", "AttentionDock", "StatsDock"})
       QTRY_VERIFY2(window.tabifiedDockWidgets(tokens).contains(window.findChild<QDockWidget*>(QLatin1String(name))), name);
-    window.navigator()->tree()->expandAll();
-    const QAbstractItemModel* shown = window.navigator()->tree()->model();
-    window.navigator()->tree()->setCurrentIndex(shown->index(0, 0, shown->index(0, 0, shown->index(0, 0))));
+    selectStep(window, 0);
     tokens->raise();
     QTest::qWait(50);
     const QTableView* table = window.tokenView()->table();
@@ -205,13 +213,9 @@ class TestLayout : public QObject {
   // titles, which QCustomPlot draws with fonts of its own.
   void noTextUnderNinePoints() {
     MainWindow window;
-    window.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&window));
-    QVERIFY(window.openFile(path_));
-    QTRY_VERIFY(!window.navigator()->model()->isLoading());
-    window.navigator()->tree()->expandAll();
-    const QAbstractItemModel* shown = window.navigator()->tree()->model();
-    window.navigator()->tree()->setCurrentIndex(shown->index(0, 0, shown->index(0, 0, shown->index(0, 0))));
+    showWithSession(window, path_);
+    if (QTest::currentTestFailed()) return;
+    selectStep(window, 0);
     QStringList small;
     auto check = [&](const QString& what, const QFont& font) {
       if (font.pointSizeF() > 0 && font.pointSizeF() < 9) small << QStringLiteral("%1: %2 pt").arg(what).arg(font.pointSizeF());

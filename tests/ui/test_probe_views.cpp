@@ -52,9 +52,8 @@ class TestProbeViews : public QObject {
     test::isolateSettings();
     path_ = dir_.filePath(QStringLiteral("probes.dfi"));
     fixture_ = test::writeProbeFixtureFile(path_.toStdString());
-    context_ = std::make_unique<SessionContext>(
-        [](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
-    QVERIFY(context_->open(path_));
+    context_ = test::openSession(path_);
+    QVERIFY(context_);
   }
 
   // Few wide cells: each is drawn exactly over [c - 0.5, c + 0.5] (the colour map's range was
@@ -284,24 +283,19 @@ class TestProbeViews : public QObject {
       }
       writer.close();
     }
-    SessionContext context([](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
-    QVERIFY(context.open(path));
-    StatsView view(&context);
+    const auto context = test::openSession(path);
+    QVERIFY(context);
+    StatsView view(context.get());
     view.resize(1000, 700);
     view.show();
-    context.select({runId, 0, stepId});
+    context->select({runId, 0, stepId});
     QCOMPARE(view.curves()->graphCount(), 4);
     view.curves()->replot();
     const QImage image = view.curves()->toPixmap().toImage();
     auto pixelsOf = [&](QColor colour) {
       int n = 0;
       for (int y = 0; y < image.height(); ++y)
-        for (int x = 0; x < image.width(); ++x) {
-          const QColor c = image.pixelColor(x, y);
-          if (std::abs(c.red() - colour.red()) + std::abs(c.green() - colour.green()) +
-                  std::abs(c.blue() - colour.blue()) < 24)
-            ++n;
-        }
+        for (int x = 0; x < image.width(); ++x) n += test::similarColour(image.pixelColor(x, y), colour, 7);
       return n;
     };
     for (int g = 0; g < view.curves()->graphCount(); ++g) {
@@ -353,12 +347,12 @@ class TestProbeViews : public QObject {
       }
       writer.close();
     }
-    SessionContext context([](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
-    QVERIFY(context.open(path));
-    StatsView view(&context);
+    const auto context = test::openSession(path);
+    QVERIFY(context);
+    StatsView view(context.get());
     view.resize(1000, 700);
     view.show();
-    context.select({runs[0], 0, steps[0][2]});
+    context->select({runs[0], 0, steps[0][2]});
     const QCPGraph* mean = view.curves()->graph(0);
     QCOMPARE(mean->name(), QStringLiteral("mean"));
     QCOMPARE(mean->dataCount(), 9);
@@ -389,7 +383,7 @@ class TestProbeViews : public QObject {
     QCOMPARE(csv.rows[5][meanBColumn], QString());  // B has no row at position 5
     QCOMPARE(csv.rows[6][meanBColumn], QStringLiteral("12"));
     // The first block of the pass has nothing before it: its own rows, nothing shaded.
-    context.select({runs[0], 0, steps[0][0]});
+    context->select({runs[0], 0, steps[0][0]});
     QCOMPARE(view.curves()->graph(0)->dataCount(), 5);
     QCOMPARE(view.curves()->itemCount(), 0);
   }
@@ -501,14 +495,14 @@ class TestProbeViews : public QObject {
       }
       writer.close();
     }
-    SessionContext context([](const QString& p) { return std::make_unique<FileSessionSource>(p.toStdString()); });
-    QVERIFY(context.open(path));
-    AttentionView view(&context);
+    const auto context = test::openSession(path);
+    QVERIFY(context);
+    AttentionView view(context.get());
     view.resize(1300, 900);
     view.show();
     QElapsedTimer timer;
     timer.start();
-    context.select({runId, 0, stepId});
+    context->select({runId, 0, stepId});
     const qint64 loaded = timer.elapsed();
     waitForResample(view.plot());
     qInfo("long context: loaded and drawn the grid in %lld ms, map resampled by %lld ms", loaded, timer.elapsed());
