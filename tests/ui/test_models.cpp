@@ -5,6 +5,8 @@
 #include <thread>
 
 #include <QAbstractItemModelTester>
+#include <QHeaderView>
+#include <QTableView>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -45,6 +47,46 @@ class TestModels : public QObject {
     QCOMPARE(model.index(7, TokenTableModel::TargetRankColumn).data().toString(), QStringLiteral("> 4"));
     model.clear();
     QCOMPARE(model.rowCount(), 0);
+  }
+
+  // The token table's delegate lays each text out once: columns as wide as their text, the
+  // text drawn inside its cell (elided when the column is narrower), nothing in empty cells.
+  void tokenTableDrawsEachTextInItsCell() {
+    TokenTableModel model;
+    model.setBlock(dfi::fixture::fixtureStep(0, 0, 1, 20, 7, 4), 4,
+                   [](dfi::session::TokenId id) { return QStringLiteral("token-%1-with-a-long-name").arg(id); });
+    std::unique_ptr<QTableView> table(newTokenTable(&model));
+    table->resize(900, 300);
+    table->show();
+    QVERIFY(QTest::qWaitForWindowExposed(table.get()));
+    const QModelIndex prob = model.index(6, TokenTableModel::DraftProbColumn);
+    const QFontMetrics metrics(table->font());
+    QVERIFY(table->columnWidth(TokenTableModel::DraftProbColumn) >= metrics.horizontalAdvance(prob.data().toString()));
+    // Dark pixels (text) inside a cell's rectangle, and none in the anchor's empty probability cell.
+    auto inkIn = [&](const QImage& image, const QRect& cell) {
+      int ink = 0;
+      for (int y = cell.top(); y <= cell.bottom(); ++y)
+        for (int x = cell.left(); x <= cell.right(); ++x) ink += qGray(image.pixel(x, y)) < 100;
+      return ink;
+    };
+    QImage image = table->viewport()->grab().toImage();
+    QVERIFY(inkIn(image, table->visualRect(prob)) > 10);
+    QVERIFY(model.index(0, TokenTableModel::DraftProbColumn).data().toString().isEmpty());
+    QCOMPARE(inkIn(image, table->visualRect(model.index(0, TokenTableModel::DraftProbColumn)).adjusted(2, 2, -2, -2)), 0);
+    // A column narrower than its text: the text is cut at the cell's edge, never drawn over the next.
+    table->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    table->setColumnWidth(TokenTableModel::DraftColumn, 40);
+    table->setColumnHidden(TokenTableModel::TargetColumn, true);
+    table->setColumnHidden(TokenTableModel::VerdictColumn, true);
+    QApplication::processEvents();
+    image = table->viewport()->grab().toImage();
+    const QRect draft = table->visualRect(model.index(3, TokenTableModel::DraftColumn));
+    QVERIFY(inkIn(image, draft) > 10);
+    const QModelIndex next = model.index(3, table->horizontalHeader()->logicalIndexAt(draft.right() + 3));
+    QVERIFY(next.data().toString().size() < 12);  // a short neighbour: long text there would be ours
+    QRect neighbour = table->visualRect(next);
+    neighbour.setLeft(neighbour.left() + metrics.horizontalAdvance(next.data().toString()) + 8);
+    QCOMPARE(inkIn(image, neighbour.adjusted(0, 2, 0, -2)), 0);
   }
 
   // A diagnosis hypothesis's step holds drafts through its first rejection only: the slots

@@ -510,6 +510,42 @@ class TestNavigator : public QObject {
     test::saveScreenshot(&navigator, QStringLiteral("navigator"));
   }
 
+  // Following selections made elsewhere opens each response in turn and closes the one it
+  // opened before (a trail of open responses made every later change lay out thousands of
+  // rows); a response the user opened stays open.
+  void followingASelectionClosesOnlyWhatItOpened() {
+    auto context = makeContext();
+    Navigator navigator(context.get());
+    QSignalSpy loaded(navigator.model(), &NavigatorModel::loaded);
+    QVERIFY(context->open(path_));
+    QVERIFY(loaded.wait(10000));
+    navigator.resize(500, 600);
+    navigator.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&navigator));
+    QTreeView* tree = navigator.tree();
+    QAbstractItemModel* shown = tree->model();
+    const QModelIndex run = shown->index(0, 0);
+    QVERIFY(shown->rowCount(run) >= 3);
+    const dfi::session::RunId runId = navigator.model()->selectionAt(navigator.filter()->mapToSource(run)).run;
+    auto response = [&](int prompt) { return shown->index(prompt, 0, run); };
+    auto firstStepOf = [&](int prompt) {
+      const QModelIndex step = shown->index(0, 0, response(prompt));
+      return navigator.model()->selectionAt(navigator.filter()->mapToSource(step));
+    };
+    tree->expand(response(0));  // opened by hand
+    for (int prompt : {1, 2}) {
+      context->select(firstStepOf(prompt));
+      QCOMPARE(navigator.model()->selectionAt(navigator.filter()->mapToSource(tree->currentIndex())).prompt, prompt);
+      QCOMPARE(context->selection().run, runId);
+    }
+    QVERIFY(tree->isExpanded(response(0)));
+    QVERIFY(!tree->isExpanded(response(1)));
+    QVERIFY(tree->isExpanded(response(2)));
+    context->select(firstStepOf(0));  // into the one opened by hand: the last opened closes
+    QVERIFY(tree->isExpanded(response(0)));
+    QVERIFY(!tree->isExpanded(response(2)));
+  }
+
   void followsAFileBeingWritten() {
     const QString live = dir_.filePath(QStringLiteral("live.dfi"));
     dfi::session::Writer writer(live.toStdString(), {.mode = dfi::session::OpenMode::Overwrite});

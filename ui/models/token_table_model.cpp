@@ -5,8 +5,11 @@
 
 #include <QColor>
 #include <QFont>
+#include <QHeaderView>
+#include <QTableView>
 
 #include "dfi/analysis/garble.h"
+#include "widgets/one_line_delegate.h"
 
 namespace dfi::ui {
 namespace {
@@ -269,6 +272,19 @@ QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, i
   if (role == Qt::ToolTipRole && section == TargetRankColumn)
     return tr("Rank of the target's token in the drafter's stored top-%1 at this slot").arg(topK_);
   return {};
+}
+
+QTableView* newTokenTable(TokenTableModel* model) {
+  auto* table = new QTableView;
+  table->setModel(model);
+  table->setItemDelegate(new OneLineDelegate(table));
+  table->verticalHeader()->hide();
+  // Rows one line high (the style's default is taller), so no wrapping either.
+  table->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+  table->verticalHeader()->setDefaultSectionSize(table->fontMetrics().height() + 6);
+  table->setWordWrap(false);
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  return table;
 }
 
 }  // namespace dfi::ui

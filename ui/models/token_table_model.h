@@ -17,6 +17,8 @@
 
 #include <QAbstractTableModel>
 
+class QTableView;
+
 #include "dfi/session/records.h"
 
 namespace dfi::ui {
@@ -92,5 +94,9 @@ class TokenTableModel : public QAbstractTableModel {
 // without one, the target tokens it matched. Empty for other steps.
 std::vector<session::TokenId> treePathTokens(const session::StepRecord& step,
                                              const std::optional<session::TreeRecord>& tree);
+
+// A table view of `model` as every panel shows a block: one line per slot (all 16 slots fit a
+// laptop screen), columns as wide as their contents, each cell's text laid out once.
+QTableView* newTokenTable(TokenTableModel* model);
 
 }  // namespace dfi::ui

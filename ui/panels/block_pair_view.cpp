@@ -43,11 +43,7 @@ BlockPairView::BlockPairView(SessionContext* context, QWidget* parent)
     side.headline->setWordWrap(true);
     side.headline->setTextFormat(Qt::PlainText);
     side.tokens = new TokenTableModel(this);
-    side.table = new QTableView;
-    side.table->setModel(side.tokens);
-    side.table->verticalHeader()->hide();
-    side.table->verticalHeader()->setDefaultSectionSize(side.table->fontMetrics().height() + 4);
-    side.table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    side.table = newTokenTable(side.tokens);
     // What the two sides are compared on; the token panel has the rest.
     for (int c : {TokenTableModel::PositionColumn, TokenTableModel::TreePathColumn, TokenTableModel::TargetRankColumn,
                   TokenTableModel::EntropyColumn})

@@ -20,6 +20,7 @@
 #include "models/navigator_filter.h"
 #include "models/navigator_model.h"
 #include "widgets/acceptance_bar_delegate.h"
+#include "widgets/one_line_delegate.h"
 
 namespace dfi::ui {
 
@@ -42,6 +43,7 @@ Navigator::Navigator(SessionContext* context, QWidget* parent)
       regressionMargin_(new QDoubleSpinBox) {
   filter_->setNavigatorModel(model_);
   tree_->setModel(filter_);
+  tree_->setItemDelegate(new OneLineDelegate(tree_));  // a new prompt's rows are painted in one frame
   tree_->setItemDelegateForColumn(NavigatorModel::AcceptanceColumn,
                                   new AcceptanceBarDelegate(NavigatorModel::AcceptanceFractionRole, tree_));
   tree_->setSortingEnabled(true);
@@ -316,6 +318,15 @@ void Navigator::onSelectionChanged(const Selection& selection) {
   const QModelIndex proxy = filter_->mapFromSource(model_->indexOf(selection));
   if (!proxy.isValid() || proxy == tree_->currentIndex()) return;
   syncing_ = true;
+  // The response this sync opened is closed again when the selection moves to another (one
+  // the user opened stays open): following a selection around the session left a trail of
+  // open responses, a few hundred rows each, which the tree lays out on every change.
+  const QModelIndex response = proxy.parent();
+  if (response != openedForSelection_) {
+    if (openedForSelection_.isValid()) tree_->collapse(openedForSelection_);
+    openedForSelection_ = response.isValid() && !tree_->isExpanded(response) ? QPersistentModelIndex(response)
+                                                                               : QPersistentModelIndex();
+  }
   tree_->setCurrentIndex(proxy);
   tree_->scrollTo(proxy);
   syncing_ = false;

@@ -5,6 +5,7 @@
 // navigation. Choosing a row selects it in the SessionContext; a selection made elsewhere
 // is shown here.
 
+#include <QPersistentModelIndex>
 #include <QWidget>
 
 #include "session/session_viewer.h"
@@ -79,6 +80,7 @@ class Navigator : public QWidget, public SessionViewer, public ExportableView {
   QComboBox* worseRun_;
   QDoubleSpinBox* regressionMargin_;
   bool syncing_ = false;  // true while showing a selection made elsewhere
+  QPersistentModelIndex openedForSelection_;  // the response a selection made elsewhere opened
 };
 
 }  // namespace dfi::ui

@@ -272,10 +272,15 @@ void StatsView::redraw() {
   curves_->xAxis->setTicker(integerTicker());
   difference_->xAxis->setTicker(integerTicker());
   curves_->yAxis->setLabel(tr("value"));
-  histogram_->setVisible(true);
   const StatisticSeries* a = current();
   QString why;
   const std::optional<StatisticSeries> b = a ? counterpart(*a, &why) : std::nullopt;
+  const auto* counts = a ? a->stat(std::string(hs::kHistogram)) : nullptr;
+  const auto* range = a ? a->stat(std::string(hs::kHistogramRange)) : nullptr;
+  const bool hasHistogram = counts && range && range->size() == 2 && !counts->empty();
+  // Each plot's visibility set once, then one layout: every change of it resizes (and so
+  // redraws) the plots beside it.
+  histogram_->setVisible(hasHistogram);  // empty axes and a stray legend box say nothing
   difference_->setVisible(b.has_value());
   if (this->layout()) this->layout()->activate();
   QStringList notes;
@@ -290,8 +295,7 @@ void StatsView::redraw() {
     // Words instead of empty axes: what to select, or why this block has nothing to show.
     setEmptyHint(curves_, step_ ? notes.join(' ') : tr("Select a step in the navigator to see the hidden-state "
                                                         "statistics of its block."));
-    histogram_->setVisible(false);
-    for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot(QCustomPlot::rpQueuedReplot);
+    replotShown();
     status_->setText(notes.join(' '));
     return;
   }
@@ -413,9 +417,7 @@ void StatsView::redraw() {
   }
 
   // Histogram: 64 bins of the finite values over [lo, hi].
-  const auto* counts = a->stat(std::string(hs::kHistogram));
-  const auto* range = a->stat(std::string(hs::kHistogramRange));
-  if (counts && range && range->size() == 2 && !counts->empty()) {
+  if (hasHistogram) {
     const double lo = (*range)[0], hi = (*range)[1];
     const double width = (hi - lo) / static_cast<double>(counts->size());
     QVector<double> centres;
@@ -454,14 +456,19 @@ void StatsView::redraw() {
                                     .arg(lo, 0, 'g', 4)
                                     .arg(hi, 0, 'g', 4));
   } else {
-    histogram_->setVisible(false);  // empty axes and a stray legend box say nothing
     notes << tr("No histogram was recorded for %1.").arg(a->label());
   }
   // The teacher-forced step's train/eval parity, when recorded, in the words the CLI's verdict uses.
   if (const auto parity = analysis::recordedParity(probes_.other))
     notes << QString::fromStdString(analysis::parityInWords(*parity, static_cast<int>(step_->draftTokens.size())));
-  for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot(QCustomPlot::rpQueuedReplot);
+  replotShown();
   status_->setText(notes.join(QStringLiteral(" · ")));
+}
+
+// A hidden plot is left as it is: every redraw that shows it again replots it.
+void StatsView::replotShown() {
+  for (QCustomPlot* plot : {curves_, histogram_, difference_})
+    if (!plot->isHidden()) plot->replot(QCustomPlot::rpQueuedReplot);
 }
 
 bool StatsView::isOverview() const {
@@ -480,7 +487,7 @@ void StatsView::drawOverview() {
   histogram_->setVisible(false);  // one tensor's histogram; none for all of them
   if (this->layout()) this->layout()->activate();
   status_->setText(drawn.draw(*curves_, *difference_));
-  for (QCustomPlot* plot : {curves_, histogram_, difference_}) plot->replot(QCustomPlot::rpQueuedReplot);
+  replotShown();
 }
 
 void StatsView::showAnswer(const InspectAnswer& answer) {

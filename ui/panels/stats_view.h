@@ -51,6 +51,7 @@ class StatsView : public BlockProbePanel {
   void load();
   void fillCompareBox();
   void redraw();
+  void replotShown();
   const StatisticSeries* current() const;
   bool isOverview() const;  // the "every tensor" entry is chosen
   StatsOverview overview() const;

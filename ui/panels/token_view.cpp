@@ -47,17 +47,11 @@ TokenView::TokenView(SessionContext* context, QWidget* parent)
       context_(context),
       headline_(new QLabel(tr("Select a step in the navigator."))),
       model_(new TokenTableModel(this)),
-      table_(new QTableView),
+      table_(newTokenTable(model_)),
       strip_(new TokenStrip) {
   headline_->setWordWrap(true);
   headline_->setTextFormat(Qt::PlainText);
-  table_->setModel(model_);
   showOptionalColumns();  // none until a step asks for them
-  table_->verticalHeader()->hide();
-  // Rows one line high (the style's default is taller): a block's 16 slots fit a laptop screen.
-  table_->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   auto* scroll = new QScrollArea;
   scroll->setWidget(strip_);
@@ -134,6 +128,9 @@ void TokenView::loadResponse(session::RunId run, session::PromptId promptId) {
     if (slot >= step.garbleFlags.size() || slot >= step.draftTokens.size()) return {0, 0};
     return {step.garbleFlags[slot], step.draftTokens[slot]};
   };
+  std::vector<session::TokenId> ids;
+  for (const analysis::SequenceToken& token : sequence.tokens) ids.push_back(token.id);
+  context_->prefetchTokenTexts(ids);
   std::vector<TokenStrip::Chip> chips;
   int lastStep = -1;
   for (std::size_t position = 0; position < sequence.tokens.size(); ++position) {
@@ -182,6 +179,10 @@ void TokenView::showStep(const std::optional<session::StepRecord>& step) {
   }
   const std::optional<session::RunRecord> run = context_->run(step->runId);
   const bool ddtree = step->mode == session::EvaluationMode::DDTree;
+  std::vector<session::TokenId> ids{step->anchorToken, step->bonusToken};
+  for (const auto* tokens : {&step->draftTokens, &step->targetTokens, &step->topKIds, &step->candidateIds})
+    ids.insert(ids.end(), tokens->begin(), tokens->end());
+  context_->prefetchTokenTexts(ids);
   model_->setBlock(*step, run ? run->topK : 0, [this](session::TokenId id) { return context_->tokenText(id); },
                    ddtree ? context_->tree(step->stepId) : std::nullopt);
   showOptionalColumns();

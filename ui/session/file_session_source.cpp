@@ -27,6 +27,10 @@ std::optional<session::TokenString> FileSessionSource::tokenString(session::Toke
   return reader_->tokenString(token);
 }
 
+std::vector<session::TokenString> FileSessionSource::tokenStrings(std::span<const session::TokenId> tokens) {
+  return reader_->tokenStrings(tokens);
+}
+
 std::vector<session::StatisticRecord> FileSessionSource::statistics(session::RunId run, session::StepId step) {
   return reader_->statistics(run, step);
 }

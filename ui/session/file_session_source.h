@@ -24,6 +24,7 @@ class FileSessionSource : public SessionSource {
   std::optional<session::StepRecord> step(session::StepId step) override;
   std::optional<session::TreeRecord> tree(session::StepId step) override;
   std::optional<session::TokenString> tokenString(session::TokenId token) override;
+  std::vector<session::TokenString> tokenStrings(std::span<const session::TokenId> tokens) override;
   std::vector<session::StatisticRecord> statistics(session::RunId run, session::StepId step) override;
   std::vector<session::TensorInfo> tensors(session::RunId run, session::StepId step) override;
   std::optional<session::TensorRecord> readTensor(session::TensorId tensor) override;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -97,6 +98,9 @@ class SessionContext : public QObject {
   QString runName(session::RunId run);
   // The token's printable text ("␣the", "\\n"); "#id" when the session has no string for it.
   QString tokenText(session::TokenId token);
+  // Reads the texts of those of `tokens` not read yet, in one query: a view about to show a
+  // block or a response asks for all its tokens first, instead of one query per token.
+  void prefetchTokenTexts(std::span<const session::TokenId> tokens);
 
  signals:
   void sessionOpened();

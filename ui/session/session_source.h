@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ class SessionSource {
   // The DDTree verified at a step, when the run recorded one.
   virtual std::optional<session::TreeRecord> tree(session::StepId step) = 0;
   virtual std::optional<session::TokenString> tokenString(session::TokenId token) = 0;
+  // Those of `tokens` the session has, in one read.
+  virtual std::vector<session::TokenString> tokenStrings(std::span<const session::TokenId> tokens) = 0;
   // Statistics and tensors recorded for a step (step 0: the run's own), and a tensor's bytes.
   virtual std::vector<session::StatisticRecord> statistics(session::RunId, session::StepId) { return {}; }
   virtual std::vector<session::TensorInfo> tensors(session::RunId, session::StepId) { return {}; }

@@ -3,11 +3,11 @@
 // colour runs from red (nothing accepted) to green (the whole block), the number on top.
 // Reads NavigatorModel::AcceptanceFractionRole (any model giving a fraction role works).
 
-#include <QStyledItemDelegate>
+#include "widgets/one_line_delegate.h"
 
 namespace dfi::ui {
 
-class AcceptanceBarDelegate : public QStyledItemDelegate {
+class AcceptanceBarDelegate : public OneLineDelegate {
   Q_OBJECT
  public:
   explicit AcceptanceBarDelegate(int fractionRole, QObject* parent = nullptr);

@@ -98,11 +98,13 @@ void HeatmapPlot::setCells(std::int64_t rows, std::int64_t columns, CellFunction
   rows_ = rows;
   columns_ = columns;
   cells_ = std::move(cells);
+  settingCells_ = true;  // one sampling for the new cells, not one per axis the view changes
   if (resetView) {
-    showAll();  // the range change requests the resampling
+    showAll();
   } else {
     clampRanges();
   }
+  settingCells_ = false;
   requestResample();
 }
 
@@ -195,8 +197,40 @@ void HeatmapPlot::clampRanges() {
   clamping_ = false;
 }
 
+// The cells a grid samples: [c0, c0 + cols) x [r0, r0 + rows) at width x height samples.
+struct HeatmapPlot::Window {
+  std::int64_t c0, r0, cols, rows;
+  int width, height;
+};
+
+std::optional<HeatmapPlot::Grid> HeatmapPlot::sample(const CellFunction& cells, const Window& w, quint64 generation,
+                                                     const std::atomic<quint64>& newest) {
+  Grid grid;
+  grid.generation = generation;
+  grid.width = w.width;
+  grid.height = w.height;
+  // QCPColorMapData's range runs from the centre of its first cell to the centre of its last
+  // (not edge to edge): sample i stands for cells [first + i * n / w, first + (i + 1) * n / w).
+  const auto centres = [](std::int64_t first, std::int64_t n, int samples) {
+    const double step = static_cast<double>(n) / samples, lo = static_cast<double>(first) - 0.5;
+    return QCPRange(lo + 0.5 * step, lo + (samples - 0.5) * step);
+  };
+  grid.keyRange = centres(w.c0, w.cols, w.width);
+  grid.valueRange = centres(w.r0, w.rows, w.height);
+  grid.values.resize(static_cast<std::size_t>(w.width) * static_cast<std::size_t>(w.height));
+  std::vector<std::int64_t> columnOf(static_cast<std::size_t>(w.width));
+  for (int x = 0; x < w.width; ++x) columnOf[static_cast<std::size_t>(x)] = sampledCell(w.c0, w.cols, x, w.width);
+  for (int y = 0; y < w.height; ++y) {
+    if (newest.load() != generation) return std::nullopt;  // a newer view replaced this one
+    const std::int64_t row = sampledCell(w.r0, w.rows, y, w.height);
+    double* out = grid.values.data() + static_cast<std::size_t>(y) * static_cast<std::size_t>(w.width);
+    for (int x = 0; x < w.width; ++x) out[x] = cells(row, columnOf[static_cast<std::size_t>(x)]);
+  }
+  return grid;
+}
+
 void HeatmapPlot::requestResample() {
-  if (clamping_) return;
+  if (clamping_ || settingCells_) return;
   const quint64 generation = ++generation_;
   pool_.clear();
   requestedPixels_ = axisRect()->rect().size();
@@ -214,32 +248,20 @@ void HeatmapPlot::requestResample() {
     return;
   }
   const std::int64_t cols = c1 - c0 + 1, rows = r1 - r0 + 1;
-  const int width = static_cast<int>(std::min<std::int64_t>(cols, std::max(1, requestedPixels_.width())));
-  const int height = static_cast<int>(std::min<std::int64_t>(rows, std::max(1, requestedPixels_.height())));
+  const Window window{c0, r0, cols, rows,
+                      static_cast<int>(std::min<std::int64_t>(cols, std::max(1, requestedPixels_.width()))),
+                      static_cast<int>(std::min<std::int64_t>(rows, std::max(1, requestedPixels_.height())))};
+  // A small picture (a block's mask or attention map: 16 rows) is sampled at once: the worker's
+  // round trip cost a second replot, which first drew the previous grid under the new axes.
+  if (std::int64_t{window.width} * window.height <= kSamplesOnGuiThread) {
+    if (const std::optional<Grid> grid = sample(cells_, window, generation, generation_)) showGrid(*grid);
+    return;
+  }
   pending_ = true;
-  pool_.start([this, generation, cells = cells_, c0, c1, r0, r1, cols, rows, width, height] {
-    Grid grid;
-    grid.generation = generation;
-    grid.width = width;
-    grid.height = height;
-    // QCPColorMapData's range runs from the centre of its first cell to the centre of its last
-    // (not edge to edge): sample i stands for cells [first + i * n / w, first + (i + 1) * n / w).
-    const auto centres = [](std::int64_t first, std::int64_t n, int w) {
-      const double step = static_cast<double>(n) / w, lo = static_cast<double>(first) - 0.5;
-      return QCPRange(lo + 0.5 * step, lo + (w - 0.5) * step);
-    };
-    grid.keyRange = centres(c0, cols, width);
-    grid.valueRange = centres(r0, rows, height);
-    grid.values.resize(static_cast<std::size_t>(width) * static_cast<std::size_t>(height));
-    std::vector<std::int64_t> columnOf(static_cast<std::size_t>(width));
-    for (int x = 0; x < width; ++x) columnOf[static_cast<std::size_t>(x)] = sampledCell(c0, cols, x, width);
-    for (int y = 0; y < height; ++y) {
-      if (generation_.load() != generation) return;  // a newer view replaced this one
-      const std::int64_t row = sampledCell(r0, rows, y, height);
-      double* out = grid.values.data() + static_cast<std::size_t>(y) * static_cast<std::size_t>(width);
-      for (int x = 0; x < width; ++x) out[x] = cells(row, columnOf[static_cast<std::size_t>(x)]);
-    }
-    QMetaObject::invokeMethod(this, [this, grid = std::move(grid)] { showGrid(grid); }, Qt::QueuedConnection);
+  pool_.start([this, generation, cells = cells_, window] {
+    std::optional<Grid> grid = sample(cells, window, generation, generation_);
+    if (grid)
+      QMetaObject::invokeMethod(this, [this, grid = std::move(*grid)] { showGrid(grid); }, Qt::QueuedConnection);
   });
 }
 

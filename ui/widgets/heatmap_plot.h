@@ -1,8 +1,9 @@
 #pragma once
 // A QCustomPlot heatmap of a rows x columns cell function that can be far larger than the
 // screen (8k x 16k masks). It never pushes more cells than pixels: on every zoom, pan or
-// resize it samples the function at pixel resolution over the visible range on a worker
-// thread, and shows the newest result only (a generation counter drops stale ones).
+// resize it samples the function at pixel resolution over the visible range (on a worker
+// thread unless the picture is small), and shows the newest result only (a generation counter
+// drops stale ones).
 // Rows run top to bottom; cell (r, c) is centred on axis coordinates (c, r).
 
 #include <atomic>
@@ -64,6 +65,11 @@ class HeatmapPlot : public FittedPlot {
 
  private:
   struct Grid;
+  struct Window;
+  // Pictures of at most this many samples are sampled on the GUI thread (well under 1 ms).
+  static constexpr std::int64_t kSamplesOnGuiThread = 1 << 15;
+  static std::optional<Grid> sample(const CellFunction& cells, const Window& window, quint64 generation,
+                                    const std::atomic<quint64>& newest);
   void clampRanges();
   void requestResample();
   void showGrid(const Grid& grid);
@@ -80,6 +86,7 @@ class HeatmapPlot : public FittedPlot {
   QSize requestedPixels_;
   bool pending_ = false;
   bool clamping_ = false;
+  bool settingCells_ = false;
   bool vectorExport_ = false;
   CellLayer* cellLayer_ = nullptr;
 };

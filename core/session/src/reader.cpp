@@ -57,7 +57,7 @@ struct Reader::Impl {
   const std::string& file;
   Statement dataVersion, allRuns, oneRun, countSteps, promptsOfRun, oneStep, stepsOfPrompt, stepsAfter,
       maxStep, stepsOfRun, stepSummariesOfRun, oneTree, statisticsOfStep, tensorsOfStep, oneTensor, tilesOfTensor, oneToken,
-      annotationsOfRun;
+      someTokens, annotationsOfRun;
   std::int64_t lastDataVersion = 0;
 
   explicit Impl(const std::string& path) : Impl(openForReading(path)) {}
@@ -94,6 +94,9 @@ struct Reader::Impl {
                       "tile_index BETWEEN ?2 AND ?3 ORDER BY tile_index",
                       "tensor_tiles"),
         oneToken(*db, selectSql<TokenString>(version, "WHERE token_id=?1"), "token_strings"),
+        // The ids as one JSON array: one query (one read lock) however many tokens a view asks.
+        someTokens(*db, selectSql<TokenString>(version, "WHERE token_id IN (SELECT value FROM json_each(?1))"),
+                   "token_strings"),
         annotationsOfRun(*db, selectSql<Annotation>(version, "WHERE run_id=?1 ORDER BY annotation_id"),
                          "annotations") {
     lastDataVersion = currentDataVersion();
@@ -298,10 +301,14 @@ std::optional<TokenString> Reader::tokenString(TokenId id) {
 }
 
 std::vector<TokenString> Reader::tokenStrings(std::span<const TokenId> ids) {
-  std::vector<TokenString> found;
-  for (const TokenId id : ids)
-    if (auto token = tokenString(id)) found.push_back(std::move(*token));
-  return found;
+  std::string list = "[";
+  for (const TokenId id : ids) list += std::to_string(id) + ',';
+  if (!ids.empty()) list.pop_back();
+  list += ']';
+  auto& st = impl_->someTokens;
+  auto guard = st.use();
+  st.bind(1, std::string_view(list));
+  return impl_->collect(st, [&](const Statement& row) { return decodeRecord<TokenString>(row, impl_->file); });
 }
 
 std::vector<Annotation> Reader::annotations(RunId run) {

@@ -63,9 +63,11 @@ TEST(SessionRoundTrip, EveryRecordComesBackIdentical) {
   EXPECT_EQ(window[0].stepIndex, 5);
   EXPECT_EQ(reader.stepsSince(58, 100).size(), 2u);
 
-  const auto tokens = reader.tokenStrings(std::vector<TokenId>{0, 7, 63, 64});
+  const auto tokens = reader.tokenStrings(std::vector<TokenId>{63, 7, 64, 0, 7});
   ASSERT_EQ(tokens.size(), 3u);
-  EXPECT_EQ(tokens[0], synthetic::tokenStrings(64)[0]);
+  const std::vector<TokenId> byId{0, 7, 63};
+  for (std::size_t i = 0; i < byId.size(); ++i) EXPECT_EQ(tokens[i], synthetic::tokenStrings(64)[byId[i]]);
+  EXPECT_TRUE(reader.tokenStrings({}).empty());
   EXPECT_EQ(reader.annotations(written.run).at(0).body, "first");
   EXPECT_EQ(reader.annotations(0).at(0).kind, AnnotationKind::Layout);
 }

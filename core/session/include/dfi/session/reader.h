@@ -65,7 +65,7 @@ class Reader {
   std::vector<std::uint8_t> readTensorRows(TensorId id, std::int64_t firstRow, std::int64_t lastRow);
 
   std::optional<TokenString> tokenString(TokenId id);
-  std::vector<TokenString> tokenStrings(std::span<const TokenId> ids);  // those present
+  std::vector<TokenString> tokenStrings(std::span<const TokenId> ids);  // those present, by id, once each
   std::vector<Annotation> annotations(RunId run);  // run 0: session-wide ones
 
  private:
