@@ -1,6 +1,7 @@
 // The drafter against an independent Python implementation written from the spec
 // (tests/oracle/gen_drafter.py): z-lab checkpoints with GQA, YaRN, sliding layers, attention
-// bias and "model."-prefixed names; live per-anchor drafts and both training-layout masks.
+// bias and "model."-prefixed names; live per-anchor drafts and both training-layout masks. The
+// bf16 drafts against z-lab's own DFlashDraftModel run in bf16 (the dflash package).
 
 #include <gtest/gtest.h>
 
@@ -25,7 +26,8 @@ using analysis::MaskVariant;
 
 const std::filesystem::path kOracleDir = std::filesystem::path(DFI_BINARY_DIR) / "tests/oracle/drafter";
 constexpr double kTolerance = 1e-4;
-constexpr double kBf16Tolerance = 1e-2;
+// Logits here stay under 4 in magnitude, where a bf16 step is at most 2^-6: about six steps.
+constexpr double kBf16Tolerance = 0.1;
 
 // A reference tensor (F32 or I64) copied out of the memory map.
 at::Tensor readReference(const tensorfile::Checkpoint& file, const std::string& name) {
@@ -79,8 +81,12 @@ TEST_P(DrafterOracle, TrainingLayoutMatchesForBothMasks) {
 }
 
 TEST_P(DrafterOracle, Bf16DraftsFollowTheBf16Reference) {
-  // Same rounding points as the reference (weights, activations, cos/sin in bf16; norms and
-  // softmax in fp32), so the gap is far below the bf16-versus-fp32 gap.
+  // The reference is the package's model in bf16: its attention is torch's SDPA (scores and
+  // probabilities kept in fp32), the engine's bf16 path rounds them to bf16, so the two differ
+  // by bf16 noise: measured 2-3 steps (0.031-0.047), 3-4 steps against fp32 (0.049-0.064),
+  // where the package's own bf16 is 0.039-0.050 from fp32. A bf16-only fault that moves the
+  // logits past that noise fails (a weight column lost: 0.23-0.48); a change of rounding
+  // points within it cannot be told from the package's own.
   const DFlashDrafter bf16{config, loadDrafterWeights(dir, config, config.hiddenSize, at::kBFloat16, at::kCPU),
                            {readReference(reference, "embed_tokens").to(at::kBFloat16),
                             readReference(reference, "lm_head").to(at::kBFloat16)}};
@@ -96,8 +102,8 @@ TEST_P(DrafterOracle, Bf16DraftsFollowTheBf16Reference) {
     precisionGap = std::max(precisionGap, maxAbsDiff(logits, fp32[static_cast<std::int64_t>(j)]));
   }
   std::cout << GetParam() << " bf16 drafts: max abs diff " << worst << " (vs fp32 reference " << precisionGap << ")\n";
-  EXPECT_LE(worst, kBf16Tolerance);
-  EXPECT_LE(worst, precisionGap / 4);
+  EXPECT_LE(worst, kBf16Tolerance) << "the engine's bf16 drafts leave the package's bf16 ones";
+  EXPECT_LE(precisionGap, kBf16Tolerance) << "the engine's bf16 drafts leave the fp32 ones";
 }
 
 TEST_P(DrafterOracle, ProbesMatchPerLayer) {

@@ -27,7 +27,9 @@ script measures that (logits after a crop against a full recompute, crop_max_abs
 cases.json) and instead runs dflash_generate's loop with the package's drafter (its own cache)
 and a target recomputed over the whole sequence at every step: cases.json holds per case
 output_ids and acceptance_lengths of that loop, which the engine, rolling its own recurrent
-state back, must reproduce.
+state back, must reproduce. That loop (recomputed_generate) is our transcription, so before it
+serves, it must give dflash_generate's own output_ids and acceptance_lengths on the dense live
+target, where the package's crop is exact (check_recomputed_generate).
 
 Usage: gen_dflash_package.py OUT_DIR
 """
@@ -390,6 +392,31 @@ def recomputed_generate(model, target, prompt, max_new, stops, block):
     return ids[:min(start + 1, max_length)], lengths
 
 
+def check_recomputed_generate():
+    """recomputed_generate is our transcription of dflash_generate, and the hybrid targets'
+    reference: on the dense live target, where the package's own cache crop is exact, it must
+    return the package's output ids and acceptance lengths, with the live drafter (which the
+    target accepts several tokens of at times), for every prompt at HYBRID_RUNS' block sizes and
+    budgets, without a stop token, with one inside a step and with one on the first generated
+    token (where neither makes a step)."""
+    target = live_target()
+    drafter = new_drafter(LIVE_DRAFTER, torch.Generator().manual_seed(SEED + 1))
+    cases, lengths = 0, []
+    for block, max_new in HYBRID_RUNS:
+        for prompt in LIVE_PROMPTS:
+            free, free_lengths = run_package(drafter, target, prompt, block, max_new, [])
+            for stops in ([], [stop_inside_a_step(free, free_lengths, len(prompt))], [free[len(prompt)]]):
+                theirs = run_package(drafter, target, prompt, block, max_new, stops)
+                with torch.no_grad():
+                    ours = recomputed_generate(drafter, target, prompt, max_new, stops, block)
+                assert ours == theirs, (f"recomputed_generate {ours} differs from dflash_generate {theirs} "
+                                        f"(prompt {prompt}, block {block}, stops {stops})")
+                cases, lengths = cases + 1, lengths + theirs[1]
+    assert max(lengths) > 2, f"no step commits more than two tokens {sorted(set(lengths))}: the check is weak"
+    print(f"hybrid: recomputed_generate is dflash_generate on the dense target in {cases} cases, "
+          f"acceptance lengths seen {sorted(set(lengths))}")
+
+
 def generate_hybrid(out_dir):
     target = hybrid_target()
     drafter = new_drafter(dict(LIVE_DRAFTER, tap_ids=[0, 2]), torch.Generator().manual_seed(SEED + 3))
@@ -424,6 +451,7 @@ def main():
     generate_live(out_dir)
     package_conv_rejects_short_blocks()
     generate_live(out_dir, "live_dflash2", LIVE_DFLASH2)
+    check_recomputed_generate()
     generate_hybrid(out_dir)
 
 

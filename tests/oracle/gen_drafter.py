@@ -15,7 +15,10 @@ model.safetensors) and reference.safetensors:
   embed_tokens [V, H], lm_head [V, H]  the "target's" embedding and LM head
   features [T, F*H], tokens [T] (I64), anchors [N] (I64)
   inference [N, B-1, V]               one block per anchor, context = features[:anchor]
-  inference.bf16 [N, B-1, V]          the same with weights, head and features in bf16
+  inference.bf16 [N, B-1, V]          z-lab's own DFlashDraftModel (the `dflash` package) run in
+                                      bf16 on CPU: the saved drafter read by its from_pretrained,
+                                      embedding, head and features in bf16 (its rounding points:
+                                      transformers' norms and RoPE, torch's SDPA), on every case
   attention.<l> [heads, B, a+B]       layer l's attention probabilities in the live call at
                                       anchor a = attention_anchor
   training.reference [N, B-1, V]      all anchors in one forward, training mask
@@ -28,9 +31,14 @@ OUT/live/ holds a tiny random Qwen3 target saved by transformers (target/) and a
 taps it (drafter/), for the engine's own consistency tests (live against teacher-forced, the
 evaluation). The live loop's reference is z-lab's dflash_generate (gen_dflash_package.py).
 
-What this file keeps that the dflash package cannot give: the training layout (all anchors in
-one forward under the training masks, docs/dflash.md 4.4), the bf16 reference with the engine's
-rounding points, the attention probabilities per layer, and "model."-prefixed names.
+Both cases are ones the package's model expresses (sliding layers causal with a left window,
+YaRN, attention bias; its from_pretrained strips the "model." prefix), so `inference.bf16` is the
+package's, and the fixture checks that the package, reading the saved drafter, gives `inference`
+to 1e-5 in fp32: the transcription's live forward is the package's. Still this file's own reading:
+the training layout (all anchors in one forward under the training masks, docs/dflash.md 4.4),
+which the package has no counterpart of, and the probes at the trace anchor (the attention
+probabilities, which the package's SDPA does not return; the layer, fc and hidden_norm outputs),
+taken from the transcription that the fp32 check ties to the package.
 
 Usage: gen_drafter.py OUT_DIR
 """
@@ -40,9 +48,12 @@ import sys
 from pathlib import Path
 
 import torch
+from dflash.model import DFlashDraftModel
 from safetensors.torch import save_file
 from transformers import Qwen3Config, Qwen3ForCausalLM
 from transformers.models.qwen3.modeling_qwen3 import Qwen3RotaryEmbedding
+
+import gen_dflash_package as package
 
 SEED = 2026
 VOCAB = 300
@@ -294,11 +305,12 @@ def generate(name, cfg, out_dir):
     tokens = torch.randint(0, MASK_ID, (t,), generator=gen)
     rope = RoPE(cfg, 64)
 
+    case_dir = out_dir / name
+    save_drafter(cfg, w, case_dir)
     with torch.no_grad():
         inference = inference_layout(w, cfg, rope, embed, lm_head, feats, tokens)
-        bf16 = {k: v.bfloat16() for k, v in w.items()}
-        inference_bf16 = inference_layout(bf16, cfg, rope, embed.bfloat16(), lm_head.bfloat16(),
-                                          feats.bfloat16(), tokens).float()
+        inference_bf16 = package_inference_bf16(name, case_dir, embed, lm_head, feats, tokens,
+                                                cfg["anchors"], inference)
         reference = training_layout(w, cfg, rope, embed, lm_head, feats, tokens, False)
         visible = training_layout(w, cfg, rope, embed, lm_head, feats, tokens, True)
         trace_anchor = cfg["anchors"][2]
@@ -309,8 +321,6 @@ def generate(name, cfg, out_dir):
     assert gap < 1e-5, f"{name}: training vs inference layout differ by {gap}"
     assert (visible - reference).abs().max().item() > 1e-3, f"{name}: anchor visibility has no effect"
 
-    case_dir = out_dir / name
-    save_drafter(cfg, w, case_dir)
     save_file({"embed_tokens": embed, "lm_head": lm_head, "features": feats, "tokens": tokens,
                "anchors": torch.tensor(cfg["anchors"]), "inference": inference,
                "inference.bf16": inference_bf16, "attention_anchor": torch.tensor([trace_anchor]),
@@ -319,8 +329,31 @@ def generate(name, cfg, out_dir):
                "fc_output": trace["fc"], "hidden_norm_output": trace["hidden_norm"],
                "training.reference": reference, "training.anchor-visible": visible},
               str(case_dir / "reference.safetensors"))
-    print(f"{name}: layouts agree to {gap:.2e}; bf16 vs fp32 "
+    print(f"{name}: layouts agree to {gap:.2e}; package bf16 vs fp32 "
           f"{(inference_bf16 - inference).abs().max().item():.2e}")
+
+
+def package_logits(model, embed, lm_head, feats, tokens, anchors, dtype):
+    """The package's drafter and compute_logits per anchor (no cache), everything in `dtype`."""
+    model = model.to(dtype)
+    head = torch.nn.Linear(lm_head.shape[1], lm_head.shape[0], bias=False, dtype=dtype)
+    head.weight.copy_(lm_head)
+    return torch.stack([package.package_forward(model, head, embed.to(dtype), feats.to(dtype), tokens, a)[1]
+                        for a in anchors]).float()
+
+
+def package_inference_bf16(name, case_dir, embed, lm_head, feats, tokens, anchors, inference):
+    """The bf16 reference from z-lab's DFlashDraftModel reading the saved drafter, not from this
+    file's transcription (whose bf16 rounding points would be our own reading). First the same
+    model in fp32 must give the transcription's `inference`: the package reads config.json and
+    the weights (names, prefix, YaRN, window, bias) as this file means them."""
+    model, info = DFlashDraftModel.from_pretrained(case_dir, output_loading_info=True)
+    unread = {k: v for k, v in info.items() if v}
+    assert not unread, f"{name}: the package loads the drafter with {unread}"
+    gap = (package_logits(model.eval(), embed, lm_head, feats, tokens, anchors, torch.float32)
+           - inference).abs().max().item()
+    assert gap < 1e-5, f"{name}: the package's fp32 drafts differ from the transcription's by {gap}"
+    return package_logits(model, embed, lm_head, feats, tokens, anchors, torch.bfloat16)
 
 
 def save_drafter(cfg, w, case_dir):
@@ -394,6 +427,7 @@ def main():
     if len(sys.argv) != 2:
         raise SystemExit(__doc__)
     out_dir = Path(sys.argv[1])
+    torch.set_num_threads(1)  # tiny models: more threads than free cores only spin
     torch.manual_seed(SEED)
     for name, cfg in CASES.items():
         generate(name, cfg, out_dir)

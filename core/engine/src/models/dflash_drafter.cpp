@@ -446,8 +446,8 @@ at::Tensor DFlashDrafter::attend(int layer, const at::Tensor& x, const RotaryAng
   if (!probabilities && q.scalar_type() == at::kFloat) {
     // The fused kernel: no score tensor in memory. Query head i reads kv head
     // i / (heads / kvHeads) (GQA). fp32 only: in bf16/fp16 it rounds at other points than the
-    // written-out path below (the one the oracle's half-precision reference follows), by as
-    // much as bf16 differs from fp32.
+    // written-out path below, by as much as bf16 differs from fp32 (the oracle's bf16 reference,
+    // the dflash package's model, is within bf16 noise of the written-out path).
     const at::Tensor out =
         at::scaled_dot_product_attention(queries, keys, values, mask, 0.0, false, std::nullopt, /*enable_gqa=*/true);
     return project(merged(out), w.oProj, w.oBias);
