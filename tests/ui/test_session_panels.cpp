@@ -119,6 +119,10 @@ class TestSessionPanels : public QObject {
     QVERIFY(text.contains(QStringLiteral("\u03c4 (z-lab)")));
     QVERIFY(text.contains(QStringLiteral("gsm8k: 2 prompts")));
     QVERIFY(text.contains(QStringLiteral("humaneval: 1 prompt")));
+    // The prompt sets are named as the runs table names them (it once said "(no set named)"
+    // where the table named the prompts file).
+    for (const auto& row : rows)
+      if (row.dataset != "all") QVERIFY(text.contains(QString::fromStdString(row.dataset) + QStringLiteral(": ")));
     // drafter-a is the better one: the difference reads a vs b, the gain of a over b paired over
     // the prompts both answered: the summary's comparison of b against a, turned round.
     const auto comparisons = dfi::analysis::pairedComparisons(summary);

@@ -63,8 +63,6 @@ struct OverviewView::Result {
       }
       runs.push_back(run);
       if (run.finishedAt == 0) unfinished.insert(run.runId);
-      for (const session::PromptRecord& p : source.prompts(run.runId))
-        promptSets[p.dataset.empty() ? std::string("(no set named)") : p.dataset].insert(p.promptId);
     }
     try {
       const std::vector<analysis::SummaryRun> summary = analysis::recordedSummaryRuns(
@@ -73,6 +71,10 @@ struct OverviewView::Result {
            .forEachStepSummary = [&](session::RunId run, const auto& visit) { source.forEachStepSummary(run, visit); },
            .file = source.path()});
       rows = analysis::summarizeRuns(summary);
+      // The prompt sets as the summary names them (a prompt's dataset, or its prompts file's).
+      for (const analysis::SummaryRun& s : summary)
+        if (std::ranges::any_of(runs, [&](const auto& run) { return std::ranges::count(s.runIds, run.runId) > 0; }))
+          for (const analysis::SummaryResponse& response : s.responses) promptSets[response.dataset].insert(response.promptId);
       comparisons = analysis::pairedComparisons(summary);
     } catch (const Error& e) {
       error = QString::fromStdString(e.what());

@@ -426,14 +426,15 @@ void MainWindow::applyDefaultLayout() {
     dock("OverviewDock")->raise();  // still the first thing shown
   }
   // A third of the width for the navigator (the right area is given the rest: two dock areas
-  // without a central widget otherwise split the window evenly), a few lines of log, the
-  // tokens and the mask halving the height.
+  // without a central widget otherwise split the window evenly), a few lines of log, and three
+  // fifths of the height for the tokens' tab group: its panels are rows of text (a block's 16
+  // slots, the A | B blocks of a comparison, the hypotheses), the plots below read in less.
   QDockWidget* navigator = dock("NavigatorDock");
   navigatorWidth_ = width() / 3;
   QDockWidget* panel = panelBesideNavigator() ? panelBesideNavigator() : dock("TokenDock");
   resizeDocks({navigator, panel}, {navigatorWidth_, width() - navigatorWidth_}, Qt::Horizontal);
   resizeDocks({navigator, logDock_}, {height() - logHeight_, logHeight_}, Qt::Vertical);
-  if (!compact) resizeDocks({panel, dock("MaskDock")}, {height() / 2, height() / 2}, Qt::Vertical);
+  if (!compact) resizeDocks({panel, dock("MaskDock")}, {height() * 3 / 5, height() * 2 / 5}, Qt::Vertical);
   defaultLayout_ = saveState(kLayoutVersion);
   if (const QByteArray saved = QSettings().value(QStringLiteral("window/layout")).toByteArray(); !saved.isEmpty())
     restoreState(saved, kLayoutVersion);
