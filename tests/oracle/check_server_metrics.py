@@ -21,11 +21,13 @@ vLLM 0.34.0 (V1 engine)
     block size - 1, vllm/v1/worker/gpu/spec_decode/dflash/config.py, num_lookahead_tokens).
   vllm/v1/metrics/stats.py: RequestSpecDecodeMetrics (observe, to_dict): the per-request
     payload (CompletionOutput.spec_decode_metrics, `metrics.speculative_decoding`).
-  The import format the tool reads is the V0 engine's RequestOutput (vLLM 0.8-0.9:
-  metrics.spec_token_acceptance_counts, counts[0] the verify steps and counts[i] the steps whose
-  i-th draft was accepted, vllm 0.9.2 vllm/sequence.py RequestMetrics and
-  vllm/engine/output_processor/multi_step.py); V1 no longer writes it, so the records carry the
-  request's own SpecDecodingStats as [num_drafts] + num_accepted_tokens_per_pos.
+  The tool reads both RequestOutput forms, each imported here: the V1 engine's
+  outputs[0].spec_decode_metrics (dataclasses.asdict of those RequestSpecDecodeMetrics, at the
+  summary level, a histogram, and at the detailed level, the steps in order), and the V0
+  engine's metrics.spec_token_acceptance_counts (vLLM 0.8-0.9: counts[0] the verify steps and
+  counts[i] the steps whose i-th draft was accepted, vllm 0.9.2 vllm/sequence.py RequestMetrics
+  and vllm/engine/output_processor/multi_step.py), which V1 no longer writes, so those records
+  carry the request's own SpecDecodingStats as [num_drafts] + num_accepted_tokens_per_pos.
 
 SGLang 0.5.23
   sglang/srt/managers/schedule_batch.py: Req.update_spec_correct_drafts_histogram.
@@ -57,6 +59,7 @@ Usage: check_server_metrics.py DFLASH_EVAL WORK_DIR
 import __future__
 
 import ast
+import dataclasses
 import importlib.metadata
 import importlib.util
 import json
@@ -64,6 +67,7 @@ import math
 import random
 import re
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -232,6 +236,7 @@ def vllm_figures(v, requests, block):
     logging = v.SpecDecodingLogging()
     own = [None] * len(requests)  # each request's steps alone, for its V0-format counts
     per_request = [v.RequestSpecDecodeMetrics.new(k) for _ in requests]
+    detailed = [v.RequestSpecDecodeMetrics.new(k) for _ in requests]  # --per-request-spec-decode-metrics detailed
     for batch in engine_steps(requests):
         step_stats = None  # one SpecDecodingStats per scheduler step, over the batch
         for i, accepted in batch:
@@ -243,6 +248,7 @@ def vllm_figures(v, requests, block):
             own[i] = v.make_spec_decoding_stats(scheduler, own[i], num_draft_tokens=k, num_accepted_tokens=accepted,
                                                 num_invalid_spec_tokens=None, request_id=str(i))
             per_request[i].observe(num_draft_tokens=k, num_accepted=accepted, detailed=False)
+            detailed[i].observe(num_draft_tokens=k, num_accepted=accepted, detailed=True)
         # LoggingStatLogger.record observes each step's stats (v1/metrics/loggers.py:238).
         logging.observe(step_stats)
     messages = []
@@ -252,7 +258,8 @@ def vllm_figures(v, requests, block):
         per_position=[float(x) for x in log["acceptance_rates"]],
         num_drafts=int(log["num_drafts"]), message=messages[0],
         counts=[[s.num_drafts] + list(s.num_accepted_tokens_per_pos) for s in own],
-        per_request=[m.to_dict() for m in per_request])
+        per_request=[m.to_dict() for m in per_request],
+        v1_summary=[dataclasses.asdict(m) for m in per_request], v1_detailed=[dataclasses.asdict(m) for m in detailed])
 
 
 def sglang_figures(s, requests, block, rng):
@@ -331,6 +338,22 @@ def vllm_records(counts, sglang_responses):
             for i, (c, r) in enumerate(zip(counts, sglang_responses))]
 
 
+def vllm_v1_records(spec_decode_metrics, sglang_responses):
+    """vLLM 0.34's RequestOutput (vllm/outputs.py) as vars(), nested objects as dicts: the V1
+    engine's per-request counts in outputs[0].spec_decode_metrics (RequestSpecDecodeMetrics, as
+    --per-request-spec-decode-metrics writes it), metrics None as the V1 engine leaves it here."""
+    return [{"request_id": str(i), "prompt": None, "prompt_token_ids": PROMPTS[i], "prompt_logprobs": None,
+             "prompt_token_id_logprobs": None,
+             "outputs": [{"index": 0, "text": "", "token_ids": r["output_ids"], "cumulative_logprob": None,
+                          "logprobs": None, "routed_experts": None, "finish_reason": "length", "stop_reason": None,
+                          "lora_request": None, "sampling_mask": None, "spec_decode_metrics": m,
+                          "weight_versions": None}],
+             "finished": True, "metrics": None, "lora_request": None, "encoder_prompt": None,
+             "encoder_prompt_token_ids": None, "num_cached_tokens": 0, "num_cache_creation_tokens": 0,
+             "kv_transfer_params": None, "ec_transfer_params": None}
+            for i, (m, r) in enumerate(zip(spec_decode_metrics, sglang_responses))]
+
+
 def write_records(path, records):
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
@@ -377,7 +400,9 @@ def main():
     failures = []
 
     def expect(case, what, tool_value, server_value, source):
-        ok = tool_value == server_value if isinstance(server_value, int) else (
+        exact = isinstance(server_value, int) or (isinstance(server_value, list) and server_value
+                                                  and isinstance(server_value[0], list))
+        ok = tool_value == server_value if exact else (
             len(tool_value) == len(server_value) and all(same(a, b) for a, b in zip(tool_value, server_value))
             if isinstance(server_value, list) else same(tool_value, server_value))
         if not ok:
@@ -408,6 +433,18 @@ def main():
         sglang_file = write_records(case_dir / f"sglang_{case}.jsonl", sg.responses)
         p = tool(binary, "import", "--format", "sglang", str(sglang_file), *common)
         imported["sglang"] = json.loads(p.stdout)["imported_run"]
+        for level in ("summary", "detailed"):
+            v1_file = write_records(case_dir / f"vllm_v1_{level}_{case}.jsonl",
+                                    vllm_v1_records(getattr(vl, f"v1_{level}"), sg.responses))
+            p = tool(binary, "import", "--format", "vllm", str(v1_file), *common)
+            imported[f"vllm V1 {level}"] = json.loads(p.stdout)["imported_run"]
+        # The detailed level keeps the steps in order: the session's steps are vLLM's, step by step.
+        with sqlite3.connect(session) as db:
+            recorded = [[a for (a,) in db.execute("SELECT accepted_count FROM steps WHERE run_id=? AND prompt_id=? "
+                                                  "ORDER BY step_index", (imported["vllm V1 detailed"], i))]
+                        for i in range(len(requests))]
+        expect(case, "vllm V1 detailed import: accepted drafts per step, in order", recorded,
+               [m["per_step_accepted"] for m in vl.v1_detailed], "vLLM's RequestSpecDecodeMetrics per_step_accepted")
 
         summary = json.loads(tool(binary, "summary", "--json", session).stdout)
         tau_reference = statistics.fmean(r["mean_acceptance_length"] for r in vl.per_request)

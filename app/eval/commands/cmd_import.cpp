@@ -42,11 +42,15 @@ Formats (one JSON object a line):
   zlab    z-lab dflash 0.1.0: what dflash_generate(..., return_stats=True) returns per prompt, as
           the benchmark keeps it (output_ids = prompt + generated, num_input_tokens,
           acceptance_lengths, ...); matched to prompts on their token ids
-  vllm    vLLM 0.8-0.9 (V0 engine) RequestOutput of LLM.generate: prompt_token_ids,
-          outputs[0].token_ids, metrics.spec_token_acceptance_counts (per-request counts: the
-          order of the steps is not recorded); request_id "N" is prompt N
-  sglang  SGLang /generate response: output_ids, meta_info.spec_accept_histogram (per-request
-          histogram: no step order); the n-th line is prompt n unless it has "prompt_id"
+  vllm    vLLM RequestOutput of LLM.generate: prompt_token_ids, outputs[0].token_ids, and the
+          V1 engine's outputs[0].spec_decode_metrics (vLLM 0.34 with
+          --per-request-spec-decode-metrics: histogram, and at the detailed level
+          per_step_accepted, the steps in order) or the V0 engine's
+          metrics.spec_token_acceptance_counts (0.8-0.9: counts, no step order);
+          request_id "N" is prompt N
+  sglang  SGLang /generate response: output_ids, meta_info.spec_correct_drafts_histogram
+          (spec_accept_histogram before 0.5.21; per-request histogram: no step order); the
+          n-th line is prompt n unless it has "prompt_id"
   jsonl   {"prompt_id": 0, "prompt_ids": [...], "output_ids": [...], "acceptance_lengths": [...],
           "draft_tokens": [[...], ...], "block_size": 16, "format_version": 1} (README)
 

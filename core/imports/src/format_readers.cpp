@@ -104,18 +104,85 @@ void readJsonl(ImportedRecords& records) {
   });
 }
 
-// vLLM's offline LLM.generate() RequestOutput (vllm/outputs.py) with the V0 engine's
-// RequestMetrics (vllm/sequence.py): metrics.spec_token_acceptance_counts[k] counts the verify
-// steps that accepted at least k drafts, [0] every step (vLLM's own mean acceptance length is
-// sum(counts) / counts[0]); outputs[0].token_ids are the generated tokens. One RequestOutput a
-// line, as vars() with its nested objects as dicts. request_id "N" (LLM.generate numbers its
-// requests in prompt order) is prompt N.
+namespace {
+
+// The V1 engine's per-request counts (vLLM 0.34 vllm/v1/metrics/stats.py RequestSpecDecodeMetrics,
+// written with --per-request-spec-decode-metrics): histogram[j] counts the verify steps that
+// accepted exactly j drafts; at the `detailed` level per_step_accepted/per_step_drafted give the
+// steps in order, which makes the responses comparable step by step.
+void readVllmV1Counts(const json& m, const Where& where, ImportedResponse& r) {
+  const std::string at = "outputs[0].spec_decode_metrics.";
+  for (const char* field : {"num_spec_tokens", "histogram"})
+    if (!m.contains(field)) where.fail(at + field, "missing");
+  const auto histogram = countList(m, "histogram", where, 0);
+  if (histogram.size() != static_cast<std::size_t>(integerField(m, "num_spec_tokens", where, 0)) + 1)
+    where.invalid(at + "histogram", "expected num_spec_tokens + 1 counts, one per accepted-draft count");
+  const bool ordered = m.contains("per_step_accepted") && m["per_step_accepted"].is_array() &&
+                       !m["per_step_accepted"].empty();
+  if (!ordered) {
+    r.acceptLengths = lengthsFromHistogram(histogram);
+    r.stepOrderKnown = false;
+    return;
+  }
+  const auto accepted = countList(m, "per_step_accepted", where, 0);
+  const auto drafted = countList(m, "per_step_drafted", where, 0);
+  if (drafted.size() != accepted.size())
+    where.invalid(at + "per_step_drafted", "expected one count per step of per_step_accepted");
+  std::vector<int> counted(histogram.size(), 0);
+  for (std::size_t s = 0; s < accepted.size(); ++s) {
+    if (accepted[s] > drafted[s] || static_cast<std::size_t>(accepted[s]) >= counted.size())
+      where.invalid(at + "per_step_accepted", "step " + std::to_string(s) + " accepts more drafts than it had");
+    ++counted[static_cast<std::size_t>(accepted[s])];
+    r.acceptLengths.push_back(accepted[s] + 1);
+  }
+  if (counted != histogram) where.invalid(at + "histogram", "differs from the counts of per_step_accepted");
+  if (m.contains("num_draft_tokens") && integerField(m, "num_draft_tokens", where) != sum(drafted))
+    where.invalid(at + "num_draft_tokens", "differs from the sum of per_step_drafted");
+}
+
+// The V0 engine's RequestMetrics (vllm/sequence.py, vLLM 0.8-0.9): spec_token_acceptance_counts[k]
+// counts the verify steps that accepted at least k drafts, [0] every step (vLLM's own mean
+// acceptance length is sum(counts) / counts[0]).
+void readVllmV0Counts(const json& j, const Where& where, ImportedRecords& records, ImportedResponse& r) {
+  const auto metrics = j.find("metrics");
+  if (metrics == j.end() || !metrics->is_object())
+    where.fail("metrics", "missing: the request's metrics carry its speculative-decoding counts (V0), or "
+                          "outputs[0].spec_decode_metrics (V1, --per-request-spec-decode-metrics)");
+  for (auto& f : unknownFields(*metrics, {"arrival_time", "last_token_time", "first_scheduled_time",
+                                          "first_token_time", "time_in_queue", "finished_time", "scheduler_time",
+                                          "model_forward_time", "model_execute_time", "spec_token_acceptance_counts"},
+                               "metrics."))
+    records.ignoredFields.push_back(f);
+  if (!metrics->contains("spec_token_acceptance_counts") || (*metrics)["spec_token_acceptance_counts"].is_null())
+    where.fail("metrics.spec_token_acceptance_counts",
+               "missing: was the request decoded speculatively? (a V1 engine writes outputs[0].spec_decode_metrics "
+               "with --per-request-spec-decode-metrics)");
+  const auto atLeast = countList(*metrics, "spec_token_acceptance_counts", where, 0);
+  std::vector<int> exactly;
+  for (std::size_t k = 0; k < atLeast.size(); ++k) {
+    const int next = k + 1 < atLeast.size() ? atLeast[k + 1] : 0;
+    if (next > atLeast[k])
+      where.invalid("metrics.spec_token_acceptance_counts", "counts of steps accepting at least k drafts must not "
+                                                            "grow with k (position " + std::to_string(k + 1) + ")");
+    exactly.push_back(atLeast[k] - next);
+  }
+  r.acceptLengths = lengthsFromHistogram(exactly);
+  r.stepOrderKnown = false;
+}
+
+}  // namespace
+
+// vLLM's offline LLM.generate() RequestOutput (vllm/outputs.py), one a line, as vars() with its
+// nested objects as dicts; outputs[0].token_ids are the generated tokens. The counts come from
+// the V1 engine's outputs[0].spec_decode_metrics when present, else from the V0 engine's
+// metrics. request_id "N" (LLM.generate numbers its requests in prompt order) is prompt N.
 void readVllm(ImportedRecords& records) {
   forEachJsonLine(records.file, [&](const json& j, const Where& where) {
     for (auto& f : unknownFields(j, {"request_id", "prompt", "prompt_token_ids", "prompt_logprobs", "outputs",
                                      "finished", "metrics", "lora_request", "encoder_prompt",
                                      "encoder_prompt_token_ids", "num_cached_tokens", "multi_modal_placeholders",
-                                     "kv_transfer_params"}))
+                                     "kv_transfer_params", "prompt_token_id_logprobs", "num_cache_creation_tokens",
+                                     "ec_transfer_params"}))
       records.ignoredFields.push_back(f);
     ImportedResponse r;
     r.line = where.line;
@@ -126,29 +193,14 @@ void readVllm(ImportedRecords& records) {
     const auto outputs = j.find("outputs");
     if (outputs == j.end() || !outputs->is_array() || outputs->size() != 1 || !(*outputs)[0].is_object())
       where.fail("outputs", "expected exactly one completion (n=1) as an object");
-    r.outputTokens = tokenList((*outputs)[0], "token_ids", where);
-    const auto metrics = j.find("metrics");
-    if (metrics == j.end() || !metrics->is_object())
-      where.fail("metrics", "missing: the request's metrics carry its speculative-decoding counts");
-    for (auto& f : unknownFields(*metrics, {"arrival_time", "last_token_time", "first_scheduled_time",
-                                            "first_token_time", "time_in_queue", "finished_time", "scheduler_time",
-                                            "model_forward_time", "model_execute_time",
-                                            "spec_token_acceptance_counts"},
-                                 "metrics."))
-      records.ignoredFields.push_back(f);
-    if (!metrics->contains("spec_token_acceptance_counts") || (*metrics)["spec_token_acceptance_counts"].is_null())
-      where.fail("metrics.spec_token_acceptance_counts", "missing: was the request decoded speculatively?");
-    const auto atLeast = countList(*metrics, "spec_token_acceptance_counts", where, 0);
-    std::vector<int> exactly;
-    for (std::size_t k = 0; k < atLeast.size(); ++k) {
-      const int next = k + 1 < atLeast.size() ? atLeast[k + 1] : 0;
-      if (next > atLeast[k])
-        where.invalid("metrics.spec_token_acceptance_counts", "counts of steps accepting at least k drafts must not "
-                                                              "grow with k (position " + std::to_string(k + 1) + ")");
-      exactly.push_back(atLeast[k] - next);
+    const json& output = (*outputs)[0];
+    r.outputTokens = tokenList(output, "token_ids", where);
+    if (const auto v1 = output.find("spec_decode_metrics"); v1 != output.end() && !v1->is_null()) {
+      if (!v1->is_object()) where.fail("outputs[0].spec_decode_metrics", "expected an object");
+      readVllmV1Counts(*v1, where, r);
+    } else {
+      readVllmV0Counts(j, where, records, r);
     }
-    r.acceptLengths = lengthsFromHistogram(exactly);
-    r.stepOrderKnown = false;
     records.responses.push_back(std::move(r));
   });
 }

@@ -10,7 +10,7 @@ namespace dfi::imports {
 const std::vector<FormatInfo>& importFormats() {
   static const std::vector<FormatInfo> formats{
       {Format::Zlab, "zlab", "z-lab dflash 0.1.0 benchmark records (dflash_generate return_stats)"},
-      {Format::Vllm, "vllm", "vLLM 0.8-0.9 V0-engine RequestOutput (metrics.spec_token_acceptance_counts)"},
+      {Format::Vllm, "vllm", "vLLM RequestOutput (V1 outputs[0].spec_decode_metrics, V0 metrics.spec_token_acceptance_counts)"},
       {Format::Sglang, "sglang", "SGLang /generate response (meta_info.spec_accept_histogram)"},
       {Format::Jsonl, "jsonl", "dflash-inspector import JSONL, format_version 1"},
   };
