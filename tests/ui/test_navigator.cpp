@@ -60,6 +60,20 @@ void reloadAndWait(NavigatorModel& model) {
   QVERIFY(loaded.count() == 1 || loaded.wait(10000));
 }
 
+// Opens `path` with `navigator` listening, waits for its tree, and shows it.
+bool openAndShow(SessionContext& context, Navigator& navigator, const QString& path) {
+  QSignalSpy loaded(navigator.model(), &NavigatorModel::loaded);
+  if (!context.open(path) || !loaded.wait(10000)) return false;
+  navigator.resize(500, 600);
+  navigator.show();
+  return QTest::qWaitForWindowExposed(&navigator);
+}
+
+// The selection a row of the tree as shown (filtered and sorted) stands for.
+Selection selectionOf(Navigator& navigator, const QModelIndex& shown) {
+  return navigator.model()->selectionAt(navigator.filter()->mapToSource(shown));
+}
+
 }  // namespace
 
 class TestNavigator : public QObject {
@@ -392,7 +406,7 @@ class TestNavigator : public QObject {
         last = tau;
       }
     }
-    QCOMPARE(navigator.model()->selectionAt(navigator.filter()->mapToSource(tree->currentIndex())), selected);
+    QCOMPARE(selectionOf(navigator, tree->currentIndex()), selected);
     QVERIFY(tree->isExpanded(tree->currentIndex().parent()));  // the prompt opened by hand stays open
     QCOMPARE(context->selection(), selected);
   }
@@ -481,12 +495,7 @@ class TestNavigator : public QObject {
   void keyboardNavigationSelectsInTheContext() {
     auto context = makeContext();
     Navigator navigator(context.get());
-    QSignalSpy loaded(navigator.model(), &NavigatorModel::loaded);
-    QVERIFY(context->open(path_));
-    QVERIFY(loaded.wait(10000));
-    navigator.resize(500, 600);
-    navigator.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&navigator));
+    QVERIFY(openAndShow(*context, navigator, path_));
     QSignalSpy spy(context.get(), &SessionContext::selectionChanged);
     QTreeView* tree = navigator.tree();
     tree->setFocus();
@@ -503,7 +512,7 @@ class TestNavigator : public QObject {
     // A selection made elsewhere is shown here.
     const Selection other{context->selection().run, 2, 0};
     context->select(other);
-    QCOMPARE(navigator.model()->selectionAt(navigator.filter()->mapToSource(tree->currentIndex())), other);
+    QCOMPARE(selectionOf(navigator, tree->currentIndex()), other);
 
     QTest::keySequence(&navigator, QKeySequence::Find);
     QVERIFY(navigator.searchField()->hasFocus());
@@ -516,26 +525,20 @@ class TestNavigator : public QObject {
   void followingASelectionClosesOnlyWhatItOpened() {
     auto context = makeContext();
     Navigator navigator(context.get());
-    QSignalSpy loaded(navigator.model(), &NavigatorModel::loaded);
-    QVERIFY(context->open(path_));
-    QVERIFY(loaded.wait(10000));
-    navigator.resize(500, 600);
-    navigator.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&navigator));
+    QVERIFY(openAndShow(*context, navigator, path_));
     QTreeView* tree = navigator.tree();
     QAbstractItemModel* shown = tree->model();
     const QModelIndex run = shown->index(0, 0);
     QVERIFY(shown->rowCount(run) >= 3);
-    const dfi::session::RunId runId = navigator.model()->selectionAt(navigator.filter()->mapToSource(run)).run;
+    const dfi::session::RunId runId = selectionOf(navigator, run).run;
     auto response = [&](int prompt) { return shown->index(prompt, 0, run); };
     auto firstStepOf = [&](int prompt) {
-      const QModelIndex step = shown->index(0, 0, response(prompt));
-      return navigator.model()->selectionAt(navigator.filter()->mapToSource(step));
+      return selectionOf(navigator, shown->index(0, 0, response(prompt)));
     };
     tree->expand(response(0));  // opened by hand
     for (int prompt : {1, 2}) {
       context->select(firstStepOf(prompt));
-      QCOMPARE(navigator.model()->selectionAt(navigator.filter()->mapToSource(tree->currentIndex())).prompt, prompt);
+      QCOMPARE(selectionOf(navigator, tree->currentIndex()).prompt, prompt);
       QCOMPARE(context->selection().run, runId);
     }
     QVERIFY(tree->isExpanded(response(0)));
