@@ -92,16 +92,19 @@ void NavigatorModel::searchTokenText(const QString& query) {
   pool_.start([this, search, query, shared, prompts = std::move(prompts)] {
     // A step's text: its tokens' bytes joined, then decoded (a character may span two tokens).
     std::unordered_map<session::TokenId, std::string> bytes;  // read once per token
+    // The bytes of the tokens of a response's steps not read yet, in one read per response.
+    auto readTokens = [&](const std::vector<session::StepRecord>& steps) {
+      std::vector<session::TokenId> unread;
+      for (const session::StepRecord& step : steps)
+        for (const auto* tokens : {&step.draftTokens, &step.targetTokens})
+          for (session::TokenId id : *tokens)
+            if (!bytes.contains(id)) unread.push_back(id);
+      for (const session::TokenString& s : shared->tokenStrings(unread)) bytes.emplace(s.tokenId, s.raw);
+      for (session::TokenId id : unread) bytes.emplace(id, std::string());  // no string recorded
+    };
     auto decoded = [&](const std::vector<session::TokenId>& tokens) {
       std::string text;
-      for (session::TokenId id : tokens) {
-        auto it = bytes.find(id);
-        if (it == bytes.end()) {
-          const std::optional<session::TokenString> s = shared->tokenString(id);
-          it = bytes.emplace(id, s ? s->raw : std::string()).first;
-        }
-        text += it->second;
-      }
+      for (session::TokenId id : tokens) text += bytes.at(id);
       return QString::fromStdString(text);
     };
     std::vector<session::StepId> matches;
@@ -109,7 +112,9 @@ void NavigatorModel::searchTokenText(const QString& query) {
       for (const auto& [run, ids] : prompts)
         for (session::PromptId prompt : ids) {
           if (search != searchGeneration_) return;  // a newer query
-          for (const session::StepRecord& step : shared->steps(run, prompt))
+          const std::vector<session::StepRecord> steps = shared->steps(run, prompt);
+          readTokens(steps);
+          for (const session::StepRecord& step : steps)
             if (decoded(step.draftTokens).contains(query, Qt::CaseInsensitive) ||
                 decoded(step.targetTokens).contains(query, Qt::CaseInsensitive))
               matches.push_back(step.stepId);

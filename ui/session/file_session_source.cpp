@@ -23,10 +23,6 @@ std::optional<session::StepRecord> FileSessionSource::step(session::StepId step)
 
 std::optional<session::TreeRecord> FileSessionSource::tree(session::StepId step) { return reader_->tree(step); }
 
-std::optional<session::TokenString> FileSessionSource::tokenString(session::TokenId token) {
-  return reader_->tokenString(token);
-}
-
 std::vector<session::TokenString> FileSessionSource::tokenStrings(std::span<const session::TokenId> tokens) {
   return reader_->tokenStrings(tokens);
 }

@@ -23,7 +23,6 @@ class FileSessionSource : public SessionSource {
   std::vector<session::StepRecord> steps(session::RunId run, session::PromptId prompt) override;
   std::optional<session::StepRecord> step(session::StepId step) override;
   std::optional<session::TreeRecord> tree(session::StepId step) override;
-  std::optional<session::TokenString> tokenString(session::TokenId token) override;
   std::vector<session::TokenString> tokenStrings(std::span<const session::TokenId> tokens) override;
   std::vector<session::StatisticRecord> statistics(session::RunId run, session::StepId step) override;
   std::vector<session::TensorInfo> tensors(session::RunId run, session::StepId step) override;

@@ -288,10 +288,6 @@ bool SessionContext::forEachStepSummary(session::RunId run,
   });
 }
 
-namespace {
-QString missingTokenText(session::TokenId token) { return QStringLiteral("#%1").arg(token); }
-}  // namespace
-
 void SessionContext::prefetchTokenTexts(std::span<const session::TokenId> tokens) {
   std::vector<session::TokenId> unread;
   for (const session::TokenId token : tokens)
@@ -301,17 +297,15 @@ void SessionContext::prefetchTokenTexts(std::span<const session::TokenId> tokens
   unread.erase(std::unique(unread.begin(), unread.end()), unread.end());
   for (const session::TokenString& s : checked("token strings", [&] { return source_->tokenStrings(unread); }))
     tokenTexts_.emplace(s.tokenId, QString::fromStdString(s.display));
-  for (const session::TokenId token : unread) tokenTexts_.emplace(token, missingTokenText(token));  // no string
+  // The ones the session has no string for, as tokenText says them.
+  for (const session::TokenId token : unread) tokenTexts_.emplace(token, QStringLiteral("#%1").arg(token));
 }
 
 QString SessionContext::tokenText(session::TokenId token) {
   // A token the records do not have (an imported run's slots past what the other pipeline kept).
   if (token < 0) return QStringLiteral("?");
-  if (auto it = tokenTexts_.find(token); it != tokenTexts_.end()) return it->second;
-  std::optional<session::TokenString> s = checked("a token string", [&] { return source_->tokenString(token); });
-  QString text = s ? QString::fromStdString(s->display) : missingTokenText(token);
-  tokenTexts_.emplace(token, text);
-  return text;
+  prefetchTokenTexts({&token, 1});
+  return tokenTexts_.at(token);
 }
 
 }  // namespace dfi::ui

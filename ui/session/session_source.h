@@ -26,7 +26,6 @@ class SessionSource {
   virtual std::optional<session::StepRecord> step(session::StepId step) = 0;
   // The DDTree verified at a step, when the run recorded one.
   virtual std::optional<session::TreeRecord> tree(session::StepId step) = 0;
-  virtual std::optional<session::TokenString> tokenString(session::TokenId token) = 0;
   // Those of `tokens` the session has, in one read.
   virtual std::vector<session::TokenString> tokenStrings(std::span<const session::TokenId> tokens) = 0;
   // Statistics and tensors recorded for a step (step 0: the run's own), and a tensor's bytes.
