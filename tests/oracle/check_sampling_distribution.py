@@ -113,6 +113,12 @@ def accept_length(step):
     return step["counted"] if step["counted"] > 0 else step["accepted"] + 1
 
 
+def committed_tokens(step):
+    """The tokens a step added to its response: its accepted drafts and the bonus, as many as it
+    counted (a budget or a stop token cuts the last step short)."""
+    return (list(step["drafts"][:step["accepted"]]) + [step["bonus"]])[:accept_length(step)]
+
+
 def check_records_explain_acceptance(steps):
     for s in steps:
         assert len(s["p"]) == len(s["q"]) == len(s["u"]) == len(s["drafts"]) > 0, s
@@ -189,8 +195,7 @@ def engine_outputs(steps):
     responses = {}
     for s in steps:
         out = responses.setdefault((s["run"], s["prompt"]), [s["anchor"]])
-        committed = list(s["drafts"][:s["accepted"]]) + [s["bonus"]]
-        out += committed[:accept_length(s)]
+        out += committed_tokens(s)
     return list(responses.values())
 
 
@@ -238,8 +243,7 @@ def classified_tokens(steps, prompts):
             tokens.append((key, len(sequences[key]) - 1, ("first",)))
         sequence, start, drafts = sequences[key], s["position"], s["drafts"]
         assert start == len(sequence) - 1 and sequence[start] == s["anchor"], f"step {s['index']} of {key} is astray"
-        committed = list(drafts[:s["accepted"]]) + [s["bonus"]]
-        for i, token in enumerate(committed[:accept_length(s)]):
+        for i, token in enumerate(committed_tokens(s)):
             slot = "bonus" if i == len(drafts) else f"slot {i + 1}"
             tokens.append((key, len(sequence), (slot, "past a rejection") if len(sequence) in past[key] else (slot,)))
             sequence.append(int(token))
