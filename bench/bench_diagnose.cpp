@@ -47,7 +47,7 @@ nlohmann::json timingsOf(const fs::path& session, const std::string& hypothesis)
 int main() {
   const fs::path dir = fs::temp_directory_path() / "dfi-bench-diagnose";
   fs::create_directories(dir);
-  engine::CancellationToken cancel;
+  CancellationToken cancel;
 
   // One teacher-forced pass as `run --mode teacher` makes it, bare (no parity check, as the
   // battery's passes) and with its default train/eval parity check.

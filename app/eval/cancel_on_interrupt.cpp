@@ -6,7 +6,7 @@ namespace dfi::eval {
 namespace {
 
 // A signal handler reaches the token only through a global; CancellationToken's flag is atomic.
-engine::CancellationToken* activeToken = nullptr;
+CancellationToken* activeToken = nullptr;
 
 void onInterrupt(int) {
   if (activeToken) activeToken->cancel();
@@ -14,7 +14,7 @@ void onInterrupt(int) {
 
 }  // namespace
 
-CancelOnInterrupt::CancelOnInterrupt(engine::CancellationToken& token) {
+CancelOnInterrupt::CancelOnInterrupt(CancellationToken& token) {
   activeToken = &token;
   std::signal(SIGINT, onInterrupt);
 }

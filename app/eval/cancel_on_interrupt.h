@@ -3,13 +3,13 @@
 // the prompt in progress), so what it recorded stays a whole session. For the life of the
 // guard; one command at a time holds one.
 
-#include "dfi/engine/evaluation.h"
+#include "dfi/base/cancellation.h"
 
 namespace dfi::eval {
 
 class CancelOnInterrupt {
  public:
-  explicit CancelOnInterrupt(engine::CancellationToken& token);
+  explicit CancelOnInterrupt(CancellationToken& token);
   ~CancelOnInterrupt();  // Ctrl-C ends the process again
   CancelOnInterrupt(const CancelOnInterrupt&) = delete;
   CancelOnInterrupt& operator=(const CancelOnInterrupt&) = delete;

@@ -40,7 +40,7 @@ int diagnoseIntoSession(const engine::DiagnosisSettings& settings, const std::st
   ProgressReporter progress(output.progress);
   session::Writer writer(sessionPath, {.mode = output.mode});
   engine::SessionSink sink(writer);
-  engine::CancellationToken cancel;
+  CancellationToken cancel;
   const CancelOnInterrupt interrupt(cancel);
   int code = 0;
   try {

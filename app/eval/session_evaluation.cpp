@@ -61,7 +61,7 @@ int evaluate(const engine::EvaluationSettings& settings, const std::string& sess
   session::Writer writer(sessionPath,
                          {.mode = overwrite ? session::OpenMode::Overwrite : session::OpenMode::CreateNew});
   engine::SessionSink sink(writer);
-  engine::CancellationToken cancel;
+  CancellationToken cancel;
   const CancelOnInterrupt interrupt(cancel);
   try {
     const auto runs =

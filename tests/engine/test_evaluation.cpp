@@ -73,7 +73,7 @@ class Evaluation : public ::testing::Test {
     session = dir / "run.dfi";
     s::Writer writer(session.string());
     engine::SessionSink sink(writer);
-    engine::CancellationToken cancel;
+    CancellationToken cancel;
     summaries = engine::runEvaluation(settingsFor(dir), sink, [&](const auto& p) { progress.push_back(p); }, cancel);
     writer.close();
   }
@@ -270,7 +270,7 @@ TEST(EvaluationErrors, MismatchedDrafterIsRefusedBeforeAnyCompute) {
   s::Writer writer((dir / "run.dfi").string());
   engine::SessionSink sink(writer);
   try {
-    engine::runEvaluation(settings, sink, {}, engine::CancellationToken{});
+    engine::runEvaluation(settings, sink, {}, CancellationToken{});
     FAIL() << "expected a ValidationError";
   } catch (const ValidationError& e) {
     EXPECT_NE(std::string(e.what()).find("target_layer_ids"), std::string::npos) << e.what();
@@ -284,7 +284,7 @@ TEST(EvaluationErrors, CancellingKeepsAValidSession) {
   const fs::path dir = scratch("cancel");
   s::Writer writer((dir / "run.dfi").string());
   engine::SessionSink sink(writer);
-  engine::CancellationToken cancel;
+  CancellationToken cancel;
   auto settings = settingsFor(dir);
   // Cancel once the first prompt is done: its steps stay, the rest never starts.
   EXPECT_THROW(engine::runEvaluation(

@@ -102,7 +102,7 @@ void recordReference(const ImportOptions& o, std::optional<int> blockSize) {
   session::Writer writer(o.session, {.mode = std::filesystem::exists(o.session) ? session::OpenMode::Append
                                                                                  : session::OpenMode::CreateNew});
   engine::SessionSink sink(writer);
-  engine::CancellationToken cancel;
+  CancellationToken cancel;
   std::fprintf(stderr, "import: recording the reference (live greedy) into %s\n", o.session.c_str());
   engine::runEvaluation(settings, sink, [](const engine::EvaluationProgress&) {}, cancel);
   writer.close();

@@ -5,7 +5,6 @@
 // Every block becomes a record in a RecordSink. Torch-free API; the CLI (`run`, `serve`) and
 // the tests drive it.
 
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -13,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "dfi/base/cancellation.h"
 #include "dfi/analysis/acceptance.h"
 #include "dfi/analysis/attention_mask.h"
 #include "dfi/analysis/run_summary.h"
@@ -40,15 +40,6 @@ struct EvaluationProgress {
   double elapsedSeconds = 0;
   double etaSeconds = 0;
   std::string current;     // "drafter 1/2, prompt 3/10"
-};
-
-class CancellationToken {
- public:
-  void cancel() { cancelled_ = true; }
-  bool cancelled() const { return cancelled_; }
-
- private:
-  std::atomic<bool> cancelled_{false};
 };
 
 // One response of a run (a prompt's generation, or its teacher-forced replay), for intervals
