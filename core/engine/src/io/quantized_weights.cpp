@@ -11,8 +11,6 @@
 namespace dfi::engine {
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // grid [ceil(R / rows), ceil(C / cols)] -> [R, C], each entry repeated over its rows x cols.
 at::Tensor expandGrid(const at::Tensor& grid, int64_t rows, int64_t cols, int64_t r, int64_t c) {
   return grid.repeat_interleave(rows, 0).narrow(0, 0, r).repeat_interleave(cols, 1).narrow(1, 0, c);
