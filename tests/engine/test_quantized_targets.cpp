@@ -33,10 +33,10 @@ std::unique_ptr<TargetModel> loadTarget(const std::filesystem::path& dir) {
 class QuantizedTarget : public ::testing::TestWithParam<std::string> {};
 
 INSTANTIATE_TEST_SUITE_P(Formats, QuantizedTarget,
-                         ::testing::Values("fp8_block", "fp8_block_ragged", "ct_w4_group", "ct_w4_group_asym",
-                                           "ct_w8_channel", "ct_w4_channel_asym", "ct_fp8_tensor", "ct_fp8_channel",
-                                           "ct_fp8_block", "ct_nvfp4", "modelopt_nvfp4", "gptq", "gptq_act_order",
-                                           "awq"));
+                         ::testing::Values("fp8_block", "fp8_block_moe", "fp8_block_ragged", "ct_w4_group",
+                                           "ct_w4_group_asym", "ct_w8_channel", "ct_w4_channel_asym", "ct_fp8_tensor",
+                                           "ct_fp8_channel", "ct_fp8_block", "ct_nvfp4", "modelopt_nvfp4", "gptq",
+                                           "gptq_act_order", "awq"));
 
 TEST_P(QuantizedTarget, DequantisedWeightsAreTheReferencesBitForBit) {
   const std::filesystem::path dir = fixture(GetParam());

@@ -12,6 +12,9 @@ The quantisers and the references:
   fp8_block          transformers' FP8 quantiser (integrations/finegrained_fp8.py Fp8Quantize,
                      weight_block_size [32, 32]) writes the checkpoint; transformers loads it with
                      FineGrainedFP8Config(dequantize=True) (its Fp8Dequantize) as the reference
+  fp8_block_moe      the same on a Qwen3-MoE (four experts, stored one tensor per expert as
+                     save_pretrained writes them; the router stays unquantised); transformers
+                     dequantises the experts into its stacked layout, split back per expert here
   fp8_block_ragged   weight_block_size [64, 48]: blocks that do not divide the weights (the last
                      ones partial), quantised here per block as Fp8Quantize does per whole block;
                      reference: transformers' _dequantize_fp8_weight (the path that handles
@@ -64,7 +67,8 @@ from pathlib import Path
 import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
-from transformers import AutoModelForCausalLM, FineGrainedFP8Config, Qwen3Config, Qwen3ForCausalLM
+from transformers import (AutoModelForCausalLM, FineGrainedFP8Config, Qwen3Config, Qwen3ForCausalLM, Qwen3MoeConfig,
+                          Qwen3MoeForCausalLM)
 from transformers.integrations.finegrained_fp8 import Fp8Quantize, _dequantize_fp8_weight
 from transformers.utils.quantization_config import CompressedTensorsConfig
 
@@ -75,14 +79,25 @@ FP8_MAX = torch.finfo(torch.float8_e4m3fn).max  # 448
 E2M1 = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
 
 
-def qwen3(intermediate=128):
+GEOMETRY = dict(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                head_dim=16, tie_word_embeddings=False, initializer_range=0.2, max_position_embeddings=256)
+
+
+def qwen3():
     """Two layers, GQA, untied head. Weights of order one (initializer_range 0.2) and perturbed
     norms, so the logits are of order one and the 1e-5 tolerance means something."""
     torch.manual_seed(SEED)
-    config = Qwen3Config(vocab_size=VOCAB, hidden_size=64, intermediate_size=intermediate, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, head_dim=16, tie_word_embeddings=False,
-                         initializer_range=0.2, max_position_embeddings=256)
-    model = Qwen3ForCausalLM(config)
+    return perturbed_bf16(Qwen3ForCausalLM(Qwen3Config(intermediate_size=128, **GEOMETRY)))
+
+
+def qwen3_moe():
+    """The same with four experts of 32 (two a token) in every layer, stored one tensor per expert."""
+    torch.manual_seed(SEED)
+    return perturbed_bf16(Qwen3MoeForCausalLM(Qwen3MoeConfig(intermediate_size=128, moe_intermediate_size=32, num_experts=4,
+                                                             num_experts_per_tok=2, norm_topk_prob=True, **GEOMETRY)))
+
+
+def perturbed_bf16(model):
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("norm.weight"):
@@ -139,9 +154,20 @@ class _Quantizer:
         self.quantization_config = config
 
 
-def fp8_block(out: Path):
-    model_dir = out / "fp8_block"
-    qwen3().save_pretrained(model_dir)
+def per_expert(state: dict, name: str):
+    """A per-expert weight's value in transformers' stacked experts (gate_up_proj [E, 2I, H]: gate
+    rows, then up rows; down_proj [E, H, I])."""
+    prefix, expert, proj = name.rsplit(".", 3)[0], int(name.split(".")[-3]), name.split(".")[-2]
+    stacked = state[prefix + (".down_proj" if proj == "down_proj" else ".gate_up_proj")][expert]
+    if proj == "down_proj":
+        return stacked
+    half = stacked.shape[0] // 2
+    return stacked[:half] if proj == "gate_proj" else stacked[half:]
+
+
+def fp8_block(out: Path, name="fp8_block", build=qwen3):
+    model_dir = out / name
+    build().save_pretrained(model_dir)
     tensors = load_file(str(model_dir / "model.safetensors"))
     quantize = Fp8Quantize(_Quantizer(FineGrainedFP8Config(weight_block_size=(32, 32))))
     for name in projections(tensors):
@@ -151,7 +177,8 @@ def fp8_block(out: Path):
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32,
                                                  quantization_config=FineGrainedFP8Config(dequantize=True)).eval()
     state = model.state_dict()
-    write_references(model_dir, {k: state[k] for k in projections(tensors)}, model)
+    write_references(model_dir, {k: per_expert(state, k) if ".mlp.experts." in k else state[k]
+                                 for k in projections(tensors)}, model)
 
 
 def fp8_block_ragged(out: Path):
@@ -392,6 +419,7 @@ def main():
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     fp8_block(out)
+    fp8_block(out, "fp8_block_moe", qwen3_moe)
     fp8_block_ragged(out)
     for name in ("ct_w4_group", "ct_w4_group_asym", "ct_w8_channel", "ct_w4_channel_asym", "ct_fp8_tensor",
                  "ct_fp8_channel", "ct_fp8_block", "ct_nvfp4"):
