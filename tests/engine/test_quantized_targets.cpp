@@ -64,7 +64,10 @@ TEST_P(QuantizedTarget, Fp32LogitsMatchTheDequantisedModelInTransformers) {
   const ForwardOutput out = model->forward(referenceTensor(reference, "input_ids").unsqueeze(0), nullptr);
   const at::Tensor expected = referenceTensor(reference, "logits");
   const double diff = maxAbsDiff(out.logits[0], expected);
-  EXPECT_LE(diff, 1e-5);
+  // The dequantised weights are bit-identical (the test above); what remains is fp32 rounding in
+  // another order. The MoE's routed experts add up in another order on the ATen path than in
+  // transformers (measured 1.05e-5 there, 6.7e-6 with the CPU kernels), hence its 2e-5.
+  EXPECT_LE(diff, GetParam() == "fp8_block_moe" ? 2e-5 : 1e-5);
   std::printf("%s: fp32 logits max abs diff %.3g (logits up to %.3g)\n", GetParam().c_str(), diff,
               expected.abs().max().item<double>());
 }
@@ -99,8 +102,8 @@ void expectRefused(const std::string& name, const std::vector<std::string>& part
 
 TEST(QuantizedTargetErrors, ScaleShapeThatDisagreesWithTheBlockSize) {
   expectRefused<ValidationError>("fp8_block_size_disagrees",
-                                 {"model.safetensors", "model.layers.0.self_attn.q_proj.weight_scale_inv", "weight_block_size",
-                                  "has shape [2, 2]", "implies [4, 2]", "[64, 64]"});
+                                 {"model.safetensors", "model.layers.0.mlp.gate_proj.weight_scale_inv", "weight_block_size",
+                                  "has shape [4, 2]", "implies [8, 2]", "[128, 64]"});
 }
 
 TEST(QuantizedTargetErrors, PackedTensorOfTheWrongLength) {
@@ -108,19 +111,19 @@ TEST(QuantizedTargetErrors, PackedTensorOfTheWrongLength) {
                                  {"model.safetensors", "model.layers.0.self_attn.q_proj.weight_packed", "num_bits 4",
                                   "has shape [64, 7]", "implies [64, 8]"});
   expectRefused<ValidationError>("ct_w4_num_bits_disagrees",
-                                 {"model.safetensors", "model.layers.0.self_attn.q_proj.weight_packed", "num_bits 8",
-                                  "has shape [64, 8]", "implies [64, 16]"});
+                                 {"model.safetensors", "model.layers.0.mlp.gate_proj.weight_packed", "num_bits 8",
+                                  "has shape [128, 8]", "implies [128, 16]"});
 }
 
 TEST(QuantizedTargetErrors, GroupSizeThatDisagreesWithTheZeroPoints) {
   expectRefused<ValidationError>("gptq_group_size_disagrees",
-                                 {"model.safetensors", "model.layers.0.self_attn.q_proj.qzeros", "group_size 64",
-                                  "has shape [2, 8]", "implies [1, 8]"});
+                                 {"model.safetensors", "model.layers.0.mlp.gate_proj.qzeros", "group_size 64",
+                                  "has shape [2, 16]", "implies [1, 16]"});
 }
 
 TEST(QuantizedTargetErrors, ActOrderGptqWithoutGIdx) {
   expectRefused<ValidationError>("gptq_act_order_without_g_idx",
-                                 {"model.safetensors", "model.layers.0.self_attn.q_proj.g_idx", "desc_act"});
+                                 {"model.safetensors", "model.layers.0.mlp.gate_proj.g_idx", "desc_act"});
 }
 
 // Config-level refusals: the JSON path of the field and the value, before any tensor is read.
