@@ -11,6 +11,7 @@
 
 #include "dfi/base/error.h"
 #include "dfi/modelspec/config_error.h"
+#include "dfi/modelspec/parameter_count.h"
 #include "dfi/modelspec/target_config.h"
 #include "dfi/tensorfile/checkpoint.h"
 #include "io/quantized_weights.h"
@@ -84,6 +85,20 @@ TEST_P(QuantizedTarget, Bf16LoadIsTheFp32LoadRounded) {
   const at::Tensor bf16 = WeightLoader(checkpoint, at::kBFloat16, quantized).load(first.name, first.shape, at::kCPU);
   ASSERT_EQ(bf16.scalar_type(), at::kBFloat16);
   EXPECT_TRUE(at::equal(bf16, fp32.to(at::kBFloat16)));
+}
+
+// `info` and the memory plan count the dequantised parameters (what the compute dtype will
+// hold), not the packed words or the scales: every format of the same Qwen3 counts as its FP8
+// copy, which stores one value per parameter.
+TEST_P(QuantizedTarget, ParametersAreTheDequantisedOnes) {
+  if (GetParam() == "fp8_block_moe") GTEST_SKIP() << "another geometry";
+  const auto parameters = [](const std::string& name) {
+    const std::filesystem::path dir = fixture(name);
+    return modelspec::countTargetParameters(tensorfile::Checkpoint::open(dir),
+                                            modelspec::parseTargetConfig(dir / "config.json"))
+        .total();
+  };
+  EXPECT_EQ(parameters(GetParam()), parameters("fp8_block"));
 }
 
 // --- bad input -----------------------------------------------------------------------------
