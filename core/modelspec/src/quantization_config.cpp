@@ -6,29 +6,12 @@
 namespace dfi::modelspec {
 
 bool moduleNameMatches(const std::string& pattern, const std::string& module) {
-  if (pattern.rfind("re:", 0) == 0) {
-    try {
-      return std::regex_search(module, std::regex(pattern.substr(3)), std::regex_constants::match_continuous);
-    } catch (const std::regex_error&) {
-      return false;  // a Python-only construct; the module is then not named by it
-    }
+  if (pattern.rfind("re:", 0) != 0) return module == pattern;
+  try {
+    return std::regex_search(module, std::regex(pattern.substr(3)), std::regex_constants::match_continuous);
+  } catch (const std::regex_error&) {
+    return false;  // a construct only Python's re knows; the module is then not named by it
   }
-  if (pattern.find('*') != std::string::npos) {
-    std::string expression;
-    for (const char ch : pattern) {
-      if (ch == '*') expression += ".*";
-      else if (std::string_view(".[]()+?^$|\\{}").find(ch) != std::string_view::npos) expression += std::string("\\") + ch;
-      else expression += ch;
-    }
-    return std::regex_match(module, std::regex(expression));
-  }
-  if (module == pattern) return true;
-  // "lm_head" names "lm_head", "mlp.gate" names "model.layers.3.mlp.gate", "model.layers.0"
-  // names every module under it (transformers' modules_to_not_convert reads all three).
-  const bool suffix = module.size() > pattern.size() && module.compare(module.size() - pattern.size(), pattern.size(), pattern) == 0 &&
-                      module[module.size() - pattern.size() - 1] == '.';
-  const bool prefix = module.size() > pattern.size() && module.compare(0, pattern.size(), pattern) == 0 && module[pattern.size()] == '.';
-  return suffix || prefix;
 }
 
 bool QuantizationConfig::keepsUnquantized(const std::string& module) const {
@@ -186,7 +169,7 @@ void readGptqAwq(const ConfigObject& q, const std::string& method, QuantizationC
   c.modulesToNotConvert = q.optionalStringList("modules_to_not_convert").value_or(std::vector<std::string>{});
   if (c.kind == QuantMethod::Gptq) {
     c.descAct = q.optionalBool("desc_act").value_or(false);
-    c.symmetric = q.optionalBool("sym").value_or(true);
+    // sym changes nothing here: symmetric checkpoints store their zero points too.
     const std::string format = q.optionalString("checkpoint_format").value_or("gptq");
     if (format != "gptq" && format != "gptq_v2")
       q.problems().add(q.pathOf("checkpoint_format"), "GPTQ checkpoint_format \"" + format +

@@ -46,7 +46,9 @@ struct QuantizationConfig {
   QuantMethod kind = QuantMethod::Mxfp4;
   std::string method;  // as written: "mxfp4", "fp8", "compressed-tensors", ...; `info` shows it
   // Modules kept in the checkpoint's float dtype (modules_to_not_convert, compressed-tensors'
-  // ignore, ModelOpt's exclude_modules), as written: names, "re:" expressions or * wildcards.
+  // ignore, ModelOpt's exclude_modules), as written. Which weights are stored quantised is read
+  // from the checkpoint (a weight with its scales); compressed-tensors' list also says which
+  // config group a module is not in (keepsUnquantized).
   std::vector<std::string> modulesToNotConvert;
   // fp8: [rows, cols] of the weight one scale covers; absent: one scale for the whole tensor.
   std::optional<std::array<int64_t, 2>> weightBlockSize;
@@ -55,20 +57,18 @@ struct QuantizationConfig {
   int groupSize = 0;
   int bits = 0;             // gptq, awq
   bool descAct = false;     // gptq: act-order, rows permuted into groups by g_idx
-  bool symmetric = true;    // gptq: sym
   // gptq: the stored zero points are one less than the ones used (checkpoint_format "gptq",
   // GPTQ's v1 layout) or exact ("gptq_v2").
   bool zeroPointsOffByOne = true;
 
-  // Whether `module` (a weight's name less ".weight") is listed as kept unquantised.
+  // Whether `module` (a weight's name less ".weight") is on compressed-tensors' ignore list.
   bool keepsUnquantized(const std::string& module) const;
   // The compressed-tensors group whose targets name `module`, if any.
   const CompressedTensorsGroup* groupOf(const std::string& module) const;
 };
 
-// "re:<expr>" a regular expression that must match from the start (Python's re.match, as
-// compressed-tensors applies it), a pattern with * a wildcard (ModelOpt, fnmatch), anything
-// else the module name itself or a dotted suffix of it ("lm_head" names "lm_head").
+// compressed-tensors' rule for targets and ignore entries: "re:<expr>" a regular expression that
+// must match from the start (Python's re.match), anything else the module name itself.
 bool moduleNameMatches(const std::string& pattern, const std::string& module);
 
 }  // namespace dfi::modelspec
