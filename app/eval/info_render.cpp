@@ -76,7 +76,7 @@ void geometry(std::ostream& out, const json& g, bool drafter) {
     if (g.contains("mlp_bias")) extras += std::string(extras.empty() ? "" : ", ") + "MLP biases";
     if (g.contains("quantization"))
       extras += std::string(extras.empty() ? "" : ", ") + g["quantization"].get<std::string>() +
-                " experts (dequantised at load)";
+                (g["quantization"] == "mxfp4" ? " experts" : " weights") + " (dequantised at load)";
     out << "  features   " << extras << "\n";
   }
   out << "  rope       " << rope(g["rope"]) << "\n";
@@ -148,7 +148,9 @@ std::string renderModel(const json& m) {
   if (m.contains("memory")) memory(out, m["memory"]);
   if (const json& layout = m["weight_layout"]; layout.is_null()) {
     if (!m["weights"].is_null() && m["validation"]["valid"].get<bool>())
-      out << "  layout     not checked (no fixed tensor layout known for this family)\n";
+      out << "  layout     not checked (" << (m["geometry"].contains("quantization") ? "quantised weights are checked at load"
+                                                                                        : "no fixed tensor layout known for this family")
+          << ")\n";
   } else {
     const json& issues = layout["issues"];
     if (issues.empty()) {

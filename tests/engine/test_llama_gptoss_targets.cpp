@@ -115,7 +115,7 @@ TEST(LlamaGptOssConfig, FamiliesReadAsTransformersDefinesThem) {
 }
 
 TEST(LlamaGptOssConfig, OtherQuantisationMethodsAreRefusedByName) {
-  for (const std::string method : {"gptq", "awq", "fp8"}) {
+  for (const std::string method : {"bitsandbytes", "hqq", "quark"}) {
     const std::string json = R"({"model_type": "gpt_oss", "num_hidden_layers": 2, "hidden_size": 64,
         "intermediate_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 10,
         "num_local_experts": 4, "quantization_config": {"quant_method": ")" + method + R"("}})";

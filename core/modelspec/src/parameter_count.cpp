@@ -31,10 +31,18 @@ void add(PartParameters& part, std::uint64_t parameters, bool routed) {
 
 }  // namespace
 
-std::uint64_t storedParameters(const tensorfile::TensorInfo& info) {
+std::uint64_t storedParameters(const tensorfile::TensorInfo& info, int packedBits) {
   const auto elements = static_cast<std::uint64_t>(info.numel());
+  static constexpr std::string_view kMetadata[] = {"_scale_inv", ".weight_scale", ".weight_scale_2", ".weight_global_scale",
+                                                   ".input_scale", ".input_global_scale", ".weight_zero_point",
+                                                   ".weight_shape", ".activation_scale", ".qzeros", ".scales", ".g_idx"};
+  for (const std::string_view suffix : kMetadata)
+    if (endsWith(info.name, suffix)) return 0;
+  if (info.dtype == tensorfile::DType::I32 && (endsWith(info.name, ".weight_packed") || endsWith(info.name, ".qweight")))
+    return elements * 32 / static_cast<std::uint64_t>(packedBits);
   if (info.dtype != tensorfile::DType::U8) return elements;
-  if (endsWith(info.name, "_blocks")) return 2 * elements;
+  if (endsWith(info.name, "_blocks") || endsWith(info.name, ".weight_packed") || endsWith(info.name, ".weight"))
+    return 2 * elements;
   if (endsWith(info.name, "_scales")) return 0;
   return elements;
 }
@@ -57,9 +65,14 @@ TargetParameters countTargetParameters(const tensorfile::Checkpoint& checkpoint,
   out.layers.resize(static_cast<std::size_t>(config.numHiddenLayers));
   if (config.moe && config.moe->numExperts > 0)
     out.routedShare = static_cast<double>(config.moe->numExpertsPerToken) / config.moe->numExperts;
+  // Integers packed in int32 words: compressed-tensors' num_bits (one width per checkpoint in
+  // practice), GPTQ's and AWQ's bits.
+  int packedBits = 4;
+  if (config.quantization && !config.quantization->groups.empty()) packedBits = config.quantization->groups.front().weights.numBits;
+  if (config.quantization && config.quantization->bits > 0) packedBits = config.quantization->bits;
   for (const std::string& name : checkpoint.names()) {
     const tensorfile::TensorInfo& info = checkpoint.info(name);
-    const std::uint64_t parameters = storedParameters(info);
+    const std::uint64_t parameters = storedParameters(info, packedBits);
     const std::optional<int> layer = layerOf(name);
     if (layer && *layer >= 0 && *layer < config.numHiddenLayers) {
       add(out.layers[static_cast<std::size_t>(*layer)], parameters, name.find(".mlp.experts.") != std::string::npos);

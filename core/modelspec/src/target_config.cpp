@@ -6,6 +6,7 @@
 #include "decoder_geometry.h"
 #include "families/family_module.h"
 #include "families/qwen_moe_fields.h"
+#include "quantization_config.h"
 #include "rope_field.h"
 
 namespace dfi::modelspec {
@@ -58,27 +59,11 @@ void checkArchitectures(const ConfigObject& root, const ModelTypeSpec& spec,
   }
 }
 
-// Weight quantisation: a method the family's module lists is dequantised at load (MXFP4
-// experts of gpt-oss); every other method (GPTQ, AWQ, FP8 block scales, bitsandbytes...) would
-// be misread as plain weights, so it is refused by name.
+// Weight quantisation (quantization_config.cpp): a method the engine cannot dequantise would be
+// misread as plain weights, so it is refused by name.
 void readQuantization(const ConfigObject& top, const FamilyModule& family, TargetConfig& c) {
-  std::optional<ConfigObject> q = top.optionalObject("quantization_config");
-  if (!q) return;
-  std::optional<std::string> method = q->optionalString("quant_method");
-  if (!method) {
-    top.problems().add(q->pathOf("quant_method"), "required in a quantization_config (supported: mxfp4)");
-    return;
-  }
-  const std::vector<std::string>& methods = family.quantizationMethods;
-  if (std::find(methods.begin(), methods.end(), *method) == methods.end()) {
-    top.problems().add(q->pathOf("quant_method"),
-                       "quantization method \"" + *method + "\" is not supported for model_type " + c.modelType +
-                           " (supported: mxfp4 for gpt_oss experts; dequantize the checkpoint to bf16 first)");
-    return;
-  }
-  c.quantization = QuantizationConfig{
-      .method = *method,
-      .modulesToNotConvert = q->optionalStringList("modules_to_not_convert").value_or(std::vector<std::string>{})};
+  if (std::optional<ConfigObject> q = top.optionalObject("quantization_config"))
+    c.quantization = detail::readQuantizationConfig(*q, c.modelType, family.quantizationMethods);
 }
 
 }  // namespace
@@ -182,7 +167,9 @@ TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string&
 }
 
 TargetConfig parseTargetConfig(const std::filesystem::path& configJson) {
-  return parseTargetConfigText(detail::readConfigFile(configJson), configJson.string());
+  TargetConfig c = parseTargetConfigText(detail::readConfigFile(configJson), configJson.string());
+  if (!c.quantization) c.quantization = detail::readHfQuantConfig(configJson.parent_path());
+  return c;
 }
 
 }  // namespace dfi::modelspec

@@ -62,9 +62,9 @@ void denseBlockTail(LayoutBuilder& b, const std::string& p, std::int64_t hidden,
 }  // namespace
 
 std::optional<std::vector<ExpectedTensor>> expectedTargetTensors(const TargetConfig& c) {
-  // Expert layouts (stacked or per expert, MXFP4 blocks) and the families without a fixed
-  // layout are checked at load.
-  if (!c.traits.fixedTensorLayout || c.moe) return std::nullopt;
+  // Expert layouts (stacked or per expert, MXFP4 blocks), the families without a fixed layout
+  // and quantised weights (each format's parts) are checked at load.
+  if (!c.traits.fixedTensorLayout || c.moe || c.quantization) return std::nullopt;
   LayoutBuilder b;
   b.add("model.embed_tokens.weight", {c.vocabSize, c.hiddenSize});
   for (int i = 0; i < c.numHiddenLayers; ++i) {

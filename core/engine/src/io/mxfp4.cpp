@@ -6,14 +6,12 @@
 #include <ATen/ATen.h>
 
 #include "dfi/base/error.h"
+#include "io/fp4_e2m1.h"
 #include "io/weight_loader.h"
 
 namespace dfi::engine {
 namespace {
 
-// FP4 E2M1 by code: sign bit 3, exponent bits 2-1, mantissa bit 0.
-constexpr std::array<float, 16> kFp4Values = {+0.0f, +0.5f, +1.0f, +1.5f, +2.0f, +3.0f, +4.0f, +6.0f,
-                                              -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
 constexpr int kScaleBias = 127;  // E8M0: the byte is the binary exponent plus 127
 constexpr int64_t kBlockBytes = 16;  // 32 values per scale
 
@@ -36,8 +34,8 @@ at::Tensor dequantizeMxfp4(const at::Tensor& blocks, const at::Tensor& scales, a
     const int exponent = static_cast<int>(sp[g]) - kScaleBias;
     for (int64_t i = 0; i < kBlockBytes; ++i) {
       const uint8_t byte = bp[g * kBlockBytes + i];
-      out[g * 2 * kBlockBytes + 2 * i] = std::ldexp(kFp4Values[byte & 0x0F], exponent);
-      out[g * 2 * kBlockBytes + 2 * i + 1] = std::ldexp(kFp4Values[byte >> 4], exponent);
+      out[g * 2 * kBlockBytes + 2 * i] = std::ldexp(kE2m1Values[byte & 0x0F], exponent);
+      out[g * 2 * kBlockBytes + 2 * i + 1] = std::ldexp(kE2m1Values[byte >> 4], exponent);
     }
   }
   std::vector<int64_t> shape(blocks.sizes().begin(), blocks.sizes().end() - 2);

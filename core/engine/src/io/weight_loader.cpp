@@ -3,11 +3,12 @@
 #include <ATen/ATen.h>
 
 #include "dfi/base/error.h"
+#include "io/quantized_weights.h"
 
 namespace dfi::engine {
 namespace {
 
-at::ScalarType scalarTypeOf(tensorfile::DType dtype, const tensorfile::TensorInfo& info) {
+at::ScalarType scalarTypeOf(tensorfile::DType dtype) {
   using tensorfile::DType;
   switch (dtype) {
     case DType::Bool: return at::kBool;
@@ -20,13 +21,10 @@ at::ScalarType scalarTypeOf(tensorfile::DType dtype, const tensorfile::TensorInf
     case DType::BF16: return at::kBFloat16;
     case DType::F32: return at::kFloat;
     case DType::F64: return at::kDouble;
-    case DType::F8_E4M3:
-    case DType::F8_E5M2: break;
+    case DType::F8_E4M3: return at::kFloat8_e4m3fn;
+    case DType::F8_E5M2: return at::kFloat8_e5m2;
   }
-  // FP8 weights need their block scales (a quantised checkpoint), which this engine does not read.
-  throw FormatError("tensor dtype " + std::string(tensorfile::dtypeName(dtype)) +
-                        " is not supported for model weights (expected F32, BF16 or F16)",
-                    {.file = info.file.string(), .item = info.name});
+  return at::kByte;  // unreachable: every DType is listed
 }
 
 }  // namespace
@@ -56,18 +54,41 @@ at::Tensor mappedTensor(const tensorfile::TensorView& view) {
   const tensorfile::TensorInfo& info = view.info();
   // The mapping is read-only; from_blob does not write, and callers convert before writing.
   return at::from_blob(const_cast<void*>(view.data()), info.shape,
-                       at::TensorOptions().dtype(scalarTypeOf(info.dtype, info)));
+                       at::TensorOptions().dtype(scalarTypeOf(info.dtype)));
+}
+
+const tensorfile::TensorInfo* WeightLoader::stored(const std::string& name) const {
+  return checkpoint_.contains(name) ? &checkpoint_.info(name) : nullptr;
+}
+
+std::string WeightLoader::fileOf(const std::string& name) const {
+  const tensorfile::TensorInfo* info = stored(name);
+  return info ? info->file.string() : checkpointPath();
+}
+
+at::Tensor WeightLoader::loadPart(const std::string& name, const std::vector<int64_t>& shape) const {
+  copied_.push_back(name);
+  return loadStored(name, shape);
 }
 
 at::Tensor WeightLoader::load(const std::string& name, const std::vector<int64_t>& expectedShape,
                               at::Device device) const {
+  if (quantized_)
+    if (std::optional<at::Tensor> dequantized = quantized_->load(*this, name, expectedShape))
+      return dequantized->to(device, dtype_);
   const at::Tensor mapped = loadStored(name, expectedShape);
-  if (!at::isFloatingType(mapped.scalar_type())) {
-    const tensorfile::TensorInfo& info = checkpoint_.info(name);
+  const tensorfile::TensorInfo& info = checkpoint_.info(name);
+  // FP8 values mean nothing without their scales: a quantised checkpoint read without its
+  // quantization_config, or a tensor its format does not cover.
+  if (info.dtype == tensorfile::DType::F8_E4M3 || info.dtype == tensorfile::DType::F8_E5M2)
+    throw FormatError("tensor dtype " + std::string(tensorfile::dtypeName(info.dtype)) +
+                          " holds quantised values whose scales this load does not apply (config.json's "
+                          "quantization_config names the format, e.g. quant_method fp8 with weight_scale_inv)",
+                      {.file = info.file.string(), .item = name});
+  if (!at::isFloatingType(mapped.scalar_type()))
     throw FormatError("tensor dtype " + std::string(tensorfile::dtypeName(info.dtype)) +
                           " is not a floating-point type",
                       {.file = info.file.string(), .item = name});
-  }
   at::Tensor loaded = mapped.to(device, dtype_);
   // A copy (to a GPU, or into another dtype) leaves the mapped pages unused: drop them from the
   // resident set, so loading a large target never holds a second host copy of its weights.

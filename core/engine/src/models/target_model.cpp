@@ -10,6 +10,7 @@
 #include "dfi/base/error.h"
 #include "dfi/engine/memory_plan.h"
 #include "evaluation/teacher_forced/hidden_stats.h"
+#include "io/quantized_weights.h"
 #include "io/weight_loader.h"
 #include "kernels/projection.h"
 #include "kernels/tensor_cast.h"
@@ -35,7 +36,7 @@ TargetModel::TargetModel(tensorfile::Checkpoint checkpoint, modelspec::TargetCon
       placement_(placeLayers(options, config_.numHiddenLayers)),
       rotary_(config_.rope, config_.headDim, config_.maxPositionEmbeddings) {
   c10::InferenceMode inference;
-  const WeightLoader weights(checkpoint_, placement_.dtype);
+  const WeightLoader weights(checkpoint_, placement_.dtype, quantizedWeightsFor(config_.quantization));
   const int64_t v = config_.vocabSize, h = config_.hiddenSize;
   embedTokens_ = weights.load("model.embed_tokens.weight", {v, h}, placement_.first);
   layers_.reserve(config_.numHiddenLayers);

@@ -15,8 +15,12 @@ namespace dfi::modelspec {
 
 // The parameters one stored tensor holds. MXFP4 weights (gpt-oss) are stored as U8 `*_blocks`,
 // two 4-bit values a byte, and U8 `*_scales`, one shared exponent per 32 values: the blocks hold
-// 2 parameters a byte and the scales none (they are quantisation metadata).
-std::uint64_t storedParameters(const tensorfile::TensorInfo& info);
+// 2 parameters a byte and the scales none (they are quantisation metadata). The other quantised
+// formats likewise: packed FP4 (`weight_packed` or ModelOpt's `weight` in U8) 2 a byte, packed
+// integers (`weight_packed`, `qweight` in I32) 32 / packedBits a word, and their scales, zero
+// points, global scales, input scales, `weight_shape` and `g_idx` none. So the plan of a quantised
+// target is of its dequantised weights.
+std::uint64_t storedParameters(const tensorfile::TensorInfo& info, int packedBits = 4);
 
 struct PartParameters {
   std::uint64_t total = 0;

@@ -16,6 +16,7 @@
 #include "dfi/modelspec/decoder_geometry.h"
 #include "dfi/modelspec/family_traits.h"
 #include "dfi/modelspec/layer_type.h"
+#include "dfi/modelspec/quantization_config.h"
 #include "dfi/modelspec/rope_config.h"
 
 namespace dfi::modelspec {
@@ -49,13 +50,6 @@ struct SwigluClamp {
   double limit = 7.0;
 };
 
-// quantization_config of a quantised checkpoint. Only MXFP4 (gpt-oss experts) is read; any
-// other method is refused by name at parse time.
-struct QuantizationConfig {
-  std::string method;                            // "mxfp4"
-  std::vector<std::string> modulesToNotConvert;  // kept in the checkpoint's float dtype
-};
-
 // The geometry is the DecoderGeometry base, read once for targets and drafters alike.
 struct TargetConfig : DecoderGeometry {
   TargetFamily family = TargetFamily::Qwen3;
@@ -80,7 +74,7 @@ struct TargetConfig : DecoderGeometry {
   int linearNumValueHeads = 0;
   std::optional<MoeConfig> moe;
   std::optional<SwigluClamp> swigluClamp;         // gpt-oss experts
-  std::optional<QuantizationConfig> quantization;  // absent: unquantised weights
+  std::optional<QuantizationConfig> quantization;  // absent: unquantised weights (quantization_config.h)
 
   std::optional<int> bosTokenId;
   std::vector<int> eosTokenIds;
@@ -89,6 +83,8 @@ struct TargetConfig : DecoderGeometry {
   int numLayersOfType(LayerType type) const;
 };
 
+// Also reads ModelOpt's hf_quant_config.json beside config.json when config.json has no
+// quantization_config.
 TargetConfig parseTargetConfig(const std::filesystem::path& configJson);
 // Same, from JSON text already in memory; `origin` names the source in error messages.
 TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string& origin);

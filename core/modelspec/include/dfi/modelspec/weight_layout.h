@@ -21,8 +21,9 @@ struct ExpectedTensor {
   std::vector<std::int64_t> shape;
 };
 
-// Text-engine names (after tensorfile::NameMapping::qwenText). Qwen3-Next and every mixture-of-experts
-// model are not covered (experts are stored in more than one layout): nullopt.
+// Text-engine names (after tensorfile::NameMapping::qwenText). Qwen3-Next, every mixture-of-experts
+// model (experts are stored in more than one layout) and quantised checkpoints (each format's
+// parts, checked at load) are not covered: nullopt.
 std::optional<std::vector<ExpectedTensor>> expectedTargetTensors(const TargetConfig& config);
 // fc.weight's input width is taps x targetHiddenSize (the drafter's own hidden size when the
 // target is unknown, as z-lab builds it).
