@@ -84,7 +84,12 @@ json targetJson(const TargetConfig& c) {
                 {"moe_intermediate_size", c.moe->moeIntermediateSize},
                 {"shared_expert_intermediate_size", c.moe->sharedExpertIntermediateSize},
                 {"norm_topk_prob", c.moe->normTopkProb},
+                {"router", c.moe->scoring == RouterScoring::Sigmoid ? "sigmoid" : "softmax"},
                 {"sparse_layers", sparse}};
+    if (c.moe->scoring == RouterScoring::Sigmoid)
+      j["moe"].update({{"n_group", c.moe->numGroups},
+                       {"topk_group", c.moe->topkGroups},
+                       {"routed_scaling_factor", c.moe->routedScalingFactor}});
   }
   if (c.slidingWindow) j["sliding_window"] = *c.slidingWindow;
   if (c.attentionSinks) j["attention_sinks"] = true;

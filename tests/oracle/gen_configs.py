@@ -23,6 +23,8 @@ from transformers.models.qwen3_5.modeling_qwen3_5 import Qwen3_5TextRotaryEmbedd
 from transformers.models.qwen3_next.modeling_qwen3_next import Qwen3NextRotaryEmbedding
 from transformers.models.gpt_oss.modeling_gpt_oss import GptOssRotaryEmbedding
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+from transformers.models.minimax_m2.modeling_minimax_m2 import MiniMaxM2RotaryEmbedding
+from transformers.models.glm4_moe.modeling_glm4_moe import Glm4MoeRotaryEmbedding
 
 QWEN3_8B = dict(hidden_size=4096, intermediate_size=12288, num_hidden_layers=36, num_attention_heads=32,
                 num_key_value_heads=8, head_dim=128, max_position_embeddings=40960, vocab_size=151936,
@@ -57,6 +59,38 @@ GPT_OSS_20B = {
                                             "truncate": False},
     "rope_theta": 150000, "router_aux_loss_coef": 0.9, "sliding_window": 128, "swiglu_limit": 7.0,
     "tie_word_embeddings": False, "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": 201088}
+# MiniMaxAI/MiniMax-M2's config.json as published (its weights are FP8 with 128x128 block scales,
+# which the engine does not dequantise: that file is refused by name, the same config without
+# quantization_config, as the BF16 conversions publish it, is read).
+MINIMAX_M2 = {
+    "architectures": ["MiniMaxM2ForCausalLM"], "attention_dropout": 0.0, "attn_type_list": [1] * 62,
+    "auto_map": {"AutoConfig": "configuration_minimax_m2.MiniMaxM2Config",
+                 "AutoModelForCausalLM": "modeling_minimax_m2.MiniMaxM2ForCausalLM"},
+    "bos_token_id": None, "eos_token_id": None, "head_dim": 128, "hidden_act": "silu", "hidden_size": 3072,
+    "initializer_range": 0.02, "intermediate_size": 1536, "layernorm_full_attention_beta": 1.0,
+    "layernorm_linear_attention_beta": 1.0, "layernorm_mlp_beta": 1.0, "max_model_len": None,
+    "max_position_embeddings": 196608, "mlp_intermediate_size": 8192, "model_type": "minimax_m2",
+    "mtp_transformer_layers": 1, "num_attention_heads": 48, "num_experts_per_tok": 8, "num_hidden_layers": 62,
+    "num_key_value_heads": 8, "num_local_experts": 256, "num_mtp_modules": 3, "output_router_logits": False,
+    "qk_norm_type": "per_layer",
+    "quantization_config": {"activation_scheme": "dynamic", "fmt": "float8_e4m3fn", "quant_method": "fp8",
+                            "weight_block_size": [128, 128]},
+    "rms_norm_eps": 1e-06, "rope_theta": 5000000, "rotary_dim": 64, "router_aux_loss_coef": 0.001,
+    "router_jitter_noise": 0.0, "scoring_func": "sigmoid", "shared_intermediate_size": 0, "shared_moe_mode": "sigmoid",
+    "sliding_window": None, "tie_word_embeddings": False, "transformers_version": "4.46.1", "use_cache": True,
+    "use_mtp": True, "use_qk_norm": True, "use_routing_bias": True, "vocab_size": 200064}
+# zai-org/GLM-4.5's config.json as published; GLM-4.6 changes only the context length.
+GLM_4_5 = {
+    "architectures": ["Glm4MoeForCausalLM"], "attention_bias": True, "attention_dropout": 0.0,
+    "pad_token_id": 151329, "eos_token_id": [151329, 151336, 151338], "head_dim": 128, "hidden_act": "silu",
+    "hidden_size": 5120, "partial_rotary_factor": 0.5, "initializer_range": 0.02, "intermediate_size": 12288,
+    "max_position_embeddings": 131072, "model_type": "glm4_moe", "moe_intermediate_size": 1536,
+    "norm_topk_prob": True, "num_attention_heads": 96, "n_group": 1, "topk_group": 1, "n_routed_experts": 160,
+    "n_shared_experts": 1, "routed_scaling_factor": 2.5, "num_experts_per_tok": 8, "first_k_dense_replace": 3,
+    "num_hidden_layers": 92, "num_key_value_heads": 8, "rms_norm_eps": 1e-05, "rope_scaling": None,
+    "rope_theta": 1000000, "num_nextn_predict_layers": 1, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+    "transformers_version": "4.54.0", "use_cache": True, "use_qk_norm": True, "vocab_size": 151552}
+GLM_4_6 = dict(GLM_4_5, max_position_embeddings=202752)
 MROPE = dict(rope_type="default", rope_theta=1e7, partial_rotary_factor=0.25, mrope_section=[11, 11, 10],
              mrope_interleaved=True)
 
@@ -136,7 +170,25 @@ def cases():
         del bare_oss[key]  # GptOssConfig's defaults: its YaRN, theta 150000, alternating layers, 64, 128
     bare_oss["num_hidden_layers"] = 5
     out["gpt_oss_class_defaults"] = bare_oss
+    bf16_minimax = copy.deepcopy(MINIMAX_M2)
+    del bf16_minimax["quantization_config"]
+    out["minimax_m2_published_bf16"] = bf16_minimax
+    bare_minimax = copy.deepcopy(bf16_minimax)
+    for key in ("rotary_dim", "rope_theta", "head_dim"):
+        del bare_minimax[key]  # MiniMaxM2Config's defaults: full rotary, theta 5e6, head_dim 128
+    out["minimax_m2_class_defaults"] = bare_minimax
+    out["glm_4_5_published"] = copy.deepcopy(GLM_4_5)
+    out["glm_4_6_published"] = copy.deepcopy(GLM_4_6)
+    bare_glm = copy.deepcopy(GLM_4_5)
+    for key in ("partial_rotary_factor", "head_dim", "n_group", "topk_group", "first_k_dense_replace",
+                "n_shared_experts", "routed_scaling_factor", "use_qk_norm", "attention_bias"):
+        del bare_glm[key]  # Glm4MoeConfig's defaults: partial 0.5, hidden / heads, one group, 1 dense layer...
+    out["glm4_moe_class_defaults"] = bare_glm
     return out
+
+
+# Published files the parser refuses, each for the reason expected.json names.
+REFUSED = {"minimax_m2_published": (MINIMAX_M2, "fp8")}
 
 
 def text_config_of(config):
@@ -152,7 +204,8 @@ def rotary_reference(text):
         rope = text.rope_parameters
     cls = {"qwen3": Qwen3RotaryEmbedding, "qwen3_5_text": Qwen3_5TextRotaryEmbedding,
            "qwen3_next": Qwen3NextRotaryEmbedding, "llama": LlamaRotaryEmbedding,
-           "gpt_oss": GptOssRotaryEmbedding}[text.model_type]
+           "gpt_oss": GptOssRotaryEmbedding, "minimax_m2": MiniMaxM2RotaryEmbedding,
+           "glm4_moe": Glm4MoeRotaryEmbedding}[text.model_type]
     emb = cls(text)
     return rope, [float(x) for x in emb.inv_freq.double()], float(emb.attention_scaling)
 
@@ -166,7 +219,9 @@ def expected_of(config):
         "model_type": config.model_type,
         "hidden_size": text.hidden_size, "intermediate_size": text.intermediate_size,
         "num_hidden_layers": text.num_hidden_layers, "num_attention_heads": text.num_attention_heads,
-        "num_key_value_heads": text.num_key_value_heads, "head_dim": text.head_dim,
+        "num_key_value_heads": text.num_key_value_heads,
+        # Glm4MoeConfig has no head_dim field: its attention takes hidden / heads when absent.
+        "head_dim": getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads,
         "vocab_size": text.vocab_size, "rms_norm_eps": text.rms_norm_eps,
         "max_position_embeddings": text.max_position_embeddings,
         "tie_word_embeddings": (config if nested else text).tie_word_embeddings,
@@ -187,6 +242,13 @@ def expected_of(config):
                 "swiglu_alpha", "mlp_bias", "attention_bias"):
         if hasattr(text, key):
             expected[key] = getattr(text, key)
+    if hasattr(text, "n_routed_experts"):  # the DeepSeek-V3 line's experts (GLM-4.5)
+        expected.update(num_experts=text.n_routed_experts,
+                        shared_expert_intermediate_size=text.moe_intermediate_size * text.n_shared_experts,
+                        mlp_only_layers=list(range(min(text.first_k_dense_replace, text.num_hidden_layers))),
+                        n_group=text.n_group, topk_group=text.topk_group,
+                        routed_scaling_factor=text.routed_scaling_factor, norm_topk_prob=text.norm_topk_prob,
+                        use_qk_norm=text.use_qk_norm)
     return expected
 
 
@@ -220,6 +282,12 @@ def main():
         (case_dir / "config.json").write_text(json.dumps(config_dict, indent=2))
         expected[name] = expected_of(AutoConfig.from_pretrained(case_dir))
     (out_dir / "expected.json").write_text(json.dumps(expected, indent=1))
+    refused = {}
+    for name, (config_dict, reason) in REFUSED.items():
+        (out_dir / name).mkdir(exist_ok=True)
+        (out_dir / name / "config.json").write_text(json.dumps(config_dict, indent=2))
+        refused[name] = reason
+    (out_dir / "refused.json").write_text(json.dumps(refused, indent=1))
     (out_dir / "default_layer_ids.json").write_text(json.dumps(default_layer_id_cases()))
     print(f"wrote {len(expected)} config cases to {out_dir}")
 

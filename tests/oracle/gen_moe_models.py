@@ -209,6 +209,7 @@ LIVE_TARGETS = {
 
 
 def live_target(build, norm_offset):
+    """`build(common)`'s model with unit-scale weights (norms `norm_offset` + noise)."""
     cfg = gen_drafter.LIVE_DRAFTER
     common = dict(vocab_size=gen_drafter.LIVE_VOCAB, hidden_size=cfg["hidden"], num_hidden_layers=cfg["target_layers"],
                   num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=128,
@@ -223,10 +224,13 @@ def live_target(build, norm_offset):
     return model.eval()
 
 
-def generate_live(out_dir: Path, name: str):
-    build, seed, norm_offset = LIVE_TARGETS[name]
+def generate_live(out_dir: Path, name: str, targets=LIVE_TARGETS, prepare=None):
+    """`targets[name]`'s live fixture; `prepare(target)` adjusts the target before it is saved."""
+    build, seed, norm_offset = targets[name]
     torch.manual_seed(seed)
     target = live_target(build, norm_offset)
+    if prepare:
+        prepare(target)
     live = out_dir / name
     target.save_pretrained(live / "target", safe_serialization=True)
     cfg = dict(gen_drafter.LIVE_DRAFTER, target_layers=target.config.num_hidden_layers)

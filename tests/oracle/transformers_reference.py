@@ -51,28 +51,64 @@ ROUTER_MIN_GAP = 2e-5  # 10x the fp32 router-logit differences an exact implemen
 
 def routers(model):
     """(layer, router module) for every sparse layer, from the module names transformers gives
-    (mlp.gate in the Qwen MoE families, mlp.router in gpt-oss)."""
+    (mlp.gate in the Qwen MoE families and GLM-4.5, block_sparse_moe.gate in MiniMax-M2's
+    layout, mlp.router in gpt-oss)."""
     out = []
     for name, module in model.named_modules():
-        if type(module).__name__.endswith("TopKRouter"):
-            out.append((int(re.search(r"layers\.(\d+)\.mlp\.(gate|router)$", name).group(1)), module))
+        if type(module).__name__.lower().endswith("topkrouter"):
+            out.append((int(re.search(r"layers\.(\d+)\.(mlp|block_sparse_moe)\.(gate|router)$", name).group(1)), module))
     return out
+
+
+def choice_scores(module, args, logits):
+    """What a router ranks to choose: its logits (a softmax keeps their order), or for the
+    sigmoid routers sigmoid(logits) + e_score_correction_bias (a buffer of GLM-4.5's router, an
+    argument of MiniMax-M2's), the experts outside the kept groups at -inf."""
+    bias = getattr(module, "e_score_correction_bias", None)
+    if bias is None and len(args) > 1:
+        bias = args[1]
+    if bias is None:
+        return logits.float()
+    choice = logits.float().sigmoid() + bias.float()
+    groups = getattr(module, "num_group", 1)
+    if groups > 1:
+        grouped = choice.view(choice.shape[0], groups, -1)
+        kept = grouped.topk(2, -1).values.sum(-1).topk(module.topk_group, -1).indices
+        mask = torch.zeros(choice.shape[0], groups, dtype=torch.bool).scatter_(1, kept, True)
+        choice = grouped.masked_fill(~mask[..., None], float("-inf")).view_as(choice)
+    return choice
+
+
+def group_gap(module, args, logits):
+    """The smallest gap between the last kept and the first dropped group's rank (inf without groups)."""
+    groups = getattr(module, "num_group", 1)
+    if groups == 1 or module.topk_group == groups:
+        return float("inf")
+    choice = logits.float().sigmoid() + module.e_score_correction_bias.float()
+    ranks = choice.view(choice.shape[0], groups, -1).topk(2, -1).values.sum(-1).sort(-1, descending=True).values
+    return (ranks[:, module.topk_group - 1] - ranks[:, module.topk_group]).min().item()
 
 
 def reference_routing(model, ids):
     """The experts and weights each router of `model` chose for `ids` (router.<layer>.experts
     [T, k] I64, router.<layer>.weights [T, k] F32, taken from the routers' own outputs by forward
-    hooks), and the smallest gap between the k-th and (k+1)-th router logit: a near tie would
+    hooks), and the smallest gap between the k-th and (k+1)-th score the router ranks (and
+    between the kept and dropped groups of a group-limited router): a near tie would
     let fp32 rounding differences (~1e-6 in these models' hidden states) pick another expert,
     and the comparison would test luck."""
     found, gaps, handles = {}, [], []
     for layer, router in routers(model):
         def hook(module, args, output, layer=layer):
             logits, scores, indices = output
-            found[f"router.{layer}.experts"] = indices.to(torch.int64).contiguous()
-            found[f"router.{layer}.weights"] = scores.float().contiguous()
-            ranked = logits.float().sort(-1, descending=True).values
-            gaps.append((ranked[:, module.top_k - 1] - ranked[:, module.top_k]).min().item())
+            choice = choice_scores(module, args, logits)
+            # The sigmoid routers' top-k is unsorted (sorted=False); the record lists the experts
+            # best first, as the softmax routers do.
+            order = choice.gather(1, indices).argsort(dim=-1, descending=True, stable=True)
+            found[f"router.{layer}.experts"] = indices.gather(1, order).to(torch.int64).contiguous()
+            found[f"router.{layer}.weights"] = scores.float().gather(1, order).contiguous()
+            ranked = choice.sort(-1, descending=True).values
+            gaps.append(min((ranked[:, module.top_k - 1] - ranked[:, module.top_k]).min().item(),
+                            group_gap(module, args, logits)))
         handles.append(router.register_forward_hook(hook))
     with torch.no_grad():
         model(input_ids=ids[None], use_cache=False)

@@ -24,6 +24,12 @@ std::optional<int> layerOf(std::string_view name) {
   return index;
 }
 
+// Experts under mlp. (transformers' names) or block_sparse_moe. (the Mixtral layout MiniMax-M2
+// checkpoints keep); a shared expert is not routed.
+bool isRoutedExpert(std::string_view name) {
+  return name.find(".mlp.experts.") != std::string_view::npos || name.find(".block_sparse_moe.experts.") != std::string_view::npos;
+}
+
 void add(PartParameters& part, std::uint64_t parameters, bool routed) {
   part.total += parameters;
   if (routed) part.routed += parameters;
@@ -75,7 +81,7 @@ TargetParameters countTargetParameters(const tensorfile::Checkpoint& checkpoint,
     const std::uint64_t parameters = storedParameters(info, packedBits);
     const std::optional<int> layer = layerOf(name);
     if (layer && *layer >= 0 && *layer < config.numHiddenLayers) {
-      add(out.layers[static_cast<std::size_t>(*layer)], parameters, name.find(".mlp.experts.") != std::string::npos);
+      add(out.layers[static_cast<std::size_t>(*layer)], parameters, isRoutedExpert(name));
     } else if (name == "model.embed_tokens.weight") {
       add(out.embeddings, parameters, false);
     } else {

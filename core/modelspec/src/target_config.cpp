@@ -66,6 +66,15 @@ void readQuantization(const ConfigObject& top, const FamilyModule& family, Targe
     c.quantization = detail::readQuantizationConfig(*q, c.modelType, family.quantizationMethods);
 }
 
+// What a flat partial_rotary_factor falls back to: the family's own field for it if the file has
+// one (a flat partial_rotary_factor still wins, as in transformers), else its class default.
+std::optional<double> defaultPartialRotaryFactor(const FamilyModule& module, const ConfigObject& level,
+                                                 const TargetConfig& c) {
+  if (module.partialRotaryFactorField)
+    if (std::optional<double> own = module.partialRotaryFactorField(level, c)) return own;
+  return module.defaultPartialRotaryFactor;
+}
+
 }  // namespace
 
 std::string_view targetFamilyName(TargetFamily family) { return detail::familyModule(family).name; }
@@ -149,7 +158,7 @@ TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string&
     c.rope = module.ropeWhenAbsent(level.optionalNumber("rope_theta").value_or(*module.defaultTheta));
   else
     c.rope = detail::readRope(level, {.layerTypes = c.layerTypes,
-                                      .defaultPartialRotaryFactor = module.defaultPartialRotaryFactor,
+                                      .defaultPartialRotaryFactor = defaultPartialRotaryFactor(module, level, c),
                                       .maxPositionEmbeddings = c.maxPositionEmbeddings,
                                       .headDim = c.headDim,
                                       .defaultTheta = module.defaultTheta});

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "dfi/modelspec/config_error.h"
 #include "dfi/modelspec/drafter_config.h"
 #include "dfi/modelspec/target_config.h"
 
@@ -87,6 +88,15 @@ void expectMatches(const std::string& name, const nlohmann::json& e) {
   } else {
     EXPECT_FALSE(c.moe);
   }
+  if (e.contains("n_group")) {  // the DeepSeek-V3 line's router (GLM-4.5)
+    ASSERT_TRUE(c.moe);
+    EXPECT_EQ(c.moe->scoring, RouterScoring::Sigmoid);
+    EXPECT_EQ(c.moe->numGroups, e["n_group"].get<int>());
+    EXPECT_EQ(c.moe->topkGroups, e["topk_group"].get<int>());
+    EXPECT_DOUBLE_EQ(c.moe->routedScalingFactor, e["routed_scaling_factor"].get<double>());
+    EXPECT_EQ(c.moe->normTopkProb, e["norm_topk_prob"].get<bool>());
+    EXPECT_EQ(c.traits.qkNorm, e["use_qk_norm"].get<bool>());
+  }
   if (e.contains("swiglu_limit")) {
     ASSERT_TRUE(c.swigluClamp);
     EXPECT_DOUBLE_EQ(c.swigluClamp->limit, e["swiglu_limit"].get<double>());
@@ -121,6 +131,36 @@ TEST(ConfigOracle, FamiliesAreDetectedFromModelType) {
   EXPECT_TRUE(oss.attentionSinks);
   ASSERT_TRUE(oss.quantization);
   EXPECT_EQ(oss.quantization->method, "mxfp4");
+}
+
+TEST(ConfigOracle, PublishedMiniMaxM2AndGlmConfigsReadAsTheirFamilies) {
+  const TargetConfig minimax = parseTargetConfig(oracleDir() / "minimax_m2_published_bf16/config.json");
+  EXPECT_EQ(minimax.family, TargetFamily::MiniMaxM2);
+  EXPECT_EQ(minimax.rope.rotaryDim(minimax.headDim), 64);  // its rotary_dim
+  EXPECT_TRUE(minimax.traits.qkNormAcrossHeads);
+  ASSERT_TRUE(minimax.moe);
+  EXPECT_EQ(minimax.moe->scoring, RouterScoring::Sigmoid);
+  for (const char* glm : {"glm_4_5_published", "glm_4_6_published"}) {
+    const TargetConfig c = parseTargetConfig(oracleDir() / glm / "config.json");
+    EXPECT_EQ(c.family, TargetFamily::Glm4Moe) << glm;
+    EXPECT_FALSE(c.traits.attentionBiasOnOutput) << glm;
+  }
+}
+
+// A published file the engine cannot run is refused by name: MiniMax-M2's FP8 block-quantised
+// weights (the engine does not dequantise FP8).
+TEST(ConfigOracle, PublishedConfigsOfUnsupportedWeightsAreRefusedByName) {
+  const nlohmann::json refused = load(oracleDir() / "refused.json");
+  ASSERT_FALSE(refused.empty());
+  for (const auto& [name, reason] : refused.items()) {
+    SCOPED_TRACE(name);
+    try {
+      parseTargetConfig(oracleDir() / name / "config.json");
+      ADD_FAILURE() << "accepted";
+    } catch (const ConfigValidationError& e) {
+      EXPECT_NE(std::string(e.what()).find("\"" + reason.get<std::string>() + "\""), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ConfigOracle, DefaultTargetLayerIdsMatchPythonRound) {

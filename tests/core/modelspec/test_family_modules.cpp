@@ -21,11 +21,12 @@ TEST(FamilyModules, EveryModelTypeBelongsToOneDistinctlyNamedFamily) {
   EXPECT_EQ(std::set<std::string>(types.begin(), types.end()).size(), types.size());
   std::set<std::string> names;
   for (TargetFamily family :
-       {TargetFamily::Qwen3, TargetFamily::Qwen3_5, TargetFamily::Qwen3Next, TargetFamily::Llama, TargetFamily::GptOss})
+       {TargetFamily::Qwen3, TargetFamily::Qwen3_5, TargetFamily::Qwen3Next, TargetFamily::Llama, TargetFamily::GptOss,
+        TargetFamily::MiniMaxM2, TargetFamily::Glm4Moe})
     names.insert(std::string(targetFamilyName(family)));
-  EXPECT_EQ(names, (std::set<std::string>{"Qwen3", "Qwen3.5", "Qwen3-Next", "Llama", "gpt-oss"}));
+  EXPECT_EQ(names, (std::set<std::string>{"Qwen3", "Qwen3.5", "Qwen3-Next", "Llama", "gpt-oss", "MiniMax-M2", "GLM-4.5"}));
   for (const char* type : {"qwen3", "qwen3_moe", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text",
-                           "qwen3_next", "llama", "gpt_oss"})
+                           "qwen3_next", "llama", "gpt_oss", "minimax_m2", "glm4_moe"})
     EXPECT_NE(std::find(types.begin(), types.end(), type), types.end()) << type;
 }
 
@@ -67,6 +68,49 @@ TEST(FamilyModules, TraitsAreTheFamilysLayerMakeUp) {
   EXPECT_FALSE(oss.traits.qkNorm);
   EXPECT_TRUE(oss.attentionSinks);
   EXPECT_EQ(oss.rope.type, "yarn");  // GptOssConfig's rope when the file has none
+
+  const TargetConfig minimax = parsed("minimax_m2", {{"num_local_experts", 8}, {"rotary_dim", 8}});
+  EXPECT_EQ(minimax.traits.norm, NormKind::Plain);
+  EXPECT_TRUE(minimax.traits.qkNorm && minimax.traits.qkNormAcrossHeads);  // MiniMaxM2Attention's q_norm [heads * head_dim]
+  EXPECT_EQ(minimax.rope.partialRotaryFactor, 0.5);                         // rotary_dim / head_dim
+  EXPECT_EQ(minimax.rope.theta, 5000000.0);                                  // MiniMaxM2Config.default_theta
+  ASSERT_TRUE(minimax.moe);
+  EXPECT_EQ(minimax.moe->scoring, RouterScoring::Sigmoid);
+  EXPECT_EQ(minimax.moe->numExpertsPerToken, 8);
+  // A flat partial_rotary_factor wins over rotary_dim, as in MiniMaxM2Config.
+  EXPECT_EQ(parsed("minimax_m2", {{"num_local_experts", 8}, {"rotary_dim", 8}, {"partial_rotary_factor", 0.25}})
+                .rope.partialRotaryFactor,
+            0.25);
+
+  const TargetConfig glm = parsed("glm4_moe", {{"n_routed_experts", 8}, {"moe_intermediate_size", 32}});
+  EXPECT_FALSE(glm.traits.qkNorm);  // use_qk_norm defaults to false
+  EXPECT_FALSE(glm.traits.attentionBiasOnOutput);
+  EXPECT_EQ(glm.rope.partialRotaryFactor, 0.5);
+  ASSERT_TRUE(glm.moe);
+  EXPECT_EQ(glm.moe->mlpOnlyLayers, std::vector<int>{0});  // first_k_dense_replace 1
+  EXPECT_EQ(glm.moe->sharedExpertIntermediateSize, 32);    // n_shared_experts 1
+  EXPECT_FALSE(glm.moe->sharedExpertGated);
+  EXPECT_TRUE(glm.moe->routerInFp32);
+  EXPECT_TRUE(parsed("glm4_moe", {{"n_routed_experts", 8}, {"moe_intermediate_size", 32}, {"use_qk_norm", true}})
+                  .traits.qkNorm);
+}
+
+TEST(FamilyModules, GroupLimitedRoutingThatCannotChooseIsRefused) {
+  const nlohmann::json experts = {{"n_routed_experts", 8}, {"moe_intermediate_size", 32}};
+  auto problemField = [&](nlohmann::json extra) {
+    extra.update(experts);
+    try {
+      parsed("glm4_moe", extra);
+    } catch (const ConfigValidationError& e) {
+      return e.problems().at(0).field;
+    }
+    return std::string("accepted");
+  };
+  EXPECT_EQ(problemField({{"n_group", 3}}), "n_group");              // 8 experts in 3 groups
+  EXPECT_EQ(problemField({{"n_group", 8}, {"topk_group", 4}}), "n_group");  // one expert a group
+  EXPECT_EQ(problemField({{"n_group", 2}, {"topk_group", 3}}), "topk_group");
+  EXPECT_EQ(problemField({{"n_group", 4}, {"topk_group", 1}, {"num_experts_per_tok", 3}}), "num_experts_per_tok");
+  EXPECT_EQ(problemField({{"n_group", 4}, {"topk_group", 2}, {"num_experts_per_tok", 4}}), "accepted");
 }
 
 TEST(FamilyModules, QuantizationIsAcceptedOnlyWhereTheModuleDequantisesIt) {

@@ -45,11 +45,11 @@ Attention::Attention(const WeightLoader& weights, const std::string& prefix, con
     qkvBias_ = at::cat({weights.load(prefix + "q_proj.bias", {qRows}, device),
                         weights.load(prefix + "k_proj.bias", {kvRows}, device),
                         weights.load(prefix + "v_proj.bias", {kvRows}, device)});
-    oBias_ = weights.load(prefix + "o_proj.bias", {h}, device);
+    if (dims.outputBias) oBias_ = weights.load(prefix + "o_proj.bias", {h}, device);
   }
   if (dims.qkNorm) {
-    qNorm_ = weights.load(prefix + "q_norm.weight", {hd}, device);
-    kNorm_ = weights.load(prefix + "k_norm.weight", {hd}, device);
+    qNorm_ = weights.load(prefix + "q_norm.weight", {dims.qkNormAcrossHeads ? dims.numHeads * hd : hd}, device);
+    kNorm_ = weights.load(prefix + "k_norm.weight", {dims.qkNormAcrossHeads ? kvRows : hd}, device);
   }
   if (dims.sinks) sinks_ = weights.load(prefix + "sinks", {dims.numHeads}, device);
 }
@@ -94,6 +94,12 @@ at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, K
   const int64_t kvRows = dims_.numKvHeads * hd, qRows = qkvProj_.size(0) - 2 * kvRows;
   const at::Tensor qkv = project(x, qkvProj_, qkvBias_);
   at::Tensor q = qkv.narrow(-1, 0, qRows);
+  at::Tensor k = qkv.narrow(-1, qRows, kvRows);
+  const bool perHeadNorm = dims_.qkNorm && !dims_.qkNormAcrossHeads;
+  if (dims_.qkNorm && dims_.qkNormAcrossHeads) {  // one norm over every head's channels, before the split
+    q = rmsNorm(dims_.norm, q, qNorm_, dims_.eps);
+    k = rmsNorm(dims_.norm, k, kNorm_, dims_.eps);
+  }
   at::Tensor gate;
   if (dims_.outputGate) {
     // Per head the rows are [query (hd) | gate (hd)], not all queries then all gates.
@@ -102,8 +108,8 @@ at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, K
     gate = qg.narrow(-1, hd, hd).reshape({batch, steps, dims_.numHeads * hd});
   }
   q = q.reshape({batch, steps, dims_.numHeads, hd});
-  at::Tensor k = qkv.narrow(-1, qRows, kvRows).view({batch, steps, dims_.numKvHeads, hd});
-  if (dims_.qkNorm) {
+  k = k.view({batch, steps, dims_.numKvHeads, hd});
+  if (perHeadNorm) {
     q = rmsNorm(dims_.norm, q, qNorm_, dims_.eps);
     k = rmsNorm(dims_.norm, k, kNorm_, dims_.eps);
   }

@@ -2,7 +2,8 @@
 // Softmax attention of a decoder layer: Qwen3's (per-head q/k RMSNorm, full rotary), the gated
 // variant of Qwen3.5 / Qwen3-Next (query and output gate interleaved per head in q_proj,
 // zero-centred q/k norms, partial rotary, o_proj(o * sigmoid(gate))), Llama's (no q/k norm)
-// and gpt-oss's (a learned sink logit per head joins every softmax and is dropped after it).
+// gpt-oss's (a learned sink logit per head joins every softmax and is dropped after it) and
+// MiniMax-M2's (one q and one k RMSNorm over all heads' channels, partial rotary).
 // GQA throughout; a sliding window limits each query to the last `window` keys, itself included.
 
 #include <algorithm>
@@ -24,8 +25,10 @@ struct AttentionDims {
   int numKvHeads = 0;
   int headDim = 0;
   bool outputGate = false;  // Qwen3.5 / Next
-  bool bias = false;        // attention_bias: q/k/v/o biases
+  bool bias = false;        // attention_bias: q/k/v biases, and o's with outputBias
+  bool outputBias = true;   // false for GLM-4.5, whose attention_bias leaves o_proj without one
   bool qkNorm = true;       // per-head q/k RMSNorm (Qwen families; not Llama or gpt-oss)
+  bool qkNormAcrossHeads = false;  // with qkNorm: over all heads at once, before the split (MiniMax-M2)
   bool sinks = false;       // gpt-oss attention sinks
   int slidingWindow = 0;    // 0: full attention
   NormKind norm = NormKind::Plain;
@@ -59,7 +62,7 @@ class Attention {
  private:
   AttentionDims dims_;
   at::Tensor qkvProj_, oProj_;  // q_proj, k_proj and v_proj stacked
-  at::Tensor qkvBias_, oBias_;  // undefined without attention_bias
+  at::Tensor qkvBias_, oBias_;  // undefined without attention_bias (oBias_ also without outputBias)
   at::Tensor qNorm_, kNorm_;  // undefined without q/k norm
   at::Tensor sinks_;          // [heads], undefined without sinks
 };

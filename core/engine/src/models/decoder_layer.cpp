@@ -17,9 +17,13 @@ using modelspec::TargetConfig;
 std::variant<DenseMlp, SparseMoeMlp, GptOssMlp> mlpOf(const WeightLoader& weights, const TargetConfig& config,
                                                        int index, at::Device device) {
   if (config.traits.mlp == modelspec::MlpKind::GptOssExperts) return GptOssMlp(weights, config, index, device);
-  const std::string prefix = "model.layers." + std::to_string(index) + ".mlp.";
-  if (config.moe && config.moe->moeLayer(index))
-    return SparseMoeMlp(weights, prefix, *config.moe, config.hiddenSize, device);
+  const std::string layer = "model.layers." + std::to_string(index) + ".";
+  const std::string prefix = layer + "mlp.";
+  if (config.moe && config.moe->moeLayer(index)) {
+    // Checkpoints in the Mixtral layout (MiniMax-M2's) keep the sparse block under block_sparse_moe.
+    const bool mixtral = weights.contains(layer + "block_sparse_moe.gate.weight");
+    return SparseMoeMlp(weights, mixtral ? layer + "block_sparse_moe." : prefix, *config.moe, config.hiddenSize, device);
+  }
   return DenseMlp(weights, prefix, config.hiddenSize, config.intermediateSize, device, config.mlpBias);
 }
 
@@ -62,7 +66,9 @@ DecoderLayer::DecoderLayer(const WeightLoader& weights, const TargetConfig& conf
                                      .headDim = config.headDim,
                                      .outputGate = config.attnOutputGate,
                                      .bias = config.attentionBias,
+                                     .outputBias = config.traits.attentionBiasOnOutput,
                                      .qkNorm = config.traits.qkNorm,
+                                     .qkNormAcrossHeads = config.traits.qkNormAcrossHeads,
                                      .sinks = config.attentionSinks,
                                      .slidingWindow = sliding ? *config.slidingWindow : 0,
                                      .norm = norm_,

@@ -13,7 +13,10 @@ SparseMoeMlp::SparseMoeMlp(const WeightLoader& weights, const std::string& prefi
                            int64_t hidden, at::Device device)
     : topK_(moe.numExpertsPerToken), normTopkProb_(moe.normTopkProb) {
   const int64_t experts = moe.numExperts, inter = moe.moeIntermediateSize;
-  router_ = weights.load(prefix + "gate.weight", {experts, hidden}, device);
+  if (moe.scoring == modelspec::RouterScoring::Sigmoid)
+    sigmoidRouter_.emplace(weights, prefix, moe, hidden, device);
+  else
+    router_ = weights.load(prefix + "gate.weight", {experts, hidden}, device);
   const std::string stacked = prefix + "experts.";
   if (weights.contains(stacked + "gate_up_proj")) {
     const at::Tensor gateUp = weights.load(stacked + "gate_up_proj", {experts, 2 * inter, hidden}, device);
@@ -24,20 +27,28 @@ SparseMoeMlp::SparseMoeMlp(const WeightLoader& weights, const std::string& prefi
       downProj_.push_back(down[e]);
     }
   } else {
+    // Mixtral's names (w1 gate, w3 up, w2 down) where the checkpoint uses them.
+    const bool mixtral = weights.contains(stacked + "0.w1.weight");
+    const std::string gate = mixtral ? "w1.weight" : "gate_proj.weight", up = mixtral ? "w3.weight" : "up_proj.weight",
+                      down = mixtral ? "w2.weight" : "down_proj.weight";
     for (int64_t e = 0; e < experts; ++e) {
       const std::string p = stacked + std::to_string(e) + ".";
-      gateProj_.push_back(weights.load(p + "gate_proj.weight", {inter, hidden}, device));
-      upProj_.push_back(weights.load(p + "up_proj.weight", {inter, hidden}, device));
-      downProj_.push_back(weights.load(p + "down_proj.weight", {hidden, inter}, device));
+      gateProj_.push_back(weights.load(p + gate, {inter, hidden}, device));
+      upProj_.push_back(weights.load(p + up, {inter, hidden}, device));
+      downProj_.push_back(weights.load(p + down, {hidden, inter}, device));
     }
   }
   if (moe.hasSharedExpert()) {
-    sharedExpert_.emplace(weights, prefix + "shared_expert.", hidden, moe.sharedExpertIntermediateSize, device);
-    sharedExpertGate_ = weights.load(prefix + "shared_expert_gate.weight", {1, hidden}, device);
+    // Qwen's gated shared expert is mlp.shared_expert + shared_expert_gate; the DeepSeek-V3
+    // line's ungated one is mlp.shared_experts.
+    sharedExpert_.emplace(weights, prefix + (moe.sharedExpertGated ? "shared_expert." : "shared_experts."), hidden,
+                          moe.sharedExpertIntermediateSize, device);
+    if (moe.sharedExpertGated) sharedExpertGate_ = weights.load(prefix + "shared_expert_gate.weight", {1, hidden}, device);
   }
 }
 
 std::pair<at::Tensor, at::Tensor> SparseMoeMlp::route(const at::Tensor& x) const {
+  if (sigmoidRouter_) return sigmoidRouter_->route(x);
   // As Qwen3MoeTopKRouter: logits in the compute dtype, softmax and top-k in fp32, the
   // renormalised weights cast back to the compute dtype before they scale the experts.
   const at::Tensor probs = at::softmax(project(x, router_), -1, at::kFloat);
@@ -78,7 +89,10 @@ at::Tensor SparseMoeMlp::forward(const at::Tensor& x, ExpertRouting* routing) co
     start += count[e];
   }
   out = out.to(x.scalar_type());
-  if (sharedExpert_) out = out + at::sigmoid(project(flat, sharedExpertGate_)) * sharedExpert_->forward(flat);
+  if (sharedExpert_) {
+    const at::Tensor shared = sharedExpert_->forward(flat);
+    out = out + (sharedExpertGate_.defined() ? at::sigmoid(project(flat, sharedExpertGate_)) * shared : shared);
+  }
   recordRouting(routing, x, experts, weights);
   return out.reshape(x.sizes());
 }

@@ -54,6 +54,9 @@ struct FamilyModule {
   RopeConfig (*ropeWhenAbsent)(double theta) = nullptr;
   // quantization_config methods the engine dequantises for this family.
   std::vector<std::string> quantizationMethods;
+  // A field of the family's own that stands in for a flat partial_rotary_factor when the file
+  // has none (MiniMax-M2's rotary_dim); nullopt when absent.
+  std::optional<double> (*partialRotaryFactorField)(const ConfigObject& level, const TargetConfig& c) = nullptr;
 };
 
 const FamilyModule& qwen3Family();
@@ -61,6 +64,8 @@ const FamilyModule& qwen3_5Family();
 const FamilyModule& qwen3NextFamily();
 const FamilyModule& llamaFamily();
 const FamilyModule& gptOssFamily();
+const FamilyModule& miniMaxM2Family();
+const FamilyModule& glm4MoeFamily();
 
 // Every family, in the order messages list them.
 const std::vector<const FamilyModule*>& familyModules();

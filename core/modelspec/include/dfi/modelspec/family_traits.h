@@ -11,13 +11,19 @@ namespace dfi::modelspec {
 // fp32 with w kept in fp32 at any dtype (GptOssRMSNorm, _keep_in_fp32_modules).
 enum class NormKind { Plain, ZeroCentred, Fp32Weight };
 
-// The MLP of each decoder layer: a dense SwiGLU, or Qwen-style routed experts on the layers
-// MoeConfig::moeLayer names; or gpt-oss's clamped-SwiGLU experts on every layer.
+// The MLP of each decoder layer: a dense SwiGLU, or routed SwiGLU experts on the layers
+// MoeConfig::moeLayer names (Qwen MoE's, MiniMax-M2's); or gpt-oss's clamped-SwiGLU experts on
+// every layer.
 enum class MlpKind { DenseOrQwenMoe, GptOssExperts };
 
 struct FamilyTraits {
   NormKind norm = NormKind::Plain;
   bool qkNorm = true;  // per-head RMSNorm on queries and keys before the rotary embedding
+  // The q/k RMSNorm spans all heads' channels at once (MiniMax-M2: weights [heads * head_dim]
+  // and [kv_heads * head_dim]) instead of each head's.
+  bool qkNormAcrossHeads = false;
+  // attention_bias gives o_proj a bias too (Qwen, Llama, gpt-oss); GLM-4.5's covers q/k/v only.
+  bool attentionBiasOnOutput = true;
   MlpKind mlp = MlpKind::DenseOrQwenMoe;
   // expectedTargetTensors knows the family's dense layout. Qwen3-Next's fused projections and
   // gpt-oss's experts are stored in more than one layout and are checked at load instead.

@@ -2,7 +2,9 @@
 // Typed, validated config of a target model: Qwen3 (flat), Qwen3.5 / Qwen3.6 (nested
 // text_config, hybrid Gated DeltaNet + gated attention) and Qwen3-Next (flat hybrid), each
 // dense or with mixture-of-experts MLPs (qwen3_moe, qwen3_5_moe, qwen3_next with experts);
-// Llama 3.x and gpt-oss (sliding/full attention with sinks, clamped-SwiGLU experts, MXFP4 weights).
+// Llama 3.x and gpt-oss (sliding/full attention with sinks, clamped-SwiGLU experts, MXFP4 weights);
+// MiniMax-M2 (q/k norms over all heads, partial rotary, sigmoid-routed experts) and GLM-4.5 /
+// 4.6 / 4.7 (partial rotary, group-limited sigmoid routing, shared experts, dense first layers).
 // parseTargetConfig normalises every spelling transformers reads (rope_theta + rope_scaling,
 // rope_parameters flat or per layer type, partial_rotary_factor at either level) and throws
 // dfi::ValidationError naming the file and the JSON path of the offending field.
@@ -21,22 +23,44 @@
 
 namespace dfi::modelspec {
 
-enum class TargetFamily { Qwen3, Qwen3_5, Qwen3Next, Llama, GptOss };
+enum class TargetFamily { Qwen3, Qwen3_5, Qwen3Next, Llama, GptOss, MiniMaxM2, Glm4Moe };
 
 std::string_view targetFamilyName(TargetFamily family);
 
-// Sparse MLP parameters (qwen3_moe, qwen3_5_moe, qwen3_next with experts); absent for dense
-// models. Which layers are sparse is moeLayer's rule.
+// How a router turns its logits into the chosen experts and their weights.
+enum class RouterScoring {
+  // Qwen MoE: the top-k of softmax(logits), optionally renormalised.
+  Softmax,
+  // DeepSeek-V3's router (MiniMax-M2; GLM-4.5, DeepSeek-V3 / Kimi K2 and GLM-5 read the same
+  // fields): s = sigmoid(logits); the choice is the top-k of s + e_score_correction_bias among
+  // the experts of the topkGroups best of numGroups groups (a group ranked by the sum of its two
+  // best biased scores); the weights are the chosen s, renormalised when normTopkProb, times
+  // routedScalingFactor.
+  Sigmoid,
+};
+
+// Sparse MLP parameters (qwen3_moe, qwen3_5_moe, qwen3_next with experts, minimax_m2,
+// glm4_moe); absent for dense models. Which layers are sparse is moeLayer's rule.
 struct MoeConfig {
   int numExperts = 0;
   int numExpertsPerToken = 0;
   int moeIntermediateSize = 0;
   // Qwen3.5-MoE and Qwen3-Next add a shared expert, scaled by sigmoid(shared_expert_gate x);
-  // Qwen3-MoE has none (0).
+  // GLM-4.5 adds its shared experts (one MLP n_shared_experts times as wide) ungated;
+  // Qwen3-MoE and MiniMax-M2 have none (0).
   int sharedExpertIntermediateSize = 0;
+  bool sharedExpertGated = true;
   int decoderSparseStep = 1;
   std::vector<int> mlpOnlyLayers;  // layers that keep a dense MLP
   bool normTopkProb = true;        // renormalise the top-k probabilities to sum to one
+  RouterScoring scoring = RouterScoring::Softmax;
+  // Sigmoid scoring only: n_group, topk_group, routed_scaling_factor; and whether the router
+  // weight and bias stay in fp32 with fp32 logits at any compute dtype (true for the DeepSeek-V3
+  // line; MiniMax-M2 computes the logits in the compute dtype).
+  int numGroups = 1;
+  int topkGroups = 1;
+  double routedScalingFactor = 1.0;
+  bool routerInFp32 = false;
 
   bool hasSharedExpert() const { return sharedExpertIntermediateSize > 0; }
   // transformers' rule: sparse unless listed in mlp_only_layers, every decoder_sparse_step-th layer.
@@ -53,7 +77,7 @@ struct SwigluClamp {
 // The geometry is the DecoderGeometry base, read once for targets and drafters alike.
 struct TargetConfig : DecoderGeometry {
   TargetFamily family = TargetFamily::Qwen3;
-  std::string modelType;  // top-level model_type ("qwen3", "qwen3_moe", "qwen3_5", "qwen3_5_moe", "qwen3_next", "llama", "gpt_oss")
+  std::string modelType;  // top-level model_type ("qwen3", "qwen3_moe", "qwen3_5", "qwen3_5_moe", "qwen3_next", "llama", "gpt_oss", "minimax_m2", "glm4_moe")
   std::vector<std::string> architectures;
   // Where the language-model parameters live in the config file: "" (flat) or "text_config".
   std::string textConfigPath;
