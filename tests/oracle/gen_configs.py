@@ -170,6 +170,7 @@ def cases():
         del bare_oss[key]  # GptOssConfig's defaults: its YaRN, theta 150000, alternating layers, 64, 128
     bare_oss["num_hidden_layers"] = 5
     out["gpt_oss_class_defaults"] = bare_oss
+    out["minimax_m2_published"] = copy.deepcopy(MINIMAX_M2)  # FP8 block-scaled, dequantised at load
     bf16_minimax = copy.deepcopy(MINIMAX_M2)
     del bf16_minimax["quantization_config"]
     out["minimax_m2_published_bf16"] = bf16_minimax
@@ -187,8 +188,10 @@ def cases():
     return out
 
 
-# Published files the parser refuses, each for the reason expected.json names.
-REFUSED = {"minimax_m2_published": (MINIMAX_M2, "fp8")}
+# Published files the parser refuses, each for the reason refused.json names: FP8 weights with
+# UE8M0 (power-of-two) scales, as DeepSeek-V3.1 publishes them, here on MiniMax-M2's file.
+REFUSED = {"minimax_m2_ue8m0_scales": ({**MINIMAX_M2, "quantization_config": {**MINIMAX_M2["quantization_config"],
+                                                                            "scale_fmt": "ue8m0"}}, "ue8m0")}
 
 
 def text_config_of(config):

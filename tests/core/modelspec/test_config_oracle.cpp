@@ -147,8 +147,8 @@ TEST(ConfigOracle, PublishedMiniMaxM2AndGlmConfigsReadAsTheirFamilies) {
   }
 }
 
-// A published file the engine cannot run is refused by name: MiniMax-M2's FP8 block-quantised
-// weights (the engine does not dequantise FP8).
+// A published file the engine cannot run is refused by name: FP8 weights with UE8M0 scales (the
+// engine dequantises FP8 with float32 scales only).
 TEST(ConfigOracle, PublishedConfigsOfUnsupportedWeightsAreRefusedByName) {
   const nlohmann::json refused = load(oracleDir() / "refused.json");
   ASSERT_FALSE(refused.empty());
