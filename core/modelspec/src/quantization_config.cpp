@@ -52,8 +52,9 @@ void readFp8(const ConfigObject& q, QuantizationConfig& c) {
       c.weightBlockSize = std::array<int64_t, 2>{(*block)[0], (*block)[1]};
   }
   // The weights are E4M3 in every published FP8 checkpoint; transformers reads no other.
-  if (std::optional<std::string> fmt = q.optionalString("fmt"); fmt && *fmt != "e4m3")
-    q.problems().add(q.pathOf("fmt"), "FP8 format \"" + *fmt + "\" is not supported (supported: e4m3)");
+  // DeepSeek-V3 writes "e4m3", MiniMax-M2 torch's name for the same format, "float8_e4m3fn".
+  if (std::optional<std::string> fmt = q.optionalString("fmt"); fmt && *fmt != "e4m3" && *fmt != "float8_e4m3fn")
+    q.problems().add(q.pathOf("fmt"), "FP8 format \"" + *fmt + "\" is not supported (supported: e4m3, float8_e4m3fn)");
   // UE8M0 scales (powers of two stored as bytes) need a dtype the safetensors reader lacks.
   if (std::optional<std::string> scaleFmt = q.optionalString("scale_fmt"); scaleFmt && *scaleFmt != "float32")
     q.problems().add(q.pathOf("scale_fmt"), "scale format \"" + *scaleFmt + "\" is not supported (supported: float32 scales)");
