@@ -80,10 +80,9 @@ class CompressedTensorsWeights final : public QuantizedWeights {
 
   std::optional<at::Tensor> load(const WeightLoader& weights, const std::string& name,
                                  const std::vector<int64_t>& shape) const override {
-    constexpr std::string_view suffix = ".weight";
-    if (shape.size() != 2 || name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      return std::nullopt;
-    const std::string module = name.substr(0, name.size() - suffix.size());
+    const std::optional<std::string> linear = linearModuleOf(name, shape);
+    if (!linear) return std::nullopt;
+    const std::string& module = *linear;
     const tensorfile::TensorInfo* plain = weights.stored(name);
     const bool packed = weights.contains(module + ".weight_packed");
     const bool fp8 = plain && (plain->dtype == tensorfile::DType::F8_E4M3);

@@ -53,10 +53,9 @@ class GptqAwqWeights final : public QuantizedWeights {
 
   std::optional<at::Tensor> load(const WeightLoader& weights, const std::string& name,
                                  const std::vector<int64_t>& shape) const override {
-    constexpr std::string_view suffix = ".weight";
-    if (shape.size() != 2 || name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      return std::nullopt;
-    const std::string module = name.substr(0, name.size() - suffix.size());
+    const std::optional<std::string> linear = linearModuleOf(name, shape);
+    if (!linear) return std::nullopt;
+    const std::string& module = *linear;
     if (!weights.contains(module + ".qweight")) return std::nullopt;  // stored unquantised
     const int64_t out = shape[0], in = shape[1];
     const int64_t groupSize = config_.groupSize == -1 ? in : config_.groupSize;

@@ -21,10 +21,9 @@ class ModelOptWeights final : public QuantizedWeights {
 
   std::optional<at::Tensor> load(const WeightLoader& weights, const std::string& name,
                                  const std::vector<int64_t>& shape) const override {
-    constexpr std::string_view suffix = ".weight";
-    if (shape.size() != 2 || name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      return std::nullopt;
-    const std::string module = name.substr(0, name.size() - suffix.size());
+    const std::optional<std::string> linear = linearModuleOf(name, shape);
+    if (!linear) return std::nullopt;
+    const std::string& module = *linear;
     if (!weights.contains(module + ".weight_scale_2")) return std::nullopt;  // excluded: stored unquantised
     if (shape[1] % groupSize_ != 0 || shape[1] % 2 != 0)
       throw ValidationError("NVFP4 packs whole groups of " + std::to_string(groupSize_) + " inputs two a byte, but the weight has " +

@@ -95,4 +95,10 @@ at::Tensor unpackE2m1(const at::Tensor& packed) {
   return values;
 }
 
+std::optional<std::string> linearModuleOf(const std::string& name, const std::vector<int64_t>& shape) {
+  constexpr std::string_view suffix = ".weight";
+  if (shape.size() != 2 || name.size() <= suffix.size() || !name.ends_with(suffix)) return std::nullopt;
+  return name.substr(0, name.size() - suffix.size());
+}
+
 }  // namespace dfi::engine

@@ -63,6 +63,10 @@ at::Tensor loadPart(const WeightLoader& weights, const std::string& tensor, cons
                     const std::string& field, const std::vector<int64_t>& implied,
                     const std::vector<at::ScalarType>& dtypes);
 
+// The module of a linear layer's weight ("<module>.weight", two-dimensional), whose quantised
+// parts each format stores beside it as "<module>.<part>"; nullopt for any other tensor.
+std::optional<std::string> linearModuleOf(const std::string& name, const std::vector<int64_t>& shape);
+
 // FP4 E2M1 codes packed two per byte, low nibble first: [R, C / 2] uint8 -> [R, C] fp32.
 at::Tensor unpackE2m1(const at::Tensor& packed);
 
