@@ -85,6 +85,9 @@ void addRunOptions(CLI::App& c, RunCommandLine& o) {
              "Skip the train/eval parity check (each teacher-forced block also drafted as live, and compared)");
   c.add_flag("--hidden-stats", s.hiddenStatistics,
              "Record per teacher-forced step the statistics of the target taps, fc, hidden_norm and drafter layers");
+  c.add_flag("--calibrate-cost", s.calibrateCost,
+             "Time the target's verify forward (1..n tokens) and each drafter's block on this device first, and record "
+             "them with the runs: summary --what-if then shows the expected speedup of each verify length and tree budget");
   c.add_option("--mode", o.modes,
                "live | teacher | both (live + teacher-forced) | ddtree; a comma list (teacher-forced = teacher)")
       ->delimiter(',')->capture_default_str();

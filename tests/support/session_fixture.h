@@ -23,6 +23,7 @@ struct FixtureShape {
   session::MaskVariant maskVariant = session::MaskVariant::Reference;  // every run's
   int slidingWindow = 0;                                                // every run's
   std::string drafterConfigJson;                                        // every run's drafter config
+  session::EvaluationMode mode = session::EvaluationMode::Live;         // every run's and step's
 };
 
 inline constexpr session::TokenId kVocabulary = 40;
@@ -91,6 +92,7 @@ inline std::vector<session::RunId> writeFixture(session::Writer& writer, const F
     session::RunRecord run;
     run.name = r == 0 ? "drafter-a" : "drafter-b";
     run.blockSize = shape.blockSize;
+    run.mode = shape.mode;
     run.topK = shape.topK;
     run.maskVariant = shape.maskVariant;
     run.slidingWindow = shape.slidingWindow;
@@ -113,6 +115,7 @@ inline std::vector<session::RunId> writeFixture(session::Writer& writer, const F
       for (int s = 0; s < shape.stepsPerPrompt; ++s) {
         session::StepRecord step = fixtureStep(r, p, s, anchor, shape.blockSize - 1, shape.topK);
         step.runId = id;
+        step.mode = shape.mode;
         writer.addStep(step);
         anchor += step.acceptedCount + 1;
       }

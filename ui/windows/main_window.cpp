@@ -32,6 +32,7 @@
 #include "panels/compare_view.h"
 #include "panels/diagnosis_view.h"
 #include "panels/position_view.h"
+#include "panels/what_if_view.h"
 #include "panels/log_dock.h"
 #include "panels/mask_controls.h"
 #include "panels/mask_view.h"
@@ -83,6 +84,7 @@ MainWindow::MainWindow(QWidget* parent)
       treeView_(new TreeView(context_)),
       compareView_(new CompareView(context_)),
       positionView_(new PositionView(context_)),
+      whatIfView_(new WhatIfView(context_)),
       overviewView_(new OverviewView(context_)),
       diagnosisView_(new DiagnosisView(context_)),
       inspectClient_(new InspectClient(this)),
@@ -115,6 +117,8 @@ MainWindow::MainWindow(QWidget* parent)
   diagnosisView_->setCompareView(compareView_);
   // Acceptance per draft slot, by anchor position and the drafter's calibration, beside it.
   tabifyDockWidget(tokens, addPanel(positionView_, tr("Positions"), QStringLiteral("PositionsDock"), Qt::RightDockWidgetArea));
+  // Other verify lengths and tree budgets from a teacher-forced run, with their speedup.
+  tabifyDockWidget(tokens, addPanel(whatIfView_, tr("What-if"), QStringLiteral("WhatIfDock"), Qt::RightDockWidgetArea));
   // The session's overview, the first thing shown when one opens, in a tab before the tokens.
   QDockWidget* overview = addPanel(overviewView_, tr("Overview"), QStringLiteral("OverviewDock"), Qt::RightDockWidgetArea);
   tabifyDockWidget(tokens, overview);

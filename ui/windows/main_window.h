@@ -16,6 +16,7 @@ class AttentionView;
 class CompareView;
 class DiagnosisView;
 class PositionView;
+class WhatIfView;
 class InspectClient;
 class StatsView;
 class SessionContext;
@@ -95,6 +96,7 @@ class MainWindow : public QMainWindow {
   TreeView* treeView_;
   CompareView* compareView_;
   PositionView* positionView_;
+  WhatIfView* whatIfView_;
   OverviewView* overviewView_;
   DiagnosisView* diagnosisView_;
   InspectClient* inspectClient_;

@@ -3,21 +3,34 @@
 // prompts) once `merge` has joined them.
 
 #include <cstdio>
+#include <fstream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "dfi/analysis/budget_what_if.h"
 #include "dfi/analysis/position_report.h"
 #include "dfi/analysis/recorded_summary.h"
-#include "diagnosis_report.h"
 #include "dfi/analysis/summary_table.h"
+#include "dfi/base/error.h"
+#include "diagnosis_report.h"
 
 namespace dfi::eval {
 namespace {
 
 // The best hypotheses of each diagnosis, as the demo prints them; `diagnose` prints every one.
 constexpr int kDiagnosisRowsShown = 5;
+
+std::optional<analysis::CostModel> costModelFile(const std::string& path) {
+  if (path.empty()) return std::nullopt;
+  std::ifstream in(path);
+  if (!in) throw IoError("cannot read the cost model", {.file = path});
+  const nlohmann::json json = nlohmann::json::parse(in, nullptr, false);
+  if (json.is_discarded()) throw FormatError("the cost model is not JSON", {.file = path});
+  return analysis::parseCostModel(json, path);
+}
 
 }  // namespace
 
@@ -26,14 +39,26 @@ void registerSummaryCommand(CLI::App& app) {
       "summary", "Tau per drafter, mode, mask variant and prompt set of a session (shards of one run joined)");
   auto session = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto whatIf = std::make_shared<bool>(false);
+  auto cost = std::make_shared<std::string>();
   sub->add_option("session", *session, "Session file (.dfi), e.g. the output of merge")->required()->check(CLI::ExistingFile);
   sub->add_flag("--json", *json, "One JSON object {\"rows\": [...], \"comparisons\": [...], \"positions\": [...], \"diagnoses\": [...]} instead of the table");
-  setAction(*sub, [session, json] {
+  sub->add_flag("--what-if", *whatIf,
+                 "Also what each teacher-forced run says about other verify lengths and DDTree budgets: tau with "
+                 "intervals, and the expected speedup with a cost model (JSON key \"what_if\")");
+  sub->add_option("--cost", *cost,
+                  "Cost model for --what-if, JSON {\"target_ms\": {\"1\": 21.0, \"16\": 24.5}, \"drafter_ms\": 3.1}: "
+                  "the target's forward per verified tokens and the drafter's block, e.g. measured on the serving GPU "
+                  "(default: the one run --calibrate-cost recorded in the session)")
+      ->check(CLI::ExistingFile);
+  setAction(*sub, [session, json, whatIf, cost] {
     const auto runs = analysis::recordedSummaryRuns(*session);
     const auto rows = analysis::summarizeRuns(runs);
     const auto comparisons = analysis::pairedComparisons(runs);
     const auto positions = analysis::recordedPositionMetrics(*session);
     const auto diagnoses = readSessionDiagnoses(*session);
+    const auto whatIfs = *whatIf ? analysis::recordedWhatIfs(*session, costModelFile(*cost))
+                                 : std::vector<analysis::RecordedWhatIfs>{};
     if (*json) {
       nlohmann::json byPosition = nlohmann::json::array();
       for (const auto& p : positions) {
@@ -46,15 +71,23 @@ void registerSummaryCommand(CLI::App& app) {
         diagnosed.back()["baseline_run"] = d.baseline;
         diagnosed.back()["drafter"] = d.drafter;
       }
-      std::printf("%s\n", nlohmann::json{{"rows", analysis::summaryJson(rows)}, {"comparisons", analysis::comparisonsJson(comparisons)},
-                                         {"positions", byPosition}, {"diagnoses", diagnosed}}
-                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-                              .c_str());
+      nlohmann::json out{{"rows", analysis::summaryJson(rows)}, {"comparisons", analysis::comparisonsJson(comparisons)},
+                         {"positions", byPosition}, {"diagnoses", diagnosed}};
+      if (*whatIf) {
+        out["what_if"] = nlohmann::json::array();
+        for (const auto& w : whatIfs)
+          out["what_if"].push_back({{"run", w.run},
+                                    {"run_ids", w.runIds},
+                                    {"cost", w.cost ? analysis::costModelJson(*w.cost) : nlohmann::json(nullptr)},
+                                    {"rows", analysis::whatIfJson(w.rows)}});
+      }
+      std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
       std::string sections;
       for (const auto& p : positions) sections += "\n" + analysis::formatPositionSection(p.metrics, p.run);
       if (!positions.empty()) sections += "\n" + analysis::positionSectionsLegend();
       for (const auto& d : diagnoses) sections += "\n" + formatDiagnosis(d, kDiagnosisRowsShown);
+      for (const auto& w : whatIfs) sections += analysis::formatWhatIfs(w.rows, w.run, w.cost);
       std::fputs((analysis::formatSummaryTable(rows) + analysis::formatComparisons(comparisons) + sections).c_str(), stdout);
     }
     return 0;

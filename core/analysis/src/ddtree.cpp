@@ -1,7 +1,11 @@
 #include "dfi/analysis/ddtree.h"
 
 #include <algorithm>
+#include <cmath>
 #include <queue>
+#include <string>
+
+#include "dfi/base/error.h"
 
 namespace dfi::analysis {
 namespace {
@@ -25,6 +29,21 @@ struct PopsFirst {
     return a.depth > b.depth;
   }
 };
+
+// Per-slot top-k of a step as DDTree input (log-probabilities, most probable first).
+std::vector<SlotTopK> slotTopK(const session::StepRecord& step, int k) {
+  std::vector<SlotTopK> slots(step.draftTokens.size());
+  if (step.topKIds.size() != slots.size() * static_cast<std::size_t>(k) || step.topKProbs.size() != step.topKIds.size())
+    throw Error("internal: a teacher-forced step carries " + std::to_string(step.topKIds.size()) +
+                " top-k entries, DDTree needs " + std::to_string(slots.size()) + " slots x " + std::to_string(k));
+  for (std::size_t s = 0; s < slots.size(); ++s)
+    for (int r = 0; r < k; ++r) {
+      const std::size_t i = s * static_cast<std::size_t>(k) + static_cast<std::size_t>(r);
+      slots[s].tokens.push_back(step.topKIds[i]);
+      slots[s].logProbs.push_back(std::log(step.topKProbs[i]));
+    }
+  return slots;
+}
 
 }  // namespace
 
@@ -87,6 +106,10 @@ std::vector<std::int32_t> acceptedPath(const DDTree& tree, std::span<const std::
     path.push_back(next);
   }
   return path;
+}
+
+DDTree stepTree(const session::StepRecord& step, int k, int budget) {
+  return buildDDTree(slotTopK(step, k), budget, step.anchorToken);
 }
 
 }  // namespace dfi::analysis

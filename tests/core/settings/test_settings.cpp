@@ -40,6 +40,7 @@ RunSettings everyFieldSet() {
   s.skipBadPrompts = true;
   s.parityCheck = false;
   s.hiddenStatistics = true;
+  s.calibrateCost = true;
   s.stepCounting = StepCounting::FullBlocks;
   s.sampling = {.temperature = 0.7, .topP = 0.9, .topK = 20, .seed = 1234};
   s.samples = 3;
@@ -103,14 +104,15 @@ TEST(Settings, EveryFieldRoundTrips) {
 }
 
 // The keys RunRecord.settings_json and the "run" request have always had (core/session/SCHEMA.md),
-// and those added since (chat_template_kwargs): a key may be added, never renamed or dropped.
+// and those added since (chat_template_kwargs, calibrate_cost): a key may be added, never renamed or
+// dropped.
 TEST(Settings, KeysNeverChange) {
   EXPECT_EQ(keysOf(dfi::toJson(everyFieldSet())),
             (std::set<std::string>{"target", "drafters", "prompts", "modes", "mask_variants", "anchors",
                                    "ddtree_budget", "block_size", "max_new_tokens", "limit", "record_top_k",
                                    "temperature", "top_p", "top_k", "seed", "samples", "device", "dtype", "no_chat",
                                    "thinking", "shard", "skip_bad_prompts", "no_parity", "hidden_statistics",
-                                   "step_counting", "chat_template_kwargs"}));
+                                   "step_counting", "chat_template_kwargs", "calibrate_cost"}));
   const nlohmann::json j = dfi::toJson(everyFieldSet());
   EXPECT_EQ(j.at("anchors"), "random:64:7");
   EXPECT_EQ(j.at("device"), "cuda:0,cuda:1");

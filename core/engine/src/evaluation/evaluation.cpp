@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dfi/analysis/acceptance.h"
+#include "dfi/analysis/budget_what_if.h"
 #include "dfi/analysis/garble.h"
 #include "dfi/base/error.h"
 #include "dfi/base/log_text.h"
@@ -19,6 +20,7 @@
 #include "dfi/tokenizer/tokenizer.h"
 #include "evaluation/ddtree/ddtree_steps.h"
 #include "evaluation/live/dflash_decode.h"
+#include "evaluation/live/step_cost.h"
 #include "evaluation/teacher_forced/dflash_teacher_forced.h"
 #include "evaluation/evaluation_common.h"
 #include "evaluation/evaluation_models.h"
@@ -57,6 +59,20 @@ std::vector<RunKey> runKeys(const EvaluationSettings& settings) {
   return keys;
 }
 
+// The drafter's step costs on the evaluation's device, timed after the first prompt.
+analysis::CostModel calibratedCost(const LoadedModels& models, const LoadedDrafter& drafter,
+                                   const EvaluationSettings& settings, const PromptSpec& prompt, int topK) {
+  const auto ids = promptIds(prompt, models.tokenizer, settings, settings.prompts);
+  const int b = drafter.model->blockSize();
+  const std::vector<int> budgets = analysis::defaultTreeBudgets(b, topK);
+  analysis::CostModel cost = measureStepCost(
+      *models.target, *drafter.model, ids,
+      {.verifiedTokens = costTokenCounts(b, budgets.empty() ? settings.ddtreeBudget : budgets.back())});
+  cost.source = "calibrated on " + settings::deviceListText(settings.model.devices) + " (" + settings.model.dtype + ") after a " +
+                std::to_string(ids.size()) + "-token prompt";
+  return cost;
+}
+
 }  // namespace
 
 std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, RecordSink& sink,
@@ -84,6 +100,7 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
     for (int repeat = 0; repeat < settings.samples; ++repeat) passes.emplace_back(&d, repeat);
   EvaluationProgress state{0, total};
   std::vector<EvaluatedRun> summaries;
+  std::map<const LoadedDrafter*, analysis::CostModel> costs;
 
   for (const auto& [pass, repeat] : passes) {
     const LoadedDrafter& drafter = *pass;
@@ -99,6 +116,18 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
       run.settingsJson = settingsJson;
       if (settings.shard.count > 1) run.shard = settings::shardText(settings.shard);
       runs.push_back({sink.addRun(run), run.name, drafter.dir.string(), key.mode, key.variant, repeat});
+    }
+    if (settings.calibrateCost && !prompts.empty()) {
+      auto [cost, fresh] = costs.try_emplace(&drafter);  // a drafter's sampled repeats share its timing
+      if (fresh) {
+        if (progress)
+          progress({state.done, total, seconds(Clock::now() - started), 0,
+                    drafter.dir.filename().string() + ": timing the target's verify and the drafter's block"});
+        cost->second = calibratedCost(models, drafter, settings, prompts.front(), k);
+      }
+      for (const EvaluatedRun& run : runs)
+        for (const session::StatisticRecord& statistic : analysis::costStatistics(cost->second, run.runId))
+          sink.addStatistic(statistic);
     }
     const analysis::GarbleContext garble = garbleContextOf(models, *drafter.model);
     double liveSeconds = 0, teacherForcedSeconds = 0;

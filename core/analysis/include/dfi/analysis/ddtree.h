@@ -8,6 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "dfi/session/records.h"
+
 namespace dfi::analysis {
 
 // The top-k of one block slot (depth d = slot index + 1), most probable first; log-probs are
@@ -38,5 +40,11 @@ DDTree buildDDTree(std::span<const SlotTopK> slots, int budget, std::int32_t roo
 // token while one exists. Returns the node indices of the accepted path, root included; its
 // length is the acceptance length (the bonus token is the target's token after its end).
 std::vector<std::int32_t> acceptedPath(const DDTree& tree, std::span<const std::int32_t> targetGreedy);
+
+// The DDTree-N of a teacher-forced step: built from its per-slot top-k (`k` entries a slot,
+// probabilities stored, log-probabilities used) under its anchor. Throws dfi::Error when the
+// step carries another number of top-k entries. The engine's DDTree mode and the what-ifs
+// (budget_what_if.h) both build their trees here.
+DDTree stepTree(const session::StepRecord& step, int k, int budget);
 
 }  // namespace dfi::analysis

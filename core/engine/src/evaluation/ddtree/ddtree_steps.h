@@ -9,7 +9,8 @@
 namespace dfi::engine {
 
 // The DDTree-N step at teacher-forced step `tf` (whose top-k holds k entries a slot) and its
-// tree; throws dfi::Error when the step carries another number of top-k entries.
+// tree (analysis::stepTree); throws dfi::Error when the step carries another number of top-k
+// entries.
 std::pair<session::StepRecord, session::TreeRecord> ddtreeStep(const session::StepRecord& tf, int k, int budget);
 
 }  // namespace dfi::engine

@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 using analysis::LintFinding;
 using analysis::LintSeverity;
 
-std::string joined(const std::vector<std::string>& names) {
+std::string listedNames(const std::vector<std::string>& names) {
   std::string text;
   for (std::size_t i = 0; i < names.size(); ++i) text += (i ? ", " : "") + names[i];
   return text;
@@ -43,7 +43,7 @@ std::vector<LintFinding> templateLint(const BatteryInputs& in, const fs::path& d
 
   if (const auto left = target->variablesLeftAtDefault(e.chatTemplateKwargs); !left.empty())
     out.push_back({LintSeverity::Info, "template-defaults", target->source().string(),
-                   "the chat template also reads " + joined(left) +
+                   "the chat template also reads " + listedNames(left) +
                        ", which this run leaves at the template's own defaults (as transformers does unless they "
                        "are passed): if training or serving set them, their prompts differ from these."});
 

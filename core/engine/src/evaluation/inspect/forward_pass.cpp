@@ -15,12 +15,6 @@
 namespace dfi::engine {
 namespace {
 
-std::string joined(const std::vector<std::string>& parts) {
-  std::string text;
-  for (const std::string& p : parts) text += (text.empty() ? "" : ",") + p;
-  return text;
-}
-
 double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -59,7 +53,7 @@ ForwardPassSummary runForwardPass(const ForwardPassRequest& request) {
   }
   writer.setMetadata("model", request.modelDir.string());
   writer.setMetadata("dtype", request.model.dtype);
-  writer.setMetadata("devices", joined(request.model.devices));
+  writer.setMetadata("devices", settings::deviceListText(request.model.devices));
   writer.setMetadata("hidden_convention", "hidden.<i> = output of decoder layer i = transformers hidden_states[i+1]");
   if (std::any_of(request.taps.begin(), request.taps.end(), [&](int layer) { return model->layerHasExperts(layer); }))
     writer.setMetadata("router_convention", "router.<i>.experts / .weights = the experts decoder layer i's router chose "

@@ -125,6 +125,10 @@ struct RunSettings {
   // Per teacher-forced step: statistics of the target taps, fc, hidden_norm and every drafter
   // layer (dfi/session/hidden_statistics.h). Off by default: ~8 records per tensor.
   bool hiddenStatistics = false;
+  // Before the prompts, per drafter: time the target's verify forward over 1..n tokens and the
+  // drafter's block on the evaluation's device, recorded with each of its runs, so that
+  // `summary --what-if` can turn acceptance into speedup (dfi/analysis/budget_what_if.h).
+  bool calibrateCost = false;
   StepCounting stepCounting = StepCounting::Dflash;  // how the live loop's last steps count
   // The live loop's token choice; teacher-forced and DDTree runs stay greedy measures.
   SamplingOptions sampling;

@@ -187,6 +187,10 @@ struct FieldTable<settings::RunSettings> {
                                                kOptional),
           field<R>("hidden_statistics", &R::hiddenStatistics,
                    "record hidden-state statistics per teacher-forced step", kOptional),
+          field<R>("calibrate_cost", &R::calibrateCost,
+                   "time the target's verify forward and the drafter's block on the device, for the what-ifs' "
+                   "speedup",
+                   kOptional),
           field<R>("step_counting", &R::stepCounting,
                    "live steps: dflash (dflash 0.1.0: last block shortened to the budget, counts cut at the budget "
                    "and the first stop token) or full-blocks (every block of B, counted in full)",
