@@ -8,6 +8,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -44,7 +45,7 @@ WhatIfView::WhatIfView(SessionContext* context, QWidget* parent)
       context_(context),
       status_(new QLabel),
       costButton_(new QPushButton(tr("Cost model..."))),
-      table_(new QTableWidget(0, 5)),
+      table_(new QTableWidget(0, 4)),
       tauPlot_(makeLegendPlot(tr("\u03c4 by verified tokens"), tr("tokens the target verifies per step"),
                               tr("mean acceptance length"))),
       speedupPlot_(makeLegendPlot(tr("Expected speedup"), tr("tokens the target verifies per step"),
@@ -56,11 +57,10 @@ WhatIfView::WhatIfView(SessionContext* context, QWidget* parent)
   costButton_->setToolTip(tr("Load a cost model (JSON: {\"target_ms\": {\"1\": 21.0, \"16\": 24.5}, \"drafter_ms\": "
                              "3.1}), e.g. measured on the serving GPU; cancel to use the run's own calibration"));
   connect(costButton_, &QPushButton::clicked, this, &WhatIfView::chooseCostFile);
-  table_->setHorizontalHeaderLabels({tr("setting"), tr("verifies"), tr("\u03c4 [95% CI]"), tr("speedup [95% CI]"),
-                                     tr("prompts")});
+  table_->setHorizontalHeaderLabels({tr("setting"), tr("verifies"), tr("\u03c4 [95% CI]"), tr("speedup [95% CI]")});
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  table_->horizontalHeader()->setStretchLastSection(true);
   table_->verticalHeader()->hide();
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setToolTip(tr("verify v: the whole block drafted, its first v tokens verified (a drafter run at block size v "
@@ -71,15 +71,16 @@ WhatIfView::WhatIfView(SessionContext* context, QWidget* parent)
   auto* top = new QHBoxLayout;
   top->addWidget(status_, 1);
   top->addWidget(costButton_);
-  auto* plots = new QHBoxLayout;
-  plots->addWidget(tauPlot_, 1);
-  plots->addWidget(speedupPlot_, 1);
-  auto* plotPane = new QWidget;
-  plotPane->setLayout(plots);
+  // The table beside the plots, the plots one above the other: at 1280 x 720 the panel is about
+  // 850 pixels wide, the table's columns take half of it.
+  auto* plots = new QSplitter(Qt::Vertical);
+  plots->addWidget(tauPlot_);
+  plots->addWidget(speedupPlot_);
   auto* split = new QSplitter(Qt::Horizontal);
   split->addWidget(table_);
-  split->addWidget(plotPane);
-  split->setStretchFactor(1, 2);
+  split->addWidget(plots);
+  split->setStretchFactor(0, 0);  // the table keeps its columns' width, the plots take the rest
+  split->setStretchFactor(1, 1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(2, 2, 2, 2);
   layout->addLayout(top);
@@ -240,6 +241,7 @@ void WhatIfView::redraw() {
   if (computing_) return;
   const auto best = std::ranges::find_if(rows_, &analysis::WhatIfRow::best);
   QString text = open && selected_ ? context_->runName(selected_) : QString();
+  if (!rows_.empty()) text += tr(", %n prompts", nullptr, static_cast<int>(rows_.front().prompts));
   if (!rows_.empty())
     text += cost_ ? tr(" \u2014 costs: %1").arg(QString::fromStdString(cost_->source))
                   : tr(" \u2014 no cost model");
@@ -254,7 +256,7 @@ void WhatIfView::fillTable() {
     const analysis::WhatIfRow& row = rows_[static_cast<std::size_t>(r)];
     const QStringList cells{QString::fromStdString(row.label()) + (row.best ? tr("  (best)") : QString()),
                             QString::number(row.verifiedTokens), intervalText(row.tau),
-                            row.speedup ? intervalText(*row.speedup, "x") : tr("\u2014"), QString::number(row.prompts)};
+                            row.speedup ? intervalText(*row.speedup, "x") : tr("\u2014")};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
       if (c > 0) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -266,13 +268,18 @@ void WhatIfView::fillTable() {
       table_->setItem(r, c, item);
     }
   }
+  // The whole table in view beside the plots: its columns' width, no horizontal scrolling.
+  int width = table_->frameWidth() * 2 + table_->verticalScrollBar()->sizeHint().width();
+  for (int c = 0; c < table_->columnCount(); ++c) width += table_->horizontalHeader()->sectionSize(c);
+  table_->setMinimumWidth(width);
 }
 
 namespace {
 
-// One curve per kind over the tokens verified, log2 on x (2 .. 257), with the intervals as bars.
+// One curve per kind over the tokens verified (log scale, ticks at the powers of two), with the
+// intervals as bars; `markBest` labels the best setting's point.
 template <typename ValueOf>
-void drawCurves(QCustomPlot* plot, const std::vector<analysis::WhatIfRow>& rows, ValueOf valueOf) {
+void drawCurves(QCustomPlot* plot, const std::vector<analysis::WhatIfRow>& rows, ValueOf valueOf, bool markBest) {
   plot->clearPlottables();
   plot->clearItems();
   double top = 1;
@@ -295,7 +302,7 @@ void drawCurves(QCustomPlot* plot, const std::vector<analysis::WhatIfRow>& rows,
       minus.push_back(value->estimate - value->low);
       plus.push_back(value->high - value->estimate);
       top = std::max(top, value->high);
-      if (row.best) {
+      if (row.best && markBest) {
         auto* mark = new QCPItemText(plot);
         mark->position->setCoords(row.verifiedTokens, value->high);
         mark->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
@@ -306,8 +313,13 @@ void drawCurves(QCustomPlot* plot, const std::vector<analysis::WhatIfRow>& rows,
     if (graph->dataCount() == 0) graph->removeFromLegend();
   }
   plot->xAxis->setScaleType(QCPAxis::stLogarithmic);
-  plot->xAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
-  plot->xAxis->setRange(1.5, 300);
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  int widest = 2;
+  for (const analysis::WhatIfRow& row : rows) widest = std::max(widest, row.verifiedTokens);
+  for (int n = 2; n <= 2 * widest; n *= 2) ticker->addTick(n, QString::number(n));
+  plot->xAxis->setTicker(ticker);
+  plot->xAxis->setTickLabelRotation(0);
+  plot->xAxis->setRange(1.6, widest * 1.25);
   plot->yAxis->setRange(0, top * 1.12);
   plot->legend->setVisible(!rows.empty());
   plot->replot(QCustomPlot::rpQueuedReplot);
@@ -316,11 +328,19 @@ void drawCurves(QCustomPlot* plot, const std::vector<analysis::WhatIfRow>& rows,
 }  // namespace
 
 void WhatIfView::drawTau() {
-  drawCurves(tauPlot_, rows_, [](const analysis::WhatIfRow& r) { return std::optional(r.tau); });
+  drawCurves(tauPlot_, rows_, [](const analysis::WhatIfRow& r) { return std::optional(r.tau); }, false);
 }
 
 void WhatIfView::drawSpeedup() {
-  drawCurves(speedupPlot_, rows_, [](const analysis::WhatIfRow& r) { return r.speedup; });
+  drawCurves(speedupPlot_, rows_, [](const analysis::WhatIfRow& r) { return r.speedup; }, true);
+  if (!cost_ || rows_.empty()) return;
+  // Break-even with target-only decoding: below it, speculation costs more than it saves.
+  auto* even = new QCPItemStraightLine(speedupPlot_);
+  even->setPen(QPen(Qt::gray, 1, Qt::DashLine));
+  even->point1->setCoords(1, 1);
+  even->point2->setCoords(2, 1);
+  speedupPlot_->yAxis->setRange(0, std::max(speedupPlot_->yAxis->range().upper, 1.12));
+  speedupPlot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
 CsvTable WhatIfView::exportData() {
