@@ -22,7 +22,7 @@ class TestMainWindow : public QObject {
     for (QDockWidget* dock : window.findChildren<QDockWidget*>()) docks << dock->objectName();
     docks.sort();
     QCOMPARE(docks, (QStringList{"AttentionDock", "CompareDock", "DiagnosisDock", "LogDock", "MaskDock", "NavigatorDock",
-                                 "OverviewDock", "PositionsDock", "StatsDock", "TokenDock", "TreeDock"}));
+                                 "OverviewDock", "PositionsDock", "StatsDock", "TokenDock", "TreeDock", "WhatIfDock"}));
     QMenu* view = window.menuBar()->actions()[1]->menu();
     QStringList viewItems;
     for (QAction* a : view->actions()) viewItems << a->text();
