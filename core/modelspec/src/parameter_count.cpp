@@ -24,10 +24,17 @@ std::optional<int> layerOf(std::string_view name) {
   return index;
 }
 
-// Experts under mlp. (transformers' names) or block_sparse_moe. (the Mixtral layout MiniMax-M2
-// checkpoints keep); a shared expert is not routed.
+// Experts under mlp. (transformers' names), block_sparse_moe. (the Mixtral layout MiniMax-M2
+// checkpoints keep) or directly under the layer (Gemma 4's experts beside its dense MLP:
+// layers.<i>.experts.); a shared expert is not routed.
 bool isRoutedExpert(std::string_view name) {
-  return name.find(".mlp.experts.") != std::string_view::npos || name.find(".block_sparse_moe.experts.") != std::string_view::npos;
+  if (name.find(".mlp.experts.") != std::string_view::npos || name.find(".block_sparse_moe.experts.") != std::string_view::npos)
+    return true;
+  const std::size_t at = name.find(".experts.");
+  if (at == std::string_view::npos || at == 0) return false;
+  const std::size_t segment = name.rfind('.', at - 1);
+  const std::string_view index = name.substr(segment + 1, at - segment - 1);
+  return !index.empty() && index.find_first_not_of("0123456789") == std::string_view::npos;
 }
 
 void add(PartParameters& part, std::uint64_t parameters, bool routed) {

@@ -7,6 +7,7 @@
 namespace dfi::modelspec {
 
 int RopeConfig::rotaryDim(int headDim) const {
+  if (type == "proportional") return headDim;
   return static_cast<int>(headDim * partialRotaryFactor);
 }
 
@@ -45,10 +46,22 @@ std::vector<double> llama3Frequencies(const RopeConfig& rope, std::vector<double
   return invFreq;
 }
 
+// transformers' _compute_proportional_rope_parameters: the first int(partial * head_dim // 2)
+// frequencies are theta^(-2i / head_dim) (over the whole head_dim, not the rotated part), the
+// rest of the half zero; all divided by factor.
+std::vector<double> proportionalFrequencies(const RopeConfig& rope, int headDim) {
+  const int rotated = static_cast<int>(std::floor(rope.partialRotaryFactor * headDim / 2));
+  std::vector<double> invFreq(static_cast<std::size_t>(headDim / 2), 0.0);
+  for (int i = 0; i < rotated && i < headDim / 2; ++i)
+    invFreq[i] = 1.0 / std::pow(rope.theta, double(2 * i) / headDim) / rope.factor;
+  return invFreq;
+}
+
 }  // namespace
 
 std::vector<double> ropeInverseFrequencies(const RopeConfig& rope, int headDim,
                                            int maxPositionEmbeddings) {
+  if (rope.type == "proportional") return proportionalFrequencies(rope, headDim);
   const int dim = rope.rotaryDim(headDim);
   if (dim <= 0) return {};
   std::vector<double> invFreq;

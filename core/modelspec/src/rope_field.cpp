@@ -52,9 +52,9 @@ RopeConfig readRopeDict(const ConfigObject& dict, const FlatDefaults& flat,
     problems.add(dict.pathOf("rope_type"), "\"" + *ropeType + "\" disagrees with " +
                                                dict.pathOf("type") + " \"" + *legacyType + "\"");
   rope.type = ropeType.value_or(legacyType.value_or("default"));
-  if (rope.type != "default" && rope.type != "yarn" && rope.type != "llama3") {
+  if (rope.type != "default" && rope.type != "yarn" && rope.type != "llama3" && rope.type != "proportional") {
     problems.add(dict.pathOf(ropeType ? "rope_type" : "type"),
-                 "unsupported rope type \"" + rope.type + "\" (supported: default, yarn, llama3)");
+                 "unsupported rope type \"" + rope.type + "\" (supported: default, yarn, llama3, proportional)");
   }
 
   const bool ownTheta = dict.has("rope_theta");
@@ -101,19 +101,27 @@ RopeConfig readRopeDict(const ConfigObject& dict, const FlatDefaults& flat,
     rope.truncate = dict.optionalBool("truncate").value_or(true);
   } else if (rope.type == "llama3") {
     readLlama3(dict, rope);
+  } else if (rope.type == "proportional") {
+    rope.factor = dict.optionalNumber("factor").value_or(1.0);
+    if (!(rope.factor > 0)) problems.add(dict.pathOf("factor"), "must be positive, found " + number(rope.factor));
   }
   return rope;
 }
 
-}  // namespace
-
-RopeConfig readRope(const ConfigObject& level, const RopeContext& context) {
+FlatDefaults flatDefaults(const ConfigObject& level, const RopeContext& context) {
   FlatDefaults flat;
   flat.theta = level.optionalNumber("rope_theta").value_or(context.defaultTheta.value_or(kDefaultTheta));
   flat.thetaField = level.pathOf("rope_theta");
   flat.partialRotaryFactor = level.optionalNumber("partial_rotary_factor");
   flat.partialField = level.pathOf("partial_rotary_factor");
   if (!flat.partialRotaryFactor) flat.partialRotaryFactor = context.defaultPartialRotaryFactor;
+  return flat;
+}
+
+}  // namespace
+
+RopeConfig readRope(const ConfigObject& level, const RopeContext& context) {
+  const FlatDefaults flat = flatDefaults(level, context);
 
   // transformers: `rope_scaling or rope_parameters` -- a non-empty rope_scaling wins.
   std::optional<ConfigObject> dict;
@@ -153,6 +161,18 @@ RopeConfig readRope(const ConfigObject& level, const RopeContext& context) {
                                                  "; per-layer-type RoPE is not supported");
   }
   return perType[0].second;
+}
+
+std::optional<RopeConfig> readRopeOfLayerType(const ConfigObject& level, LayerType type, const RopeContext& context) {
+  const std::string key(layerTypeName(type));
+  std::optional<ConfigObject> dict = level.optionalObject("rope_parameters");
+  std::optional<ConfigObject> entry = dict ? dict->optionalObject(key) : std::nullopt;
+  if (!entry) {
+    level.problems().add(level.pathOf("rope_parameters") + "." + key,
+                         "required: this model's " + key + " layers have a rope of their own");
+    return std::nullopt;
+  }
+  return readRopeDict(*entry, flatDefaults(level, context), context);
 }
 
 }  // namespace dfi::modelspec::detail

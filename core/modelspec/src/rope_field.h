@@ -22,4 +22,8 @@ struct RopeContext {
 // `level` is the object holding the language-model fields (root or text_config).
 RopeConfig readRope(const ConfigObject& level, const RopeContext& context);
 
+// The rope of one layer type from rope_parameters nested by layer type (Gemma 4, where the
+// types differ); nullopt, with a problem added, when that entry is missing.
+std::optional<RopeConfig> readRopeOfLayerType(const ConfigObject& level, LayerType type, const RopeContext& context);
+
 }  // namespace dfi::modelspec::detail

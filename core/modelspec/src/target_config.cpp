@@ -88,6 +88,26 @@ int TargetConfig::numLayersOfType(LayerType type) const {
   return static_cast<int>(std::count(layerTypes.begin(), layerTypes.end(), type));
 }
 
+AttentionShape TargetConfig::attentionShape(int layer) const {
+  return layerAttention.empty() ? AttentionShape{headDim, numKeyValueHeads} : layerAttention.at(layer);
+}
+
+const RopeConfig& TargetConfig::ropeOf(int layer) const {
+  return slidingRope && layerTypes.at(layer) == LayerType::SlidingAttention ? *slidingRope : rope;
+}
+
+int TargetConfig::kvSourceLayer(int layer) const {
+  const int firstShared = numHiddenLayers - numKvSharedLayers;
+  if (layer < firstShared) return layer;
+  for (int source = firstShared - 1; source >= 0; --source)
+    if (layerTypes[source] == layerTypes[layer]) return source;
+  return layer;  // parseTargetConfig refuses a shared layer type no earlier layer computes
+}
+
+int TargetConfig::mlpIntermediateSize(int layer) const {
+  return useDoubleWideMlp && kvSourceLayer(layer) != layer ? 2 * intermediateSize : intermediateSize;
+}
+
 const std::vector<std::string>& supportedTargetModelTypes() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> out;
@@ -148,13 +168,15 @@ TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string&
   // text-only save writes.
   c.tieWordEmbeddings = (spec->nestedTextConfig && top.has("tie_word_embeddings") ? top : level)
                             .optionalBool("tie_word_embeddings")
-                            .value_or(false);
+                            .value_or(module.tiesWordEmbeddingsByDefault);
 
   module.readLayers(level, c);
   detail::readQwenMoe(level, spec->moe, c);
   readQuantization(top, module, c);
 
-  if (module.ropeWhenAbsent && !level.has("rope_scaling") && !level.has("rope_parameters"))
+  if (module.readRopes)
+    module.readRopes(level, c);
+  else if (module.ropeWhenAbsent && !level.has("rope_scaling") && !level.has("rope_parameters"))
     c.rope = module.ropeWhenAbsent(level.optionalNumber("rope_theta").value_or(*module.defaultTheta));
   else
     c.rope = detail::readRope(level, {.layerTypes = c.layerTypes,

@@ -5,7 +5,9 @@ namespace dfi::tensorfile {
 NameMapping NameMapping::identity() { return {}; }
 
 NameMapping NameMapping::qwenText() {
-  return {.skippedPrefixes = {"model.visual.", "mtp."},
+  // Gemma 4's vision and audio towers and their embedders sit beside model.language_model.
+  return {.skippedPrefixes = {"model.visual.", "mtp.", "model.vision_tower.", "model.embed_vision.",
+                              "model.audio_tower.", "model.embed_audio."},
           .renames = {{.from = "model.language_model.", .to = "model."}}};
 }
 

@@ -22,11 +22,12 @@ TEST(FamilyModules, EveryModelTypeBelongsToOneDistinctlyNamedFamily) {
   std::set<std::string> names;
   for (TargetFamily family :
        {TargetFamily::Qwen3, TargetFamily::Qwen3_5, TargetFamily::Qwen3Next, TargetFamily::Llama, TargetFamily::GptOss,
-        TargetFamily::MiniMaxM2, TargetFamily::Glm4Moe})
+        TargetFamily::MiniMaxM2, TargetFamily::Glm4Moe, TargetFamily::Gemma4})
     names.insert(std::string(targetFamilyName(family)));
-  EXPECT_EQ(names, (std::set<std::string>{"Qwen3", "Qwen3.5", "Qwen3-Next", "Llama", "gpt-oss", "MiniMax-M2", "GLM-4.5"}));
+  EXPECT_EQ(names, (std::set<std::string>{"Qwen3", "Qwen3.5", "Qwen3-Next", "Llama", "gpt-oss", "MiniMax-M2", "GLM-4.5",
+                                          "Gemma 4"}));
   for (const char* type : {"qwen3", "qwen3_moe", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text",
-                           "qwen3_next", "llama", "gpt_oss", "minimax_m2", "glm4_moe"})
+                           "qwen3_next", "llama", "gpt_oss", "minimax_m2", "glm4_moe", "gemma4_text", "gemma4"})
     EXPECT_NE(std::find(types.begin(), types.end(), type), types.end()) << type;
 }
 
@@ -111,6 +112,43 @@ TEST(FamilyModules, GroupLimitedRoutingThatCannotChooseIsRefused) {
   EXPECT_EQ(problemField({{"n_group", 2}, {"topk_group", 3}}), "topk_group");
   EXPECT_EQ(problemField({{"n_group", 4}, {"topk_group", 1}, {"num_experts_per_tok", 3}}), "num_experts_per_tok");
   EXPECT_EQ(problemField({{"n_group", 4}, {"topk_group", 2}, {"num_experts_per_tok", 4}}), "accepted");
+  // Gemma4TextConfig's defaults where the file is silent: five sliding layers to one full (the
+  // last always full), global_head_dim 512 on full layers, each type's own rope, tied
+  // embeddings and per-layer inputs of 256.
+  const TargetConfig gemma = parsed("gemma4_text", {{"num_hidden_layers", 7}});
+  EXPECT_EQ(gemma.traits.norm, NormKind::Fp32Compute);  // Gemma4RMSNorm: x * w, not x * (1 + w)
+  EXPECT_EQ(gemma.traits.mlp, MlpKind::Gemma4);
+  EXPECT_EQ(gemma.traits.activation, MlpActivation::GeluTanh);
+  EXPECT_TRUE(gemma.traits.qkNorm && gemma.traits.sandwichNorms && gemma.traits.scaledEmbeddings &&
+              gemma.traits.unitAttentionScale && gemma.traits.valueNorm);
+  EXPECT_FALSE(gemma.traits.fixedTensorLayout);
+  const std::vector<LayerType> expected{LayerType::SlidingAttention, LayerType::SlidingAttention,
+                                        LayerType::SlidingAttention, LayerType::SlidingAttention,
+                                        LayerType::SlidingAttention, LayerType::FullAttention,
+                                        LayerType::FullAttention};
+  EXPECT_EQ(gemma.layerTypes, expected);
+  EXPECT_EQ(gemma.slidingWindow, 512);
+  EXPECT_EQ(gemma.attentionShape(0), (AttentionShape{16, 2}));
+  EXPECT_EQ(gemma.attentionShape(5), (AttentionShape{512, 2}));
+  EXPECT_EQ(gemma.rope.type, "proportional");
+  EXPECT_EQ(gemma.rope.theta, 1e6);
+  ASSERT_TRUE(gemma.slidingRope);
+  EXPECT_EQ(gemma.ropeOf(0).theta, 10000);
+  EXPECT_EQ(gemma.ropeOf(5).type, "proportional");
+  EXPECT_TRUE(gemma.tieWordEmbeddings);
+  ASSERT_TRUE(gemma.perLayerInputs);
+  EXPECT_EQ(gemma.perLayerInputs->hiddenSize, 256);
+  EXPECT_FALSE(gemma.moe);
+  // attention_k_eq_v gives the full layers num_global_key_value_heads; enable_moe_block experts.
+  const TargetConfig moe = parsed("gemma4_text", {{"attention_k_eq_v", true}, {"num_global_key_value_heads", 1},
+                                                  {"hidden_size_per_layer_input", 0}, {"enable_moe_block", true},
+                                                  {"num_experts", 8}, {"top_k_experts", 2},
+                                                  {"moe_intermediate_size", 32}});
+  EXPECT_EQ(moe.attentionShape(3), (AttentionShape{512, 1}));
+  EXPECT_FALSE(moe.perLayerInputs);
+  ASSERT_TRUE(moe.moe);
+  EXPECT_EQ(moe.moe->numExperts, 8);
+  EXPECT_EQ(moe.moe->numExpertsPerToken, 2);
 }
 
 TEST(FamilyModules, QuantizationIsAcceptedOnlyWhereTheModuleDequantisesIt) {

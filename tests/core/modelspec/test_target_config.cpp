@@ -107,7 +107,7 @@ TEST(TargetConfig, UnknownRopeTypeIsRefusedWithTheSupportedList) {
   nlohmann::json j = fixtureJson("qwen3_6_27b.json");
   j["text_config"]["rope_parameters"]["rope_type"] = "longrope";
   EXPECT_THAT(problemAt(targetProblems(j), "text_config.rope_parameters.rope_type").message,
-              HasSubstr("\"longrope\" (supported: default, yarn, llama3)"));
+              HasSubstr("\"longrope\" (supported: default, yarn, llama3, proportional)"));
 }
 
 TEST(TargetConfig, LegacyRopeScalingTypeKeyIsReadAndChecked) {
@@ -171,7 +171,7 @@ TEST(TargetConfig, UnknownModelTypeListsTheSupportedOnes) {
   j["model_type"] = "mistral";
   EXPECT_THAT(problemAt(targetProblems(j), "model_type").message,
               HasSubstr("\"mistral\" (supported: qwen3, qwen3_moe, qwen3_5, qwen3_5_text, qwen3_5_moe, "
-                        "qwen3_5_moe_text, qwen3_next, llama, gpt_oss, minimax_m2, glm4_moe)"));
+                        "qwen3_5_moe_text, qwen3_next, llama, gpt_oss, minimax_m2, glm4_moe, gemma4_text, gemma4)"));
 }
 
 TEST(TargetConfig, UnknownArchitectureListsTheSupportedOnes) {

@@ -7,7 +7,7 @@ namespace dfi::modelspec::detail {
 const std::vector<const FamilyModule*>& familyModules() {
   static const std::vector<const FamilyModule*> modules = {&qwen3Family(), &qwen3_5Family(), &qwen3NextFamily(),
                                                            &llamaFamily(), &gptOssFamily(), &miniMaxM2Family(),
-                                                           &glm4MoeFamily()};
+                                                           &glm4MoeFamily(), &gemma4Family()};
   return modules;
 }
 

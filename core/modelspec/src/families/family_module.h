@@ -52,6 +52,9 @@ struct FamilyModule {
   std::optional<double> defaultTheta;
   // The whole rope when the file has neither rope_scaling nor rope_parameters (gpt-oss).
   RopeConfig (*ropeWhenAbsent)(double theta) = nullptr;
+  // A family whose layer types each have their own rope reads them itself (Gemma 4).
+  void (*readRopes)(const ConfigObject& level, TargetConfig& c) = nullptr;
+  bool tiesWordEmbeddingsByDefault = false;  // the config class's tie_word_embeddings default
   // quantization_config methods the engine dequantises for this family.
   std::vector<std::string> quantizationMethods;
   // A field of the family's own that stands in for a flat partial_rotary_factor when the file
@@ -66,6 +69,7 @@ const FamilyModule& llamaFamily();
 const FamilyModule& gptOssFamily();
 const FamilyModule& miniMaxM2Family();
 const FamilyModule& glm4MoeFamily();
+const FamilyModule& gemma4Family();
 
 // Every family, in the order messages list them.
 const std::vector<const FamilyModule*>& familyModules();

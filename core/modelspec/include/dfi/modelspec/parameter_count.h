@@ -24,7 +24,7 @@ std::uint64_t storedParameters(const tensorfile::TensorInfo& info, int packedBit
 
 struct PartParameters {
   std::uint64_t total = 0;
-  std::uint64_t routed = 0;  // of total: routed experts' parameters (mlp.experts.*)
+  std::uint64_t routed = 0;  // of total: routed experts' parameters (mlp.experts.*; Gemma 4: experts.*)
 };
 
 struct TargetParameters {

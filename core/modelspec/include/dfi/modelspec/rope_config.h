@@ -1,7 +1,8 @@
 #pragma once
 // Rotary position embedding parameters as Hugging Face configs spell them (flat rope_theta +
 // rope_scaling, or rope_parameters, possibly nested per layer type), normalised to one shape.
-// Only the rope types the engine implements are accepted: "default", "yarn" and "llama3".
+// Only the rope types the engine implements are accepted: "default", "yarn", "llama3" and
+// "proportional" (Gemma 4's full-attention layers).
 
 #include <optional>
 #include <string>
@@ -10,10 +11,12 @@
 namespace dfi::modelspec {
 
 struct RopeConfig {
-  std::string type = "default";  // default | yarn | llama3
+  std::string type = "default";  // default | yarn | llama3 | proportional
   double theta = 10000;
-  double partialRotaryFactor = 1.0;  // fraction of head_dim that is rotated
-  // YaRN and Llama 3 parameters (ignored for "default").
+  // Fraction of head_dim that is rotated. "proportional" rotates the whole head but gives only
+  // this fraction of each half a nonzero frequency (the rest turn by angle zero).
+  double partialRotaryFactor = 1.0;
+  // YaRN, Llama 3 and proportional parameters (ignored for "default").
   double factor = 1.0;
   // The parsers fill it in (absent in the file: max_position_embeddings); 0 here means
   // "the model's max_position_embeddings" for hand-built values.
@@ -34,7 +37,7 @@ struct RopeConfig {
   bool mropeInterleaved = false;
 
   // Number of rotated channels of a head: head_dim * partial_rotary_factor, as transformers
-  // computes it (int() truncation).
+  // computes it (int() truncation); all of head_dim for "proportional".
   int rotaryDim(int headDim) const;
 
   bool operator==(const RopeConfig&) const = default;

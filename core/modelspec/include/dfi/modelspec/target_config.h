@@ -5,6 +5,7 @@
 // Llama 3.x and gpt-oss (sliding/full attention with sinks, clamped-SwiGLU experts, MXFP4 weights);
 // MiniMax-M2 (q/k norms over all heads, partial rotary, sigmoid-routed experts) and GLM-4.5 /
 // 4.6 / 4.7 (partial rotary, group-limited sigmoid routing, shared experts, dense first layers).
+// Gemma 4's text model (gemma4_text, and gemma4's text_config).
 // parseTargetConfig normalises every spelling transformers reads (rope_theta + rope_scaling,
 // rope_parameters flat or per layer type, partial_rotary_factor at either level) and throws
 // dfi::ValidationError naming the file and the JSON path of the offending field.
@@ -23,7 +24,7 @@
 
 namespace dfi::modelspec {
 
-enum class TargetFamily { Qwen3, Qwen3_5, Qwen3Next, Llama, GptOss, MiniMaxM2, Glm4Moe };
+enum class TargetFamily { Qwen3, Qwen3_5, Qwen3Next, Llama, GptOss, MiniMaxM2, Glm4Moe, Gemma4 };
 
 std::string_view targetFamilyName(TargetFamily family);
 
@@ -74,6 +75,20 @@ struct SwigluClamp {
   double limit = 7.0;
 };
 
+// Gemma 4's per-layer inputs (PLE): a second embedding of hidden_size_per_layer_input values
+// per layer, mixed with a projection of the embeddings and fed to each layer through a gate.
+struct PerLayerInputs {
+  int hiddenSize = 0;  // hidden_size_per_layer_input
+  int vocabSize = 0;   // vocab_size_per_layer_input
+};
+
+// The attention width of one layer where layers differ (Gemma 4's full-attention layers:
+// global_head_dim, num_global_key_value_heads, saved by transformers as per_layer_config).
+struct AttentionShape {
+  int headDim = 0;
+  int numKeyValueHeads = 0;
+  bool operator==(const AttentionShape&) const = default;
+};
 // The geometry is the DecoderGeometry base, read once for targets and drafters alike.
 struct TargetConfig : DecoderGeometry {
   TargetFamily family = TargetFamily::Qwen3;
@@ -85,7 +100,8 @@ struct TargetConfig : DecoderGeometry {
   FamilyTraits traits;  // the family's layer make-up (its module in src/families/)
   bool tieWordEmbeddings = false;
   bool mlpBias = false;  // Llama: gate/up/down biases
-  RopeConfig rope;
+  RopeConfig rope;  // every attention layer's, or the full-attention layers' when slidingRope is set
+  std::optional<RopeConfig> slidingRope;  // Gemma 4: the sliding layers' own (rope_parameters.sliding_attention)
   std::vector<LayerType> layerTypes;  // one per layer
   std::optional<int> slidingWindow;   // Qwen3 with use_sliding_window; gpt-oss
   bool attentionSinks = false;        // gpt-oss: a learned logit per head joins each softmax
@@ -100,11 +116,25 @@ struct TargetConfig : DecoderGeometry {
   std::optional<SwigluClamp> swigluClamp;         // gpt-oss experts
   std::optional<QuantizationConfig> quantization;  // absent: unquantised weights (quantization_config.h)
 
+  // Gemma 4 (all absent or zero elsewhere).
+  std::vector<AttentionShape> layerAttention;  // per layer; empty: headDim and numKeyValueHeads everywhere
+  bool attentionKEqV = false;  // full-attention layers have no v_proj: values are the key projection
+  int numKvSharedLayers = 0;   // the last n layers reuse an earlier layer's keys and values
+  bool useDoubleWideMlp = false;  // the KV-shared layers' MLPs are twice intermediate_size
+  std::optional<PerLayerInputs> perLayerInputs;
+  std::optional<double> finalLogitSoftcapping;  // logits = cap * tanh(logits / cap)
+
   std::optional<int> bosTokenId;
   std::vector<int> eosTokenIds;
   std::string rawJson;  // the file as read
 
   int numLayersOfType(LayerType type) const;
+  AttentionShape attentionShape(int layer) const;
+  const RopeConfig& ropeOf(int layer) const;
+  // The layer whose keys and values `layer` attends over: itself, or for a KV-shared layer the
+  // last earlier layer of its type that computes its own (transformers' kv_sharing_modes).
+  int kvSourceLayer(int layer) const;
+  int mlpIntermediateSize(int layer) const;
 };
 
 // Also reads ModelOpt's hf_quant_config.json beside config.json when config.json has no

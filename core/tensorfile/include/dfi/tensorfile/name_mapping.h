@@ -2,7 +2,8 @@
 // How stored tensor names become the names the engine asks for. Qwen3.5 / 3.6 checkpoints are
 // vision-language models: their text weights live under "model.language_model." and come with
 // a vision tower ("model.visual.") and a multi-token-prediction head ("mtp.") that a text-only
-// engine leaves out (docs/qwen.md 0.3).
+// engine leaves out (docs/qwen.md 0.3). Gemma 4's multimodal checkpoints keep theirs the same
+// way, with vision and audio towers and embedders beside model.language_model.
 
 #include <optional>
 #include <string>
