@@ -136,6 +136,8 @@ at::Tensor rmsNorm(NormKind kind, const at::Tensor& x, const at::Tensor& weight,
     case NormKind::Plain: return rmsNormQwen3(x, weight, eps);
     case NormKind::ZeroCentred: return rmsNormZeroCentred(x, weight, eps);
     case NormKind::Fp32Weight: return rmsNormFp32Weight(x, weight, eps);
+    // Gemma4RMSNorm: the same fp32 product; its weight is held in the compute dtype (exact in fp32).
+    case NormKind::Fp32Compute: return rmsNormFp32Weight(x, weight, eps);
   }
   return {};
 }

@@ -20,7 +20,8 @@ at::Tensor rmsNormZeroCentred(const at::Tensor& x, const at::Tensor& weight, dou
 at::Tensor rmsNormGated(const at::Tensor& x, const at::Tensor& gate, const at::Tensor& weight,
                         double eps);
 
-// GptOssRMSNorm: (w * normalise(x)).to(dtype), all in fp32 (transformers keeps w in fp32).
+// GptOssRMSNorm: (w * normalise(x)).to(dtype), all in fp32 (transformers keeps w in fp32);
+// Gemma4RMSNorm computes the same with w in the compute dtype, upcast.
 at::Tensor rmsNormFp32Weight(const at::Tensor& x, const at::Tensor& weight, double eps);
 
 // Which variant a decoder stack uses for its layer and q/k norms: its family's trait.

@@ -30,27 +30,44 @@ std::pair<at::Tensor, at::Tensor> KvCache::append(const at::Tensor& k, const at:
   return {keys_.narrow(2, 0, length_), values_.narrow(2, 0, length_)};
 }
 
+std::pair<at::Tensor, at::Tensor> KvCache::contents() const {
+  return {keys_.narrow(2, 0, length_), values_.narrow(2, 0, length_)};
+}
+
 Attention::Attention(const WeightLoader& weights, const std::string& prefix, const AttentionDims& dims,
                      at::Device device)
     : dims_(dims) {
   const int64_t h = dims.hiddenSize, hd = dims.headDim;
   const int64_t qRows = dims.numHeads * hd * (dims.outputGate ? 2 : 1);
   const int64_t kvRows = dims.numKvHeads * hd;
-  // q, k and v as one [qRows + 2 kvRows, h] product: one GEMM per layer instead of three.
-  qkvProj_ = at::cat({weights.load(prefix + "q_proj.weight", {qRows, h}, device),
-                      weights.load(prefix + "k_proj.weight", {kvRows, h}, device),
-                      weights.load(prefix + "v_proj.weight", {kvRows, h}, device)});
+  // q, k and v as one [qRows + 2 kvRows, h] product: one GEMM per layer instead of three (the
+  // layer's own projections only: no v on k_eq_v layers, neither k nor v on KV-shared ones).
+  std::vector<std::string> names{"q_proj"};
+  std::vector<int64_t> rows{qRows};
+  if (!dims.sharedKv) {
+    names.push_back("k_proj");
+    rows.push_back(kvRows);
+    if (!dims.valueIsKey) {
+      names.push_back("v_proj");
+      rows.push_back(kvRows);
+    }
+  }
+  std::vector<at::Tensor> projections, biases;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    projections.push_back(weights.load(prefix + names[i] + ".weight", {rows[i], h}, device));
+    if (dims.bias) biases.push_back(weights.load(prefix + names[i] + ".bias", {rows[i]}, device));
+  }
+  qkvProj_ = at::cat(projections);
   oProj_ = weights.load(prefix + "o_proj.weight", {h, dims.numHeads * hd}, device);
   if (dims.bias) {
-    qkvBias_ = at::cat({weights.load(prefix + "q_proj.bias", {qRows}, device),
-                        weights.load(prefix + "k_proj.bias", {kvRows}, device),
-                        weights.load(prefix + "v_proj.bias", {kvRows}, device)});
+    qkvBias_ = at::cat(biases);
     if (dims.outputBias) oBias_ = weights.load(prefix + "o_proj.bias", {h}, device);
   }
   if (dims.qkNorm) {
     qNorm_ = weights.load(prefix + "q_norm.weight", {dims.qkNormAcrossHeads ? dims.numHeads * hd : hd}, device);
-    kNorm_ = weights.load(prefix + "k_norm.weight", {dims.qkNormAcrossHeads ? kvRows : hd}, device);
+    if (!dims.sharedKv) kNorm_ = weights.load(prefix + "k_norm.weight", {dims.qkNormAcrossHeads ? kvRows : hd}, device);
   }
+  if (dims.valueNorm) valueNorm_ = at::ones({hd}, at::TensorOptions().dtype(weights.dtype()).device(device));
   if (dims.sinks) sinks_ = weights.load(prefix + "sinks", {dims.numHeads}, device);
 }
 
@@ -89,17 +106,17 @@ at::Tensor attendWithSinks(const at::Tensor& q, const at::Tensor& k, const at::T
 
 }  // namespace
 
-at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, KvCache* cache) const {
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> Attention::projectQkv(const at::Tensor& x,
+                                                                                  const RotaryAngles& angles) const {
   const int64_t batch = x.size(0), steps = x.size(1), hd = dims_.headDim;
-  const int64_t kvRows = dims_.numKvHeads * hd, qRows = qkvProj_.size(0) - 2 * kvRows;
+  const int64_t kvRows = dims_.sharedKv ? 0 : dims_.numKvHeads * hd;
+  const int64_t qRows = qkvProj_.size(0) - (dims_.sharedKv ? 0 : dims_.valueIsKey ? kvRows : 2 * kvRows);
   const at::Tensor qkv = project(x, qkvProj_, qkvBias_);
   at::Tensor q = qkv.narrow(-1, 0, qRows);
-  at::Tensor k = qkv.narrow(-1, qRows, kvRows);
-  const bool perHeadNorm = dims_.qkNorm && !dims_.qkNormAcrossHeads;
-  if (dims_.qkNorm && dims_.qkNormAcrossHeads) {  // one norm over every head's channels, before the split
-    q = rmsNorm(dims_.norm, q, qNorm_, dims_.eps);
-    k = rmsNorm(dims_.norm, k, kNorm_, dims_.eps);
-  }
+  // MiniMax-M2 norms q and k once over every head's channels, before the split into heads.
+  const bool normAcrossHeads = dims_.qkNorm && dims_.qkNormAcrossHeads;
+  const bool normPerHead = dims_.qkNorm && !dims_.qkNormAcrossHeads;
+  if (normAcrossHeads) q = rmsNorm(dims_.norm, q, qNorm_, dims_.eps);
   at::Tensor gate;
   if (dims_.outputGate) {
     // Per head the rows are [query (hd) | gate (hd)], not all queries then all gates.
@@ -108,19 +125,31 @@ at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, K
     gate = qg.narrow(-1, hd, hd).reshape({batch, steps, dims_.numHeads * hd});
   }
   q = q.reshape({batch, steps, dims_.numHeads, hd});
-  k = k.view({batch, steps, dims_.numKvHeads, hd});
-  if (perHeadNorm) {
-    q = rmsNorm(dims_.norm, q, qNorm_, dims_.eps);
-    k = rmsNorm(dims_.norm, k, kNorm_, dims_.eps);
-  }
-  q = q.transpose(1, 2);
-  k = k.transpose(1, 2);
-  at::Tensor v = qkv.narrow(-1, qRows + kvRows, kvRows).view({batch, steps, dims_.numKvHeads, hd}).transpose(1, 2);
-  q = Rotary::apply(q, angles);
-  k = Rotary::apply(k, angles);
+  if (normPerHead) q = rmsNorm(dims_.norm, q, qNorm_, dims_.eps);
+  q = Rotary::apply(q.transpose(1, 2), angles);
+  if (dims_.sharedKv) return {q, at::Tensor(), at::Tensor(), gate};
 
-  const int64_t past = cache ? cache->length() : 0;
-  if (cache) std::tie(k, v) = cache->append(k, v);
+  const at::Tensor keyRows = qkv.narrow(-1, qRows, kvRows).view({batch, steps, dims_.numKvHeads, hd});
+  at::Tensor k = keyRows;
+  if (normAcrossHeads)
+    k = rmsNorm(dims_.norm, qkv.narrow(-1, qRows, kvRows), kNorm_, dims_.eps).view({batch, steps, dims_.numKvHeads, hd});
+  if (normPerHead) k = rmsNorm(dims_.norm, keyRows, kNorm_, dims_.eps);
+  // attention_k_eq_v: the values are the key projection before its norm and rotation.
+  at::Tensor v = dims_.valueIsKey ? keyRows : qkv.narrow(-1, qRows + kvRows, kvRows).view({batch, steps, dims_.numKvHeads, hd});
+  if (dims_.valueNorm) v = rmsNorm(dims_.norm, v, valueNorm_, dims_.eps);
+  return {q, Rotary::apply(k.transpose(1, 2), angles), v.transpose(1, 2), gate};
+}
+
+at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, KvCache* cache) const {
+  const int64_t batch = x.size(0), steps = x.size(1), hd = dims_.headDim;
+  auto [q, k, v, gate] = projectQkv(x, angles);
+  int64_t past = cache ? cache->length() : 0;
+  if (dims_.sharedKv) {
+    std::tie(k, v) = cache->contents();  // the source layer already appended these positions
+    past -= steps;
+  } else if (cache) {
+    std::tie(k, v) = cache->append(k, v);
+  }
   // New token t (absolute position past + t) sees keys from past + t - window + 1 (or 0) to
   // past + t. A sliding layer's cache keeps every key (rollback is a crop, as for full layers)
   // but only the keys some new token can see take part.
@@ -142,7 +171,8 @@ at::Tensor Attention::forward(const at::Tensor& x, const RotaryAngles& angles, K
     mask = cols <= rows;
     if (window > 0) mask = mask.logical_and(cols > rows - window);
   }
-  const double scale = std::pow(static_cast<double>(hd), -0.5);  // head_dim**-0.5, as transformers
+  // head_dim**-0.5, as transformers; Gemma 4 leaves the normed q.k unscaled (scaling = 1.0).
+  const double scale = dims_.unitScale ? 1.0 : std::pow(static_cast<double>(hd), -0.5);
   at::Tensor o;
   if (dims_.sinks) {
     o = attendWithSinks(q, k, v, mask, sinks_, scale);

@@ -1,8 +1,10 @@
 #include "models/target_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
@@ -33,12 +35,26 @@ TargetModel::TargetModel(tensorfile::Checkpoint checkpoint, modelspec::TargetCon
                          const ModelOptions& options)
     : checkpoint_(std::move(checkpoint)),
       config_(std::move(config)),
-      placement_(placeLayers(options, config_.numHiddenLayers)),
-      rotary_(config_.rope, config_.headDim, config_.maxPositionEmbeddings) {
+      placement_(placeLayers(options, config_.numHiddenLayers)) {
   c10::InferenceMode inference;
+  // Gemma 4's sliding and full layers each have their own rope and head width.
+  std::vector<std::pair<modelspec::RopeConfig, int>> ropes;
+  for (int i = 0; i < config_.numHiddenLayers; ++i) {
+    const std::pair<modelspec::RopeConfig, int> rope{config_.ropeOf(i), config_.attentionShape(i).headDim};
+    auto found = std::find(ropes.begin(), ropes.end(), rope);
+    if (found == ropes.end()) {
+      rotaries_.emplace_back(rope.first, rope.second, config_.maxPositionEmbeddings);
+      found = ropes.insert(ropes.end(), rope);
+    }
+    rotaryOfLayer_.push_back(static_cast<int>(found - ropes.begin()));
+    sharesKv_ = sharesKv_ || config_.kvSourceLayer(i) != i;
+  }
   const WeightLoader weights(checkpoint_, placement_.dtype, quantizedWeightsFor(config_.quantization));
   const int64_t v = config_.vocabSize, h = config_.hiddenSize;
   embedTokens_ = weights.load("model.embed_tokens.weight", {v, h}, placement_.first);
+  if (config_.traits.scaledEmbeddings)
+    embedScale_ = embeddingScale(std::sqrt(static_cast<double>(h)), placement_.dtype, placement_.first);
+  if (config_.perLayerInputs) perLayerInputs_.emplace(weights, config_, placement_.first);
   layers_.reserve(config_.numHiddenLayers);
   for (int i = 0; i < config_.numHiddenLayers; ++i)
     layers_.emplace_back(weights, config_, i, placement_.layerDevice[i]);
@@ -57,7 +73,8 @@ ModelCache TargetModel::newCache() const {
 }
 
 at::Tensor TargetModel::embed(const at::Tensor& ids) const {
-  return at::embedding(embedTokens_, ids.to(placement_.first, at::kLong));
+  const at::Tensor embedded = at::embedding(embedTokens_, ids.to(placement_.first, at::kLong));
+  return embedScale_.defined() ? embedded * embedScale_ : embedded;
 }
 
 void TargetModel::checkTokenIds(std::span<const std::int64_t> ids) const {
@@ -70,7 +87,11 @@ void TargetModel::checkTokenIds(std::span<const std::int64_t> ids) const {
 }
 
 at::Tensor TargetModel::lmHead(const at::Tensor& hidden) const {
-  return project(onDevice(hidden, placement_.last), lmHead_);
+  const at::Tensor logits = project(onDevice(hidden, placement_.last), lmHead_);
+  if (!config_.finalLogitSoftcapping) return logits;
+  // As transformers: divide, tanh, multiply, each in the logits' dtype.
+  const double cap = *config_.finalLogitSoftcapping;
+  return at::tanh(logits / cap) * cap;
 }
 
 ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, const ForwardRequest& request) const {
@@ -84,6 +105,10 @@ ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, con
     tapIndex.emplace(layer, i);
   }
   c10::InferenceMode inference;
+  // A KV-shared layer reads its source layer's cache, so a forward without one keeps a cache
+  // of its own for the call.
+  ModelCache scratch = sharesKv_ && !cache ? newCache() : ModelCache({});
+  ModelCache* const kv = cache ? cache : sharesKv_ ? &scratch : nullptr;
   const int64_t start = cache ? cache->length() : 0;
   const int64_t steps = ids.size(1);
 
@@ -91,18 +116,22 @@ ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, con
   out.taps.resize(request.tapLayers.size());
   if (request.statistics) out.statistics.resize(request.tapLayers.size());
   if (request.routing) out.routing.resize(request.tapLayers.size());
-  std::vector<std::pair<c10::Device, RotaryAngles>> angles;  // one table per device the layers live on
-  auto anglesOn = [&](c10::Device device) -> const RotaryAngles& {
-    for (const auto& [d, a] : angles)
-      if (d == device) return a;
-    return angles.emplace_back(device, rotary_.angles(start, steps, placement_.dtype, device)).second;
+  // One table per rope and device the layers live on.
+  std::vector<std::tuple<int, c10::Device, RotaryAngles>> angles;
+  auto anglesOf = [&](int rotary, c10::Device device) -> const RotaryAngles& {
+    for (const auto& [r, d, a] : angles)
+      if (r == rotary && d == device) return a;
+    return std::get<2>(angles.emplace_back(rotary, device,
+                                           rotaries_[rotary].angles(start, steps, placement_.dtype, device)));
   };
   at::Tensor x = embed(ids);
+  const at::Tensor perLayerInputs = perLayerInputs_ ? perLayerInputs_->forward(ids, x) : at::Tensor();
   for (int i = 0; i < numLayers(); ++i) {
     const DecoderLayer& layer = layers_[i];
     const auto tapped = tapIndex.find(i);
     ExpertRouting* routing = request.routing && tapped != tapIndex.end() ? &out.routing[tapped->second] : nullptr;
-    x = layer.forward(onDevice(x, layer.device()), anglesOn(layer.device()), cache, request.rewindable, routing);
+    x = layer.forward(onDevice(x, layer.device()), anglesOf(rotaryOfLayer_[i], layer.device()), kv,
+                      request.rewindable, routing, perLayerInputs.defined() ? perLayerInputs.select(2, i) : at::Tensor());
     if (tapped != tapIndex.end()) {
       out.taps[tapped->second] = x;  // the layer's output tensor itself, no copy
       if (request.statistics) out.statistics[tapped->second] = hiddenStatistics(x);

@@ -1,11 +1,13 @@
 #pragma once
-// A target model (Qwen3, Qwen3.5 / Qwen3.6 hybrid, Qwen3-Next; dense or mixture-of-experts MLPs)
-// loaded from a Hugging Face directory and run with libtorch, numerically matching
-// transformers: embeddings, decoder layers, final norm, lm head (tied or not), optional
+// A target model (Qwen3, Qwen3.5 / Qwen3.6 hybrid, Qwen3-Next, Llama, gpt-oss, Gemma 4; dense or
+// mixture-of-experts MLPs) loaded from a Hugging Face directory and run with libtorch,
+// numerically matching transformers: embeddings (scaled for Gemma), per-layer inputs (Gemma 4),
+// decoder layers, final norm, lm head (tied or not; soft-capped where the config says), optional
 // KV / linear-attention cache and hidden-state taps.
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "kernels/rotary.h"
 #include "models/decoder_layer.h"
 #include "models/model_cache.h"
+#include "models/per_layer_inputs.h"
 
 namespace dfi::engine {
 
@@ -71,12 +74,14 @@ class TargetModel {
   // cache->length()) and the cache is advanced.
   ForwardOutput forward(const at::Tensor& ids, ModelCache* cache, const ForwardRequest& request = {}) const;
 
-  // The pieces a drafter reuses: embedding lookup and the lm head (on the last device).
+  // The embeddings the decoder stack receives (transformers' hidden_states[0]: times
+  // sqrt(hidden_size) for Gemma) and the lm head with any final logit soft-capping (on the last device).
   at::Tensor embed(const at::Tensor& ids) const;
   at::Tensor lmHead(const at::Tensor& hidden) const;
   // Throws dfi::UsageError (item "ids") naming the first id outside the vocabulary and its position.
   void checkTokenIds(std::span<const std::int64_t> ids) const;
-  // The weights themselves, for a drafter that shares them (no copy: tensors are handles).
+  // The weights themselves, for a drafter that shares them (no copy: tensors are handles). A
+  // DFlash drafter embeds with the raw matrix (times its own input_embedding_scale).
   const at::Tensor& embeddingWeight() const { return embedTokens_; }
   const at::Tensor& lmHeadWeight() const { return lmHead_; }
 
@@ -84,8 +89,11 @@ class TargetModel {
   tensorfile::Checkpoint checkpoint_;  // keeps CPU tensors that alias the memory map valid
   modelspec::TargetConfig config_;
   Placement placement_;
-  Rotary rotary_;
-  at::Tensor embedTokens_, finalNorm_, lmHead_;
+  std::vector<Rotary> rotaries_;   // one per distinct (rope, head width) among the layers
+  std::vector<int> rotaryOfLayer_;  // index into rotaries_ per layer
+  at::Tensor embedTokens_, embedScale_, finalNorm_, lmHead_;  // embedScale_: 0-dim, undefined unless scaled
+  std::optional<PerLayerInputs> perLayerInputs_;
+  bool sharesKv_ = false;  // some layer attends over another's keys and values
   std::vector<DecoderLayer> layers_;
 };
 
