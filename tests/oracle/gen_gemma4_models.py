@@ -109,7 +109,7 @@ def perturb_gemma(model):
             elif name.endswith("router.proj.weight"):
                 p.mul_(8.0)
             elif name.endswith("self_attn.q_norm.weight"):
-                p.mul_(model.config.get_text_config().head_dim ** -0.5)
+                p.mul_(p.numel() ** -0.5)  # the layer's own head width
         # nn.Embedding zeroes the padding row (pad_token_id 0, the test sequences' first token):
         # an all-zero residual stream would tie every expert at every layer.
         for module in model.modules():
