@@ -134,14 +134,18 @@ def write_gemma_parameter_counts(model_dir: Path, model):
     share = text.top_k_experts / text.num_experts if routed else 1.0
     active = total - routed + math.floor(routed * share + 0.5)
     # Saved buffers (each layer's layer_scalar) are stored tensors too, counted by the engine.
-    names = {n for n, _ in model.named_parameters()}
-    buffers = sum(t.numel() for n, t in model.state_dict().items() if n not in names)
+    saved = model.state_dict()
+    buffers = sum(b.numel() for n, b in model.named_buffers() if n in saved)
     (model_dir / "parameters.json").write_text(json.dumps({"total": total, "active": active,
                                                            "stored_buffers": buffers}))
     return total, active
 
 
-ROUTER_MIN_GAP = 2e-5
+ROUTER_MIN_GAP = 2e-5  # 10x the fp32 differences an exact implementation may have
+
+
+class NearTie(Exception):
+    pass
 
 
 def add_gemma_routing(model_dir: Path, model):
@@ -163,7 +167,8 @@ def add_gemma_routing(model_dir: Path, model):
         model(input_ids=ref["input_ids"][None], use_cache=False)
     for h in handles:
         h.remove()
-    assert min(gaps) > ROUTER_MIN_GAP, f"{model_dir.name}: a near tie between routed experts; change its seed"
+    if min(gaps) <= ROUTER_MIN_GAP:
+        raise NearTie(f"{model_dir.name}: a near tie between routed experts ({min(gaps):.2e})")
     ref.update(found)
     ref["sparse_layers"] = torch.tensor(sorted(int(n.split(".")[1]) for n in found if n.endswith("experts")))
     save_file(ref, str(path))
@@ -266,13 +271,22 @@ def main():
     builders = [("gemma4_ple_shared", gemma4_ple_shared), ("gemma4_k_eq_v", gemma4_k_eq_v),
                 ("gemma4_moe", gemma4_moe), ("gemma4_vl_layout", gemma4_vl_layout)]
     for i, (name, build) in enumerate(builders):
-        torch.manual_seed(SEED + 400 + 10 * i)
-        model = build()
-        perturb_gemma(model)
-        write_model(out_dir, name, model.eval(), hybrid=True)
-        write_gemma_parameter_counts(out_dir / name, model)
-        if model.config.get_text_config().enable_moe_block:
-            add_gemma_routing(out_dir / name, reload(out_dir / name, type(model), torch.float32))
+        # A seed whose routers have no near tie at the top-k boundary (dense models take the first).
+        for attempt in range(8):
+            torch.manual_seed(SEED + 400 + 10 * i + 1000 * attempt)
+            model = build()
+            perturb_gemma(model)
+            write_model(out_dir, name, model.eval(), hybrid=True)
+            write_gemma_parameter_counts(out_dir / name, model)
+            if not model.config.get_text_config().enable_moe_block:
+                break
+            try:
+                add_gemma_routing(out_dir / name, reload(out_dir / name, type(model), torch.float32))
+                break
+            except NearTie as tie:
+                print(f"{tie}; next seed")
+        else:
+            raise SystemExit(f"{name}: every seed tried has a near tie between routed experts")
 
     assert LIVE_DRAFTER["hidden"] == 32 and LIVE_DRAFTER["target_layers"] == 4
     torch.manual_seed(SEED + 500)
