@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "dfi/analysis/pass_bars.h"
 #include "dfi/base/error.h"
 #include "dfi/settings/settings_fields.h"
 
@@ -54,6 +55,7 @@ settings::RunSettings RunCommandLine::resolve(const EnvLookup& env) const {
   if (thinking != "on" && thinking != "off") throw UsageError("--thinking: '" + thinking + "' is not on or off");
   s.enableThinking = thinking == "on";
   s.parityCheck = !noParity;
+  for (const std::string& bar : s.passBars) analysis::parsePassBar(bar);  // malformed: refused before the run
   const ShardSpec sh = resolveShard(shard, env);
   s.shard = {sh.index, sh.count};
   const auto counting = parseEnum<settings::StepCounting>(stepCounting);
@@ -88,6 +90,9 @@ void addRunOptions(CLI::App& c, RunCommandLine& o) {
   c.add_flag("--calibrate-cost", s.calibrateCost,
              "Time the target's verify forward (1..n tokens) and each drafter's block on this device first, and record "
              "them with the runs: summary --what-if then shows the expected speedup of each verify length and tree budget");
+  c.add_option("--require", s.passBars,
+               "A pass bar, e.g. \"tau(step40k) >= 4.0\" or \"paired(step40k - step20k) > -0.1\" (repeat for several): "
+               "recorded with the runs and checked at the end like `dflash-eval gate` (exit code 6 when one fails)");
   c.add_option("--mode", o.modes,
                "live | teacher | both (live + teacher-forced) | ddtree; a comma list (teacher-forced = teacher)")
       ->delimiter(',')->capture_default_str();

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "dfi/base/log_text.h"
 #include "dfi/engine/runtime.h"
+#include "gate_report.h"
 #include "run_options.h"
 #include "session_evaluation.h"
 #include "shard_spec.h"
@@ -43,7 +44,8 @@ JSON lines on stdout instead ({"event":"progress"|"summary"|"error"|"cancelled",
 and errors stay on stderr). At the end, tau per drafter, mode, mask variant and prompt set with a
 95% bootstrap interval over responses, and each drafter against the first on the same prompts
 (paired bootstrap of the tau difference). Ctrl-C stops after the current prompt; everything so far
-stays in the session and is summarised (exit code 130).)";
+stays in the session and is summarised (exit code 130). With --require, the pass bars are checked
+on the session at the end, as `dflash-eval gate` does (exit code 6 when one is missed).)";
 
 }  // namespace
 
@@ -67,7 +69,14 @@ void registerRunCommand(CLI::App& app) {
     engine::EvaluationSettings settings = options->resolve(env);
     if (std::ranges::find(settings.model.devices, "cuda:local") != settings.model.devices.end())
       settings.model.devices = resolveLocalDevices(settings.model.devices, env, engine::runtimeInfo().cudaDeviceCount);
-    return evaluateIntoSession(settings, shardSessionPath(*session, shard), *overwrite, report);
+    const std::string path = shardSessionPath(*session, shard);
+    const int status = evaluateIntoSession(settings, path, *overwrite, report);
+    if (status != 0 || settings.passBars.empty()) return status;
+    if (shard.count > 1) {  // one shard's prompts are not the evaluation the bars are about
+      logText("eval", LogLevel::Info, "pass bars recorded: check them on the merged session (dflash-eval gate)");
+      return status;
+    }
+    return gateSession(path, {.json = report.progress == ProgressStyle::Json});
   });
 }
 

@@ -32,6 +32,7 @@ void registerCommands(CLI::App& app) {
   registerSummaryCommand(app);
   registerDiagnoseCommand(app);
   registerImportCommand(app);
+  registerGateCommand(app);
 }
 
 int runSelected(CLI::App& app) {

@@ -31,6 +31,7 @@ void registerDiffDumpCommand(CLI::App& app);
 void registerSummaryCommand(CLI::App& app);
 void registerDiagnoseCommand(CLI::App& app);
 void registerImportCommand(CLI::App& app);
+void registerGateCommand(CLI::App& app);
 // Runs the action of the chosen subcommand and returns its exit code.
 int runSelected(CLI::App& app);
 

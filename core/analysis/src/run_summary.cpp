@@ -140,27 +140,29 @@ std::vector<SummaryRow> summarizeRuns(std::span<const SummaryRun> runs, double c
   return rows;
 }
 
-std::vector<TauComparison> pairedComparisons(std::span<const SummaryRun> runs, double confidence, int resamples) {
+TauComparison pairedDifference(const SummaryRun& run, const SummaryRun& baseline, double confidence, int resamples) {
   // Joined on (prompt, repeat); a prompt's repeats averaged on both sides, so the paired
   // bootstrap resamples prompts.
-  auto compare = [&](const SummaryRun& run, const SummaryRun& baseline) {
-    const auto base = responseTaus(baseline);
-    std::map<std::int64_t, std::pair<std::vector<double>, std::vector<double>>> byPrompt;
-    for (const auto& [key, tau] : responseTaus(run))
-      if (const auto it = base.find(key); it != base.end()) {
-        byPrompt[key.first].first.push_back(it->second);
-        byPrompt[key.first].second.push_back(tau);
-      }
-    std::vector<double> a, b;
-    for (const auto& [prompt, pair] : byPrompt) {
-      a.push_back(meanOf(pair.first));
-      b.push_back(meanOf(pair.second));
+  const auto base = responseTaus(baseline);
+  std::map<std::int64_t, std::pair<std::vector<double>, std::vector<double>>> byPrompt;
+  for (const auto& [key, tau] : responseTaus(run))
+    if (const auto it = base.find(key); it != base.end()) {
+      byPrompt[key.first].first.push_back(it->second);
+      byPrompt[key.first].second.push_back(tau);
     }
-    return TauComparison{run.mode, run.drafter, run.variant, baseline.drafter, baseline.variant,
-                         static_cast<std::int64_t>(a.size()),
-                         bootstrapPairedDifference(a, b, confidence, resamples),
-                         run.runIds.empty() ? 0 : run.runIds.front(),
-                         baseline.runIds.empty() ? 0 : baseline.runIds.front()};
+  std::vector<double> a, b;
+  for (const auto& [prompt, pair] : byPrompt) {
+    a.push_back(meanOf(pair.first));
+    b.push_back(meanOf(pair.second));
+  }
+  return TauComparison{run.mode, run.drafter, run.variant, baseline.drafter, baseline.variant,
+                       static_cast<std::int64_t>(a.size()), bootstrapPairedDifference(a, b, confidence, resamples),
+                       run.runIds.empty() ? 0 : run.runIds.front(), baseline.runIds.empty() ? 0 : baseline.runIds.front()};
+}
+
+std::vector<TauComparison> pairedComparisons(std::span<const SummaryRun> runs, double confidence, int resamples) {
+  auto compare = [&](const SummaryRun& run, const SummaryRun& baseline) {
+    return pairedDifference(run, baseline, confidence, resamples);
   };
   std::vector<TauComparison> out;
   for (const SummaryRun& run : runs) {  // against the first drafter with this mode and variant

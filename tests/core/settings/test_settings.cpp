@@ -41,6 +41,7 @@ RunSettings everyFieldSet() {
   s.parityCheck = false;
   s.hiddenStatistics = true;
   s.calibrateCost = true;
+  s.passBars = {"tau(step40k) >= 4.0", "paired(step40k - step20k) > -0.1"};
   s.stepCounting = StepCounting::FullBlocks;
   s.sampling = {.temperature = 0.7, .topP = 0.9, .topK = 20, .seed = 1234};
   s.samples = 3;
@@ -104,7 +105,7 @@ TEST(Settings, EveryFieldRoundTrips) {
 }
 
 // The keys RunRecord.settings_json and the "run" request have always had (core/session/SCHEMA.md),
-// and those added since (chat_template_kwargs, calibrate_cost): a key may be added, never renamed or
+// and those added since (chat_template_kwargs, calibrate_cost, require): a key may be added, never renamed or
 // dropped.
 TEST(Settings, KeysNeverChange) {
   EXPECT_EQ(keysOf(dfi::toJson(everyFieldSet())),
@@ -112,7 +113,7 @@ TEST(Settings, KeysNeverChange) {
                                    "ddtree_budget", "block_size", "max_new_tokens", "limit", "record_top_k",
                                    "temperature", "top_p", "top_k", "seed", "samples", "device", "dtype", "no_chat",
                                    "thinking", "shard", "skip_bad_prompts", "no_parity", "hidden_statistics",
-                                   "step_counting", "chat_template_kwargs", "calibrate_cost"}));
+                                   "step_counting", "chat_template_kwargs", "calibrate_cost", "require"}));
   const nlohmann::json j = dfi::toJson(everyFieldSet());
   EXPECT_EQ(j.at("anchors"), "random:64:7");
   EXPECT_EQ(j.at("device"), "cuda:0,cuda:1");

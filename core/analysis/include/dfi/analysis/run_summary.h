@@ -98,6 +98,9 @@ struct TauComparison {
   bool acrossVariants() const { return variant != baselineVariant; }
   bool operator==(const TauComparison&) const = default;
 };
+// tau(run) - tau(baseline) on the prompts and repeats both have, as pairedComparisons computes it.
+TauComparison pairedDifference(const SummaryRun& run, const SummaryRun& baseline, double confidence = 0.95,
+                               int resamples = kBootstrapResamples);
 std::vector<TauComparison> pairedComparisons(std::span<const SummaryRun> runs, double confidence = 0.95,
                                              int resamples = kBootstrapResamples);
 

@@ -129,6 +129,10 @@ struct RunSettings {
   // drafter's block on the evaluation's device, recorded with each of its runs, so that
   // `summary --what-if` can turn acceptance into speedup (dfi/analysis/budget_what_if.h).
   bool calibrateCost = false;
+  // Pass bars a training pipeline sets before the evaluation ("tau(step40k) >= 4.0",
+  // "paired(new - old) > -0.1"), recorded with the runs so that `dflash-eval gate` checks the
+  // session against them (dfi/analysis/pass_bars.h).
+  std::vector<std::string> passBars;
   StepCounting stepCounting = StepCounting::Dflash;  // how the live loop's last steps count
   // The live loop's token choice; teacher-forced and DDTree runs stay greedy measures.
   SamplingOptions sampling;

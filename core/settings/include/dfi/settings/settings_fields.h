@@ -191,6 +191,8 @@ struct FieldTable<settings::RunSettings> {
                    "time the target's verify forward and the drafter's block on the device, for the what-ifs' "
                    "speedup",
                    kOptional),
+          field<R>("require", &R::passBars,
+                   "pass bars `dflash-eval gate` checks the session against, e.g. \"tau(step40k) >= 4.0\"", kOptional),
           field<R>("step_counting", &R::stepCounting,
                    "live steps: dflash (dflash 0.1.0: last block shortened to the budget, counts cut at the budget "
                    "and the first stop token) or full-blocks (every block of B, counted in full)",
