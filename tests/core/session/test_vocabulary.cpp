@@ -70,6 +70,20 @@ TEST(SessionVocabulary, SchemaDocumentMatchesTheFieldTables) {
   EXPECT_EQ(documented, generated) << "run this test with DFI_UPDATE_SCHEMA_DOC=1 to regenerate " << path;
 }
 
+// The Python reader's schema (python/dflash_inspector/schema.json) is what schemaTablesJson()
+// generates; DFI_UPDATE_SCHEMA_DOC=1 rewrites it too.
+TEST(SessionVocabulary, PythonReaderSchemaMatchesTheFieldTables) {
+  const std::string path = std::string(DFI_SOURCE_DIR) + "/python/dflash_inspector/schema.json";
+  std::stringstream buffer;
+  buffer << std::ifstream(path).rdbuf();
+  const std::string generated = schemaTablesJson();
+  if (buffer.str() != generated && std::getenv("DFI_UPDATE_SCHEMA_DOC")) {
+    std::ofstream(path) << generated;
+    return;
+  }
+  EXPECT_EQ(buffer.str(), generated) << "run this test with DFI_UPDATE_SCHEMA_DOC=1 to regenerate " << path;
+}
+
 void execSql(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);

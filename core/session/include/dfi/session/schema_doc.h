@@ -11,4 +11,11 @@ namespace dfi::session {
 // the schema version that added it).
 std::string schemaTablesMarkdown();
 
+// The same tables as JSON, what a reader in another language needs to decode the file: per
+// table its columns in order with their SQL type, array element type, enum names (by stored
+// value), whether a string is raw bytes or JSON text, and for columns a later schema added the
+// version and the SQL that gives their value in an older file. python/dflash_inspector's
+// schema.json is this text (a test checks it), so the Python reader cannot drift from the writer.
+std::string schemaTablesJson();
+
 }  // namespace dfi::session
