@@ -11,14 +11,18 @@ namespace dfi::engine {
 
 SparseMoeMlp::SparseMoeMlp(const WeightLoader& weights, const std::string& prefix, const modelspec::MoeConfig& moe,
                            int64_t hidden, at::Device device)
+    // The router first (members in declaration order): an expert count that disagrees with the
+    // checkpoint is named on its [experts, hidden] matrix, before any expert tensor is read.
     : topK_(moe.numExpertsPerToken),
       normTopkProb_(moe.normTopkProb),
+      router_(moe.scoring == modelspec::RouterScoring::Sigmoid
+                  ? at::Tensor()
+                  : weights.load(prefix + "gate.weight", {moe.numExperts, hidden}, device)),
+      sigmoidRouter_(moe.scoring == modelspec::RouterScoring::Sigmoid
+                         ? std::make_optional<SigmoidRouter>(weights, prefix, moe, hidden, device)
+                         : std::nullopt),
       experts_(weights, prefix + "experts.", moe.numExperts, moe.moeIntermediateSize, hidden, device,
                modelspec::MlpActivation::Silu) {
-  if (moe.scoring == modelspec::RouterScoring::Sigmoid)
-    sigmoidRouter_.emplace(weights, prefix, moe, hidden, device);
-  else
-    router_ = weights.load(prefix + "gate.weight", {moe.numExperts, hidden}, device);
   if (moe.hasSharedExpert()) {
     // Qwen's gated shared expert is mlp.shared_expert + shared_expert_gate; the DeepSeek-V3
     // line's ungated one is mlp.shared_experts.
