@@ -4,8 +4,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "dfi/analysis/checkpoint_series.h"
 #include "dfi/analysis/pass_bars.h"
 #include "dfi/base/error.h"
+#include "dfi/base/log_text.h"
 #include "dfi/settings/settings_fields.h"
 
 namespace dfi::eval {
@@ -55,6 +57,15 @@ settings::RunSettings RunCommandLine::resolve(const EnvLookup& env) const {
   if (thinking != "on" && thinking != "off") throw UsageError("--thinking: '" + thinking + "' is not on or off");
   s.enableThinking = thinking == "on";
   s.parityCheck = !noParity;
+  if (!drafterSeries.empty()) {
+    for (const analysis::SeriesCheckpoint& checkpoint : analysis::discoverCheckpoints(drafterSeries)) {
+      if (checkpoint.loadable())
+        s.drafters.push_back(checkpoint.dir);
+      else
+        logText("eval", LogLevel::Warn, "--drafter-series: skipping " + checkpoint.dir.string() + ": " + checkpoint.problem);
+    }
+  }
+  if (s.drafters.empty()) throw UsageError("no drafter: give --drafter (repeat for several) or --drafter-series DIR");
   for (const std::string& bar : s.passBars) analysis::parsePassBar(bar);  // malformed: refused before the run
   const ShardSpec sh = resolveShard(shard, env);
   s.shard = {sh.index, sh.count};
@@ -75,7 +86,12 @@ void addRunOptions(CLI::App& c, RunCommandLine& o) {
   c.add_option_function<std::vector<std::string>>(
        "--drafter", [&s](const std::vector<std::string>& d) { s.drafters.assign(d.begin(), d.end()); },
        "DFlash drafter directory (repeat for several)")
-      ->required()->check(CLI::ExistingDirectory);
+      ->check(CLI::ExistingDirectory);
+  c.add_option("--drafter-series", o.drafterSeries,
+               "A training run's output folder: every checkpoint in it, in step order (SpecForge's <run>-step<N>, "
+               "speculators' epoch folders with their epoch<E>_step<N> links, checkpoint-<N>, step<N>; "
+               "trainer_state.json's global_step where present), after any --drafter")
+      ->check(CLI::ExistingDirectory);
   c.add_option_function<std::string>(
        "--prompts", [&s](const std::string& p) { s.prompts = p; },
        "Prompts JSONL: one object a line with \"prompt\", \"question\", \"turns\" (first turn "

@@ -31,6 +31,7 @@ struct RunCommandLine {
   std::string shard = "0/1";  // or auto: resolved from `env`
   std::string stepCounting = "dflash";
   std::int64_t seed = 0;
+  std::string drafterSeries;  // a training output folder whose checkpoints join the drafters
 
   // The settings, parsed and validated; throws dfi::UsageError naming the option.
   settings::RunSettings resolve(const EnvLookup& env = processEnvironment()) const;

@@ -53,13 +53,12 @@ void printParity(const engine::EvaluationSettings& settings, const std::vector<e
 }
 
 // The evaluation itself; evaluateIntoSession() adds the error events around it.
-int evaluate(const engine::EvaluationSettings& settings, const std::string& sessionPath, bool overwrite,
+int evaluate(const engine::EvaluationSettings& settings, const std::string& sessionPath, session::OpenMode mode,
              ProgressReporter& progress) {
   // A bad prompt file is refused before the session file exists. (Loading the models can take
   // minutes: the engine reports its stages as progress.)
   engine::readPromptSet(settings.prompts, {.skipMalformed = settings.skipBadPrompts});
-  session::Writer writer(sessionPath,
-                         {.mode = overwrite ? session::OpenMode::Overwrite : session::OpenMode::CreateNew});
+  session::Writer writer(sessionPath, {.mode = mode});
   engine::SessionSink sink(writer);
   CancellationToken cancel;
   const CancelOnInterrupt interrupt(cancel);
@@ -81,7 +80,7 @@ int evaluate(const engine::EvaluationSettings& settings, const std::string& sess
       } catch (const std::exception& readBack) {  // the cancellation, not this, decides the exit code
         std::fprintf(stderr, "dflash-eval: no summary of the cancelled run: %s\n", readBack.what());
       }
-    } else if (session::Reader(sessionPath).runs().empty()) {
+    } else if (mode != session::OpenMode::Append && session::Reader(sessionPath).runs().empty()) {
       // Refused before anything was recorded (a drafter that does not fit, a block size it was
       // not trained for): no empty session is left to block the corrected rerun.
       std::filesystem::remove(sessionPath);
@@ -93,10 +92,10 @@ int evaluate(const engine::EvaluationSettings& settings, const std::string& sess
 }  // namespace
 
 int evaluateIntoSession(const engine::EvaluationSettings& settings, const std::string& sessionPath,
-                        bool overwrite, const SessionReport& report) {
+                        session::OpenMode mode, const SessionReport& report) {
   ProgressReporter progress(report.progress, report.context);
   try {
-    return evaluate(settings, sessionPath, overwrite, progress);
+    return evaluate(settings, sessionPath, mode, progress);
   } catch (const Error& e) {
     progress.event(dynamic_cast<const CancelledError*>(&e) ? "cancelled" : "error",
                    {{"session", sessionPath}, {"message", e.what()}, {"exit_code", e.exitCode()}});

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dfi/engine/evaluation.h"
+#include "dfi/session/writer.h"
 #include "progress_report.h"
 
 namespace dfi::eval {
@@ -18,7 +19,8 @@ struct SessionReport {
   nlohmann::json context = nlohmann::json::object();  // added to every JSON event (the shard)
 };
 
+// `mode`: a new file, an overwritten one, or (watch) runs appended to an existing session.
 int evaluateIntoSession(const engine::EvaluationSettings& settings, const std::string& sessionPath,
-                        bool overwrite, const SessionReport& report = {});
+                        session::OpenMode mode, const SessionReport& report = {});
 
 }  // namespace dfi::eval

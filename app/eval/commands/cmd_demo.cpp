@@ -58,7 +58,7 @@ engine::DiagnosisSettings demoDiagnosis(const engine::EvaluationSettings& evalua
 
 int runDemo(const fs::path& dir, const std::string& session) {
   const engine::EvaluationSettings settings = demoSettings(dir);
-  if (const int code = evaluateIntoSession(settings, session, true); code != 0) return code;
+  if (const int code = evaluateIntoSession(settings, session, session::OpenMode::Overwrite); code != 0) return code;
   std::printf("\nDiagnosing the demo drafters (dflash-eval diagnose, into the same session):\n");
   std::fflush(stdout);
   return diagnoseIntoSession(demoDiagnosis(settings), session, {.mode = session::OpenMode::Append, .rows = 5});

@@ -70,7 +70,8 @@ void registerRunCommand(CLI::App& app) {
     if (std::ranges::find(settings.model.devices, "cuda:local") != settings.model.devices.end())
       settings.model.devices = resolveLocalDevices(settings.model.devices, env, engine::runtimeInfo().cudaDeviceCount);
     const std::string path = shardSessionPath(*session, shard);
-    const int status = evaluateIntoSession(settings, path, *overwrite, report);
+    const int status = evaluateIntoSession(
+        settings, path, *overwrite ? session::OpenMode::Overwrite : session::OpenMode::CreateNew, report);
     if (status != 0 || settings.passBars.empty()) return status;
     if (shard.count > 1) {  // one shard's prompts are not the evaluation the bars are about
       logText("eval", LogLevel::Info, "pass bars recorded: check them on the merged session (dflash-eval gate)");

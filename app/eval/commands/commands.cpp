@@ -33,6 +33,7 @@ void registerCommands(CLI::App& app) {
   registerDiagnoseCommand(app);
   registerImportCommand(app);
   registerGateCommand(app);
+  registerWatchCommand(app);
 }
 
 int runSelected(CLI::App& app) {

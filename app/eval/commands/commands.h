@@ -32,6 +32,7 @@ void registerSummaryCommand(CLI::App& app);
 void registerDiagnoseCommand(CLI::App& app);
 void registerImportCommand(CLI::App& app);
 void registerGateCommand(CLI::App& app);
+void registerWatchCommand(CLI::App& app);
 // Runs the action of the chosen subcommand and returns its exit code.
 int runSelected(CLI::App& app);
 

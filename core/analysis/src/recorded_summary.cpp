@@ -25,11 +25,18 @@ std::string runKey(settings::RunSettings settings, const session::RunRecord& run
 
 }  // namespace
 
-std::vector<SummaryRun> recordedSummaryRuns(const RecordedRuns& recorded) {
+std::map<std::string, std::string> drafterLabelsByPath(std::span<const session::RunRecord> runs) {
   std::vector<std::string> drafters;
-  for (const auto& r : recorded.runs)
+  for (const auto& r : runs)
     if (std::ranges::find(drafters, r.drafter.path) == drafters.end()) drafters.push_back(r.drafter.path);
   const auto labels = drafterLabels(drafters);
+  std::map<std::string, std::string> out;
+  for (std::size_t i = 0; i < drafters.size(); ++i) out[drafters[i]] = labels[i];
+  return out;
+}
+
+std::vector<SummaryRun> recordedSummaryRuns(const RecordedRuns& recorded) {
+  const auto labels = drafterLabelsByPath(recorded.runs);
 
   std::vector<SummaryRun> out;
   std::map<std::string, std::size_t> byKey;
@@ -51,8 +58,7 @@ std::vector<SummaryRun> recordedSummaryRuns(const RecordedRuns& recorded) {
     const std::string mode(enumName(record.mode));
     const auto [it, fresh] = byKey.try_emplace(runKey(settings, record), out.size());
     if (fresh) {
-      const auto which = std::ranges::find(drafters, record.drafter.path) - drafters.begin();
-      out.push_back({labels.at(static_cast<std::size_t>(which)),
+      out.push_back({labels.at(record.drafter.path),
                      record.mode == session::EvaluationMode::DDTree ? mode + "-" + std::to_string(settings.ddtreeBudget)
                                                                     : mode,
                      std::string(enumName(record.maskVariant)),

@@ -9,6 +9,7 @@
 // "ddtree-N", and the prompts file's name for prompts without a dataset.
 
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,6 +27,10 @@ struct RecordedRuns {
   std::function<void(session::RunId, const std::function<void(const session::StepSummary&)>&)> forEachStepSummary;
   std::string file;  // named in errors
 };
+
+// The summary's label of each drafter path among `runs` (drafterLabels over their distinct paths,
+// in recorded order): what SummaryRun::drafter holds for a run of that drafter.
+std::map<std::string, std::string> drafterLabelsByPath(std::span<const session::RunRecord> runs);
 
 // One SummaryRun per evaluation, in the order its first run was recorded; each lists the
 // recorded runs it joins (SummaryRun::runIds).
