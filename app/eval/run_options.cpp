@@ -59,10 +59,10 @@ settings::RunSettings RunCommandLine::resolve(const EnvLookup& env) const {
   s.parityCheck = !noParity;
   if (!drafterSeries.empty()) {
     for (const analysis::SeriesCheckpoint& checkpoint : analysis::discoverCheckpoints(drafterSeries)) {
-      if (checkpoint.loadable())
+      if (const std::string problem = analysis::checkpointProblem(checkpoint.dir); problem.empty())
         s.drafters.push_back(checkpoint.dir);
       else
-        logText("eval", LogLevel::Warn, "--drafter-series: skipping " + checkpoint.dir.string() + ": " + checkpoint.problem);
+        logText("eval", LogLevel::Warn, "--drafter-series: skipping " + checkpoint.dir.string() + ": " + problem);
     }
   }
   if (s.drafters.empty()) throw UsageError("no drafter: give --drafter (repeat for several) or --drafter-series DIR");

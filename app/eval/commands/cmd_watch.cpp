@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -39,11 +40,13 @@ int evaluateNewCheckpoints(const WatchOptions& watch, const RunCommandLine& opti
   } catch (const ValidationError&) {
     return 0;  // nothing with a step saved yet
   }
+  // Read once a look: each checkpoint evaluated below is a new one.
+  const std::set<std::filesystem::path> done = evaluatedDrafters(watch.session);
   int evaluated = 0;
   for (const analysis::SeriesCheckpoint& checkpoint : checkpoints) {
-    if (evaluatedDrafters(watch.session).contains(std::filesystem::weakly_canonical(checkpoint.dir))) continue;
-    if (!checkpoint.loadable()) {
-      logText("eval", LogLevel::Info, "watch: waiting for " + checkpoint.dir.string() + ": " + checkpoint.problem);
+    if (done.contains(std::filesystem::weakly_canonical(checkpoint.dir))) continue;
+    if (const std::string problem = analysis::checkpointProblem(checkpoint.dir); !problem.empty()) {
+      logText("eval", LogLevel::Info, "watch: waiting for " + checkpoint.dir.string() + ": " + problem);
       continue;
     }
     logText("eval", LogLevel::Info, "watch: evaluating " + checkpoint.dir.string() + " (step " +

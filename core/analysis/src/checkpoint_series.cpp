@@ -126,7 +126,6 @@ std::vector<SeriesCheckpoint> discoverCheckpoints(const fs::path& folder) {
     } else {
       continue;  // a drafter folder without a step (final/, exported/): not part of the series
     }
-    checkpoint.problem = checkpointProblem(checkpoint.dir);
     out.push_back(std::move(checkpoint));
   }
   if (out.empty())

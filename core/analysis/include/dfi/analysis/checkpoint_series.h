@@ -25,22 +25,21 @@ struct SeriesCheckpoint {
   std::filesystem::path dir;
   std::int64_t step = 0;
   std::string stepSource;  // "trainer_state.json", "name", "link epoch0_step16626", "epoch number"
-  // Empty when the folder holds a drafter the engine can load now (config.json that parses,
-  // complete safetensors); else why not: half-written, or SpecForge's training state.
-  std::string problem;
-  bool loadable() const { return problem.empty(); }
 };
 
 // The step a checkpoint folder's name carries: "step40000", "run1-step40000", "step_40k",
 // "checkpoint-40000", "epoch0_step16626", "ckpt-2.5m" (k = 1e3, m = 1e6); nullopt otherwise.
 std::optional<std::int64_t> stepFromName(std::string_view name);
 
-// Every checkpoint folder directly under `folder`, ascending by step (ties by name). Throws dfi::IoError naming the
+// Every checkpoint folder directly under `folder` (a drafter's config.json or SpecForge's
+// training_state.pt; loadable or not: checkpointProblem), ascending by step (ties by name). Throws dfi::IoError naming the
 // folder when it cannot be listed, dfi::ValidationError when it holds no checkpoint folder.
 std::vector<SeriesCheckpoint> discoverCheckpoints(const std::filesystem::path& folder);
 
-// Why `dir` cannot be loaded as a drafter yet (empty when it can): what watch waits on while a
-// trainer is still writing it.
+// Why `dir` cannot be loaded as a drafter yet (empty when it can: config.json that parses,
+// complete safetensors): half-written, what watch waits on while a trainer is still writing it,
+// or SpecForge's training state. Reads every safetensors header: asked only of the checkpoints a
+// command is about to evaluate.
 std::string checkpointProblem(const std::filesystem::path& dir);
 
 }  // namespace dfi::analysis
