@@ -1,5 +1,6 @@
 """Reference side of bench_target: Hugging Face transformers on the same random ~100M-parameter
-Qwen3 and Qwen3.5 checkpoints, the same token ids, the same thread count.
+checkpoints of each family (Qwen3, Qwen3.5; MiniMax-M2, DeepSeek-V3 and GLM-5 with their experts),
+the same token ids, the same thread count. ARCHS is the list both sides run.
 
 Writes each checkpoint (config.json + 100 MB safetensors shards) under --data-dir the first time (with
 --tiny, the bench's smoke run: models ~400 times smaller in as many shards), then
@@ -17,7 +18,9 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # keep stderr for er
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 import torch
-from transformers import Qwen3Config, Qwen3ForCausalLM, Qwen3_5ForCausalLM, Qwen3_5TextConfig
+from transformers import (DeepseekV3Config, DeepseekV3ForCausalLM, GlmMoeDsaConfig, GlmMoeDsaForCausalLM,
+                          MiniMaxM2Config, MiniMaxM2ForCausalLM, Qwen3Config, Qwen3ForCausalLM, Qwen3_5ForCausalLM,
+                          Qwen3_5TextConfig)
 
 # Both architectures' sizes, and the smoke run's.
 SIZES = {"bench": dict(hidden_size=768, intermediate_size=2048, num_hidden_layers=12, num_attention_heads=12,
@@ -41,7 +44,42 @@ def qwen35_config(vocab, size):
                              max_position_embeddings=4096, tie_word_embeddings=True)
 
 
-ARCHS = {"qwen3": (qwen3_config, Qwen3ForCausalLM), "qwen35": (qwen35_config, Qwen3_5ForCausalLM)}
+# The mixture-of-experts families: 8 experts of 512 (32 in the smoke run), 2 routed per token.
+EXPERTS = {"bench": dict(moe_intermediate_size=512), "tiny": dict(moe_intermediate_size=32)}
+# Multi-head latent attention at the bench's width (DeepSeek-V3's proportions, halved), and the smoke run's.
+LATENT = {"bench": dict(q_lora_rank=384, kv_lora_rank=256, qk_nope_head_dim=64, qk_rope_head_dim=32, v_head_dim=64),
+          "tiny": dict(q_lora_rank=32, kv_lora_rank=16, qk_nope_head_dim=16, qk_rope_head_dim=8, v_head_dim=16)}
+
+
+def minimax_m2_config(vocab, size):
+    dims = SIZES[size]
+    return MiniMaxM2Config(vocab_size=vocab, **{k: v for k, v in dims.items() if k != "intermediate_size"},
+                           intermediate_size=EXPERTS[size]["moe_intermediate_size"], rotary_dim=dims["head_dim"] // 2,
+                           num_local_experts=8, num_experts_per_tok=2, max_position_embeddings=4096,
+                           tie_word_embeddings=True, bos_token_id=None, eos_token_id=None)  # its ids: a 200k vocabulary
+
+
+def latent_moe(size):
+    dims = dict(SIZES[size], num_key_value_heads=SIZES[size]["num_attention_heads"])
+    del dims["head_dim"]
+    return dict(dims, **LATENT[size], **EXPERTS[size], n_routed_experts=8, num_experts_per_tok=2, n_group=1,
+                topk_group=1, n_shared_experts=1, first_k_dense_replace=1, max_position_embeddings=4096,
+                tie_word_embeddings=True, rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+
+
+def deepseek_v3_config(vocab, size):
+    return DeepseekV3Config(vocab_size=vocab, **latent_moe(size))
+
+
+def glm5_config(vocab, size):
+    # The indexer keeps half of the bench's prefill: sparse attention, not a formality.
+    return GlmMoeDsaConfig(vocab_size=vocab, **latent_moe(size), index_topk=128 if size == "bench" else 8,
+                           index_head_dim=64 if size == "bench" else 16, index_n_heads=8 if size == "bench" else 2)
+
+
+ARCHS = {"qwen3": (qwen3_config, Qwen3ForCausalLM), "qwen35": (qwen35_config, Qwen3_5ForCausalLM),
+         "minimax_m2": (minimax_m2_config, MiniMaxM2ForCausalLM),
+         "deepseek_v3": (deepseek_v3_config, DeepseekV3ForCausalLM), "glm5": (glm5_config, GlmMoeDsaForCausalLM)}
 
 
 def bench_ids(n, vocab):

@@ -25,6 +25,8 @@ from transformers.models.gpt_oss.modeling_gpt_oss import GptOssRotaryEmbedding
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 from transformers.models.minimax_m2.modeling_minimax_m2 import MiniMaxM2RotaryEmbedding
 from transformers.models.glm4_moe.modeling_glm4_moe import Glm4MoeRotaryEmbedding
+from transformers.models.deepseek_v3.modeling_deepseek_v3 import DeepseekV3RotaryEmbedding
+from transformers.models.glm_moe_dsa.modeling_glm_moe_dsa import GlmMoeDsaRotaryEmbedding
 
 QWEN3_8B = dict(hidden_size=4096, intermediate_size=12288, num_hidden_layers=36, num_attention_heads=32,
                 num_key_value_heads=8, head_dim=128, max_position_embeddings=40960, vocab_size=151936,
@@ -91,6 +93,58 @@ GLM_4_5 = {
     "rope_theta": 1000000, "num_nextn_predict_layers": 1, "tie_word_embeddings": False, "torch_dtype": "bfloat16",
     "transformers_version": "4.54.0", "use_cache": True, "use_qk_norm": True, "vocab_size": 151552}
 GLM_4_6 = dict(GLM_4_5, max_position_embeddings=202752)
+DEEPSEEK_V3 = {
+    "architectures": ["DeepseekV3ForCausalLM"], "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": 0, "eos_token_id": 1, "ep_size": 1, "first_k_dense_replace": 3, "hidden_act": "silu",
+    "hidden_size": 7168, "initializer_range": 0.02, "intermediate_size": 18432, "kv_lora_rank": 512,
+    "max_position_embeddings": 163840, "model_type": "deepseek_v3", "moe_intermediate_size": 2048,
+    "moe_layer_freq": 1, "n_group": 8, "n_routed_experts": 256, "n_shared_experts": 1, "norm_topk_prob": True,
+    "num_attention_heads": 128, "num_experts_per_tok": 8, "num_hidden_layers": 61, "num_key_value_heads": 128,
+    "num_nextn_predict_layers": 1, "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+    "quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                            "weight_block_size": [128, 128]},
+    "rms_norm_eps": 1e-06,
+    "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0, "mscale_all_dim": 1.0,
+                     "original_max_position_embeddings": 4096, "type": "yarn"},
+    "rope_theta": 10000, "routed_scaling_factor": 2.5, "scoring_func": "sigmoid", "tie_word_embeddings": False,
+    "topk_group": 4, "topk_method": "noaux_tc", "torch_dtype": "bfloat16", "transformers_version": "4.46.3",
+    "use_cache": True, "v_head_dim": 128, "vocab_size": 129280}
+# GLM-5: GlmMoeDsaConfig's defaults, which transformers documents as zai-org/GLM-5's (744B).
+GLM_5 = {
+    "architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa", "vocab_size": 154880, "hidden_size": 6144,
+    "intermediate_size": 12288, "moe_intermediate_size": 2048, "num_hidden_layers": 78, "num_attention_heads": 64,
+    "num_key_value_heads": 64, "n_shared_experts": 1, "n_routed_experts": 256, "routed_scaling_factor": 2.5,
+    "kv_lora_rank": 512, "q_lora_rank": 2048, "qk_rope_head_dim": 64, "v_head_dim": 256, "qk_nope_head_dim": 192,
+    "n_group": 1, "topk_group": 1, "num_experts_per_tok": 8, "norm_topk_prob": True, "hidden_act": "silu",
+    "max_position_embeddings": 202752, "rms_norm_eps": 1e-05, "bos_token_id": 0, "eos_token_id": 1,
+    "tie_word_embeddings": False, "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"},
+    "attention_bias": False, "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 32,
+    "first_k_dense_replace": 3}
+# Kimi K2.5: the Kimi K2 text model (DeepSeek-V3's architecture, 384 experts in one group, 64
+# heads, one dense layer) in a vision-language config; INT4 experts in compressed-tensors.
+KIMI_K2_TEXT = dict(
+    {k: v for k, v in DEEPSEEK_V3.items() if k not in ("architectures", "quantization_config", "torch_dtype",
+                                                          "transformers_version")},
+    model_type="kimi_k2", vocab_size=163840, num_attention_heads=64, num_key_value_heads=64, n_routed_experts=384,
+    n_group=1, topk_group=1, first_k_dense_replace=1, routed_scaling_factor=2.827, num_nextn_predict_layers=0,
+    max_position_embeddings=262144, rope_theta=50000.0, bos_token_id=163584, eos_token_id=163585,
+    rope_scaling={"beta_fast": 1.0, "beta_slow": 1.0, "factor": 64.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                  "original_max_position_embeddings": 4096, "type": "yarn"})
+KIMI_K2_5 = {
+    "architectures": ["KimiK25ForConditionalGeneration"], "model_type": "kimi_k25", "text_config": KIMI_K2_TEXT,
+    "vision_config": {"patch_size": 14, "num_attention_heads": 16, "num_hidden_layers": 27, "hidden_size": 1152,
+                      "intermediate_size": 4304, "merge_kernel_size": [2, 2]},
+    "quantization_config": {
+        "config_groups": {"group_0": {"input_activations": None, "output_activations": None, "targets": ["Linear"],
+                                      "weights": {"actorder": None, "block_structure": None, "dynamic": False,
+                                                  "group_size": 32, "num_bits": 4, "observer": "minmax",
+                                                  "observer_kwargs": {}, "strategy": "group", "symmetric": True,
+                                                  "type": "int"}}},
+        "format": "pack-quantized", "ignore": ["lm_head", "re:.*self_attn.*", "re:.*shared_experts.*",
+                                               "re:.*mlp\\.(gate|up|gate_up|down)_proj.*", "re:vision_tower.*",
+                                               "re:mm_projector.*"],
+        "kv_cache_scheme": None, "quant_method": "compressed-tensors", "quantization_status": "compressed"},
+    "tie_word_embeddings": False, "media_placeholder_token_id": 163605}
 MROPE = dict(rope_type="default", rope_theta=1e7, partial_rotary_factor=0.25, mrope_section=[11, 11, 10],
              mrope_interleaved=True)
 
@@ -185,6 +239,20 @@ def cases():
                 "n_shared_experts", "routed_scaling_factor", "use_qk_norm", "attention_bias"):
         del bare_glm[key]  # Glm4MoeConfig's defaults: partial 0.5, hidden / heads, one group, 1 dense layer...
     out["glm4_moe_class_defaults"] = bare_glm
+    out["deepseek_v3_published"] = copy.deepcopy(DEEPSEEK_V3)  # FP8 block-scaled, dequantised at load
+    bare_deepseek = {k: v for k, v in DEEPSEEK_V3.items() if k not in (
+        "n_group", "topk_group", "first_k_dense_replace", "n_shared_experts", "routed_scaling_factor",
+        "num_key_value_heads", "rms_norm_eps", "quantization_config")}  # DeepseekV3Config's defaults
+    out["deepseek_v3_class_defaults"] = bare_deepseek
+    out["kimi_k2_5_published"] = copy.deepcopy(KIMI_K2_5)  # INT4 (compressed-tensors pack-quantized)
+    out["glm_5_published"] = copy.deepcopy(GLM_5)
+    bare_glm5 = {k: v for k, v in GLM_5.items() if k not in (
+        "kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "v_head_dim", "qk_nope_head_dim", "index_topk",
+        "index_head_dim", "index_n_heads", "first_k_dense_replace", "n_group", "topk_group", "routed_scaling_factor",
+        "n_shared_experts", "n_routed_experts", "num_experts_per_tok", "rms_norm_eps")}  # GlmMoeDsaConfig's defaults
+    out["glm_moe_dsa_class_defaults"] = bare_glm5
+    out["glm_moe_dsa_indexer_pattern"] = dict(GLM_5, num_hidden_layers=6, index_topk_freq=3, index_skip_topk_offset=1,
+                                              mlp_layer_types=["dense", "sparse", "dense", "sparse", "sparse", "dense"])
     return out
 
 
@@ -208,7 +276,8 @@ def rotary_reference(text):
     cls = {"qwen3": Qwen3RotaryEmbedding, "qwen3_5_text": Qwen3_5TextRotaryEmbedding,
            "qwen3_next": Qwen3NextRotaryEmbedding, "llama": LlamaRotaryEmbedding,
            "gpt_oss": GptOssRotaryEmbedding, "minimax_m2": MiniMaxM2RotaryEmbedding,
-           "glm4_moe": Glm4MoeRotaryEmbedding}[text.model_type]
+           "glm4_moe": Glm4MoeRotaryEmbedding, "deepseek_v3": DeepseekV3RotaryEmbedding,
+           "glm_moe_dsa": GlmMoeDsaRotaryEmbedding}[text.model_type]
     emb = cls(text)
     return rope, [float(x) for x in emb.inv_freq.double()], float(emb.attention_scaling)
 
@@ -228,8 +297,10 @@ def expected_of(config):
         "vocab_size": text.vocab_size, "rms_norm_eps": text.rms_norm_eps,
         "max_position_embeddings": text.max_position_embeddings,
         "tie_word_embeddings": (config if nested else text).tie_word_embeddings,
-        # LlamaConfig has no layer_types: every layer is full attention.
-        "layer_types": list(getattr(text, "layer_types", None) or ["full_attention"] * text.num_hidden_layers),
+        # LlamaConfig has no layer_types: every layer is full attention. GLM-5's "indexed_attention"
+        # is full attention restricted by the indexer, which the indexer fields below describe.
+        "layer_types": [t.replace("indexed_attention", "full_attention")
+                        for t in (getattr(text, "layer_types", None) or ["full_attention"] * text.num_hidden_layers)],
         "rope_type": rope["rope_type"], "rope_theta": rope["rope_theta"],
         "partial_rotary_factor": rope.get("partial_rotary_factor", 1.0),
         "inv_freq": inv_freq, "attention_scaling": scaling,
@@ -245,13 +316,22 @@ def expected_of(config):
                 "swiglu_alpha", "mlp_bias", "attention_bias"):
         if hasattr(text, key):
             expected[key] = getattr(text, key)
-    if hasattr(text, "n_routed_experts"):  # the DeepSeek-V3 line's experts (GLM-4.5)
+    if hasattr(text, "kv_lora_rank"):  # multi-head latent attention (DeepSeek-V3, Kimi K2)
+        expected.update(q_lora_rank=text.q_lora_rank or 0, kv_lora_rank=text.kv_lora_rank,
+                        qk_nope_head_dim=text.qk_nope_head_dim, qk_rope_head_dim=text.qk_rope_head_dim,
+                        v_head_dim=text.v_head_dim, rope_interleave=getattr(text, "rope_interleave", True))
+    if hasattr(text, "indexer_types"):  # DeepSeek sparse attention (GLM-5)
+        expected.update(index_topk=text.index_topk, index_head_dim=text.index_head_dim,
+                        index_n_heads=text.index_n_heads, indexer_types=list(text.indexer_types))
+    if hasattr(text, "n_routed_experts"):  # the DeepSeek-V3 line's experts (GLM-4.5, DeepSeek-V3)
         expected.update(num_experts=text.n_routed_experts,
                         shared_expert_intermediate_size=text.moe_intermediate_size * text.n_shared_experts,
-                        mlp_only_layers=list(range(min(text.first_k_dense_replace, text.num_hidden_layers))),
+                        mlp_only_layers=[i for i, t in enumerate(text.mlp_layer_types) if t == "dense"]
+                        if hasattr(text, "mlp_layer_types") else
+                        list(range(min(text.first_k_dense_replace, text.num_hidden_layers))),
                         n_group=text.n_group, topk_group=text.topk_group,
                         routed_scaling_factor=text.routed_scaling_factor, norm_topk_prob=text.norm_topk_prob,
-                        use_qk_norm=text.use_qk_norm)
+                        use_qk_norm=getattr(text, "use_qk_norm", False))  # DeepSeek-V3 has none
     return expected
 
 

@@ -77,8 +77,8 @@ def stack_experts(model_dir: Path):
     save_file(tensors, str(path), metadata=metadata)
 
 
-def write_moe_reference(model_dir: Path, model, ids, parity: bool, hybrid: bool, stacked: bool):
-    dense.write_reference(model_dir, model, ids, parity=parity, hybrid=hybrid)
+def write_moe_reference(model_dir: Path, model, ids, parity: bool, hybrid: bool, stacked: bool, after_save=None):
+    dense.write_reference(model_dir, model, ids, parity=parity, hybrid=hybrid, after_save=after_save)
     if stacked:
         logits = load_file(model_dir / "reference.safetensors")["logits"]
         stack_experts(model_dir)
@@ -90,14 +90,16 @@ def write_moe_reference(model_dir: Path, model, ids, parity: bool, hybrid: bool,
         add_reference_routing(model_dir, dense.reload(model_dir, type(model), torch.float32))
 
 
-def write_model(out_dir: Path, name: str, model, hybrid: bool, stacked: bool):
-    """As gen_target_models.write_model: the random model, then the same after a little training."""
+def write_model(out_dir: Path, name: str, model, hybrid: bool, stacked: bool, after_save=None):
+    """As gen_target_models.write_model: the random model, then the same after a little training.
+    `after_save(dir)` rewrites the random model's saved checkpoint (the trained copy stays as
+    save_pretrained writes it)."""
     successor = dense.successor_table()
     torch.manual_seed(dense.SEED + 1)
     ids = dense.chain(successor, 0, dense.SEQ_LEN)
     noisy = torch.rand(dense.SEQ_LEN) < 0.1
     ids[noisy] = torch.randint(0, dense.VOCAB, (int(noisy.sum()),))
-    write_moe_reference(out_dir / name, model, ids, parity=True, hybrid=hybrid, stacked=stacked)
+    write_moe_reference(out_dir / name, model, ids, parity=True, hybrid=hybrid, stacked=stacked, after_save=after_save)
     loss = dense.train_briefly(model, successor)
     print(f"{name}: trained to loss {loss:.3f}")
     write_moe_reference(out_dir / f"{name}_trained", model, ids, parity=False, hybrid=hybrid, stacked=stacked)

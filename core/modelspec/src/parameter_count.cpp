@@ -87,7 +87,10 @@ TargetParameters countTargetParameters(const tensorfile::Checkpoint& checkpoint,
     const tensorfile::TensorInfo& info = checkpoint.info(name);
     const std::uint64_t parameters = storedParameters(info, packedBits);
     const std::optional<int> layer = layerOf(name);
-    if (layer && *layer >= 0 && *layer < config.numHiddenLayers) {
+    // The multi-token-prediction layers DeepSeek-V3 and GLM-4.5 store after the last decoder layer
+    // are not part of the model transformers builds.
+    if (layer && (*layer < 0 || *layer >= config.numHiddenLayers)) continue;
+    if (layer) {
       add(out.layers[static_cast<std::size_t>(*layer)], parameters, isRoutedExpert(name));
     } else if (name == "model.embed_tokens.weight") {
       add(out.embeddings, parameters, false);

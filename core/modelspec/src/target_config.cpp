@@ -155,9 +155,14 @@ TargetConfig parseTargetConfigText(std::string_view jsonText, const std::string&
       problems.throwIfAny(origin);
     }
     c.textConfigPath = "text_config";
-    if (auto inner = text->optionalString("model_type"); inner && *inner != spec->textModelType)
-      problems.add("text_config.model_type",
-                   "expected \"" + spec->textModelType + "\", found \"" + *inner + "\"");
+    const std::vector<std::string>& accepted = spec->textModelTypes;
+    const std::optional<std::string> inner = text->optionalString("model_type");
+    if (inner && std::find(accepted.begin(), accepted.end(), *inner) == accepted.end()) {
+      std::vector<std::string> quoted;
+      for (const std::string& type : accepted) quoted.push_back("\"" + type + "\"");
+      problems.add("text_config.model_type", std::string(accepted.size() > 1 ? "expected one of " : "expected ") +
+                                                 joined(quoted) + ", found \"" + *inner + "\"");
+    }
   }
   const ConfigObject& level = *text;
 

@@ -5,10 +5,18 @@ namespace dfi::tensorfile {
 NameMapping NameMapping::identity() { return {}; }
 
 NameMapping NameMapping::qwenText() {
-  // Gemma 4's vision and audio towers and their embedders sit beside model.language_model.
+  // Gemma 4's vision and audio towers and their embedders sit beside model.language_model; Kimi
+  // K2.5's vision tower and projector too, and its published files (the remote code's layout)
+  // keep the text model as language_model.model and language_model.lm_head, as transformers'
+  // conversion mapping for kimi_k25 reads them; its blocks -> layers rename makes
+  // save_pretrained write the layers as language_model.model.blocks.
   return {.skippedPrefixes = {"model.visual.", "mtp.", "model.vision_tower.", "model.embed_vision.",
-                              "model.audio_tower.", "model.embed_audio."},
-          .renames = {{.from = "model.language_model.", .to = "model."}}};
+                              "model.audio_tower.", "model.embed_audio.", "model.mm_projector.", "vision_tower.",
+                              "mm_projector."},
+          .renames = {{.from = "model.language_model.", .to = "model."},
+                      {.from = "language_model.model.blocks.", .to = "model.layers."},
+                      {.from = "language_model.model.", .to = "model."},
+                      {.from = "language_model.lm_head.", .to = "lm_head."}}};
 }
 
 NameMapping NameMapping::dflashDrafter() {

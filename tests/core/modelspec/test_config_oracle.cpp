@@ -97,6 +97,28 @@ void expectMatches(const std::string& name, const nlohmann::json& e) {
     EXPECT_EQ(c.moe->normTopkProb, e["norm_topk_prob"].get<bool>());
     EXPECT_EQ(c.traits.qkNorm, e["use_qk_norm"].get<bool>());
   }
+  if (e.contains("kv_lora_rank")) {  // multi-head latent attention (DeepSeek-V3, Kimi K2)
+    ASSERT_TRUE(c.latentAttention);
+    EXPECT_EQ(c.latentAttention->qLoraRank, e["q_lora_rank"].get<int>());
+    EXPECT_EQ(c.latentAttention->kvLoraRank, e["kv_lora_rank"].get<int>());
+    EXPECT_EQ(c.latentAttention->qkNopeHeadDim, e["qk_nope_head_dim"].get<int>());
+    EXPECT_EQ(c.latentAttention->qkRopeHeadDim, e["qk_rope_head_dim"].get<int>());
+    EXPECT_EQ(c.latentAttention->vHeadDim, e["v_head_dim"].get<int>());
+    EXPECT_EQ(c.latentAttention->ropeInterleave, e["rope_interleave"].get<bool>());
+  } else {
+    EXPECT_FALSE(c.latentAttention);
+  }
+  if (e.contains("indexer_types")) {  // DeepSeek sparse attention (GLM-5)
+    ASSERT_TRUE(c.sparseIndexer);
+    EXPECT_EQ(c.sparseIndexer->topk, e["index_topk"].get<int>());
+    EXPECT_EQ(c.sparseIndexer->headDim, e["index_head_dim"].get<int>());
+    EXPECT_EQ(c.sparseIndexer->numHeads, e["index_n_heads"].get<int>());
+    std::vector<bool> own;
+    for (const auto& type : e["indexer_types"]) own.push_back(type.get<std::string>() == "full");
+    EXPECT_EQ(c.sparseIndexer->ownIndexer, own);
+  } else {
+    EXPECT_FALSE(c.sparseIndexer);
+  }
   if (e.contains("swiglu_limit")) {
     ASSERT_TRUE(c.swigluClamp);
     EXPECT_DOUBLE_EQ(c.swigluClamp->limit, e["swiglu_limit"].get<double>());

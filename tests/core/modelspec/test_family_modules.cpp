@@ -22,12 +22,14 @@ TEST(FamilyModules, EveryModelTypeBelongsToOneDistinctlyNamedFamily) {
   std::set<std::string> names;
   for (TargetFamily family :
        {TargetFamily::Qwen3, TargetFamily::Qwen3_5, TargetFamily::Qwen3Next, TargetFamily::Llama, TargetFamily::GptOss,
-        TargetFamily::MiniMaxM2, TargetFamily::Glm4Moe, TargetFamily::Gemma4})
+        TargetFamily::MiniMaxM2, TargetFamily::Glm4Moe, TargetFamily::Gemma4, TargetFamily::DeepseekV3,
+        TargetFamily::GlmMoeDsa})
     names.insert(std::string(targetFamilyName(family)));
   EXPECT_EQ(names, (std::set<std::string>{"Qwen3", "Qwen3.5", "Qwen3-Next", "Llama", "gpt-oss", "MiniMax-M2", "GLM-4.5",
-                                          "Gemma 4"}));
+                                          "Gemma 4", "DeepSeek-V3", "GLM-5"}));
   for (const char* type : {"qwen3", "qwen3_moe", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text",
-                           "qwen3_next", "llama", "gpt_oss", "minimax_m2", "glm4_moe", "gemma4_text", "gemma4"})
+                           "qwen3_next", "llama", "gpt_oss", "minimax_m2", "glm4_moe", "gemma4_text", "gemma4",
+                           "deepseek_v3", "kimi_k2", "kimi_k25", "glm_moe_dsa"})
     EXPECT_NE(std::find(types.begin(), types.end(), type), types.end()) << type;
 }
 
@@ -94,6 +96,58 @@ TEST(FamilyModules, TraitsAreTheFamilysLayerMakeUp) {
   EXPECT_TRUE(glm.moe->routerInFp32);
   EXPECT_TRUE(parsed("glm4_moe", {{"n_routed_experts", 8}, {"moe_intermediate_size", 32}, {"use_qk_norm", true}})
                   .traits.qkNorm);
+}
+
+// DeepseekV3Config's defaults and its latent attention fields; what it refuses names the field.
+TEST(FamilyModules, DeepseekV3ReadsItsLatentAttention) {
+  const nlohmann::json mla = {{"kv_lora_rank", 16}, {"qk_nope_head_dim", 16}, {"qk_rope_head_dim", 8},
+                              {"v_head_dim", 12},   {"n_routed_experts", 16}, {"moe_intermediate_size", 32}};
+  const TargetConfig deepseek = parsed("deepseek_v3", mla);
+  ASSERT_TRUE(deepseek.latentAttention);
+  EXPECT_EQ(deepseek.latentAttention->qLoraRank, 1536);  // absent: DeepseekV3Config's default
+  EXPECT_TRUE(deepseek.latentAttention->ropeInterleave);
+  EXPECT_EQ(deepseek.headDim, 8);  // head_dim 16 in the file; transformers sets qk_rope_head_dim
+  EXPECT_EQ(deepseek.rope.rotaryDim(deepseek.headDim), 8);
+  ASSERT_TRUE(deepseek.moe);
+  EXPECT_EQ(deepseek.moe->numGroups, 8);
+  EXPECT_EQ(deepseek.moe->topkGroups, 4);
+  EXPECT_DOUBLE_EQ(deepseek.moe->routedScalingFactor, 2.5);
+  EXPECT_EQ(deepseek.moe->mlpOnlyLayers, (std::vector<int>{0, 1, 2}));
+
+  auto problem = [&](const std::string& modelType, nlohmann::json extra) {
+    try {
+      parsed(modelType, extra);
+    } catch (const ConfigValidationError& e) {
+      return e.problems().at(0).field + ": " + e.problems().at(0).message;
+    }
+    return std::string("accepted");
+  };
+  nlohmann::json odd = mla;
+  odd["qk_rope_head_dim"] = 7;
+  EXPECT_EQ(problem("deepseek_v3", odd), "qk_rope_head_dim: 7 is odd: rotary channels come in pairs");
+  // Absent fields take DeepseekV3Config's defaults; a null q_lora_rank is a full-rank q_proj.
+  const TargetConfig defaults = parsed("deepseek_v3", {{"moe_intermediate_size", 32}});
+  EXPECT_EQ(*defaults.latentAttention, (LatentAttention{.qLoraRank = 1536,
+                                                        .kvLoraRank = 512,
+                                                        .qkNopeHeadDim = 128,
+                                                        .qkRopeHeadDim = 64,
+                                                        .vHeadDim = 128,
+                                                        .ropeInterleave = true}));
+  nlohmann::json fullRank = mla;
+  fullRank["q_lora_rank"] = nullptr;
+  EXPECT_EQ(parsed("deepseek_v3", fullRank).latentAttention->qLoraRank, 0);
+  // GLM-5's attention always has the q LoRA.
+  EXPECT_EQ(problem("glm_moe_dsa", fullRank), "q_lora_rank: must be a rank: this family has no full-rank query");
+  // Kimi K2.5's text_config is a deepseek_v3 config, spelled "kimi_k2" in the published files.
+  nlohmann::json text = mla;
+  text.update({{"hidden_size", 64}, {"intermediate_size", 128}, {"num_hidden_layers", 4}, {"num_attention_heads", 4},
+               {"vocab_size", 256}, {"model_type", "kimi_k2"}});
+  EXPECT_EQ(parseTargetConfigText(nlohmann::json{{"model_type", "kimi_k25"}, {"text_config", text}}.dump(), "k25")
+                .latentAttention,
+            deepseek.latentAttention);
+  text["model_type"] = "qwen3";
+  EXPECT_EQ(problem("kimi_k25", {{"text_config", text}}),
+            "text_config.model_type: expected one of \"deepseek_v3\", \"kimi_k2\", found \"qwen3\"");
 }
 
 TEST(FamilyModules, GroupLimitedRoutingThatCannotChooseIsRefused) {

@@ -171,7 +171,7 @@ TEST(TargetConfig, UnknownModelTypeListsTheSupportedOnes) {
   j["model_type"] = "mistral";
   EXPECT_THAT(problemAt(targetProblems(j), "model_type").message,
               HasSubstr("\"mistral\" (supported: qwen3, qwen3_moe, qwen3_5, qwen3_5_text, qwen3_5_moe, "
-                        "qwen3_5_moe_text, qwen3_next, llama, gpt_oss, minimax_m2, glm4_moe, gemma4_text, gemma4)"));
+                        "qwen3_5_moe_text, qwen3_next, llama, gpt_oss, minimax_m2, glm4_moe, gemma4_text, gemma4, deepseek_v3, kimi_k2, kimi_k25, glm_moe_dsa)"));
 }
 
 TEST(TargetConfig, UnknownArchitectureListsTheSupportedOnes) {

@@ -82,10 +82,53 @@ std::size_t bytesPerParameter(const std::string& dtype) {
 
 }  // namespace
 
-std::vector<int> layersPerDevice(int devices, int layers) {
-  std::vector<int> counts;
-  for (int d = 0; d < devices; ++d) counts.push_back(layers / devices + (d < layers % devices ? 1 : 0));
+namespace {
+
+// The layers per device when each device takes as many as fit in `capacity`, in order; nullopt
+// when they do not all fit on `devices` devices.
+std::optional<std::vector<int>> fillInOrder(const std::vector<std::uint64_t>& sizes, std::uint64_t first,
+                                            std::uint64_t last, int devices, std::uint64_t capacity) {
+  std::vector<int> counts(static_cast<std::size_t>(devices), 0);
+  int device = 0;
+  std::uint64_t load = first + (devices == 1 ? last : 0);
+  if (load > capacity) return std::nullopt;
+  for (const std::uint64_t size : sizes) {
+    while (load + size > capacity) {
+      if (++device == devices) return std::nullopt;
+      load = device + 1 == devices ? last : 0;
+      if (load > capacity) return std::nullopt;
+    }
+    load += size;
+    ++counts[static_cast<std::size_t>(device)];
+  }
   return counts;
+}
+
+}  // namespace
+
+std::vector<int> layersPerDevice(const std::vector<std::uint64_t>& layerSizes, std::uint64_t firstDeviceExtra,
+                                 std::uint64_t lastDeviceExtra, int devices) {
+  if (devices <= 0) return {};
+  // The smallest capacity every device can keep to, by bisection: filling in order is feasible
+  // for every capacity above it and for none below.
+  std::uint64_t low = 0, high = firstDeviceExtra + lastDeviceExtra;
+  for (const std::uint64_t size : layerSizes) high += size;
+  while (low < high) {
+    const std::uint64_t middle = low + (high - low) / 2;
+    if (fillInOrder(layerSizes, firstDeviceExtra, lastDeviceExtra, devices, middle))
+      high = middle;
+    else
+      low = middle + 1;
+  }
+  return *fillInOrder(layerSizes, firstDeviceExtra, lastDeviceExtra, devices, high);
+}
+
+std::vector<int> layersPerDevice(const modelspec::TargetParameters& counts, int devices) {
+  std::vector<std::uint64_t> sizes;
+  for (const modelspec::PartParameters& layer : counts.layers) sizes.push_back(layer.total);
+  // A tied head on one device is the embeddings themselves; on another, a copy (counted in head).
+  const std::uint64_t head = counts.head.total - (counts.headIsEmbeddings && devices == 1 ? counts.embeddings.total : 0);
+  return layersPerDevice(sizes, counts.embeddings.total, head, devices);
 }
 
 MemoryPlan planTargetMemory(const tensorfile::Checkpoint& checkpoint, const modelspec::TargetConfig& config,
@@ -100,7 +143,7 @@ MemoryPlan planTargetMemory(const tensorfile::Checkpoint& checkpoint, const mode
   plan.dtype = options.dtype;
   plan.totalParameters = counts.total();
   plan.activeParameters = counts.active();
-  const std::vector<int> perDevice = layersPerDevice(static_cast<int>(options.devices.size()), config.numHiddenLayers);
+  const std::vector<int> perDevice = layersPerDevice(counts, static_cast<int>(options.devices.size()));
   int layer = 0;
   for (std::size_t d = 0; d < options.devices.size(); ++d) {
     DevicePlan& device = plan.devices.emplace_back();

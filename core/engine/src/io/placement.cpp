@@ -6,7 +6,6 @@
 #include <torch/cuda.h>
 
 #include "dfi/base/error.h"
-#include "dfi/engine/memory_plan.h"
 
 namespace dfi::engine {
 
@@ -36,7 +35,7 @@ c10::Device parseDevice(std::string_view text) {
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
-Placement placeLayers(const ModelOptions& options, int numLayers) {
+Placement placeLayers(const ModelOptions& options, const std::vector<int>& layersPerDevice) {
   if (options.devices.empty()) throw UsageError("no device given", {.item = "devices"});
   std::vector<c10::Device> devices;
   for (const std::string& text : options.devices) devices.push_back(parseDevice(text));
@@ -44,9 +43,8 @@ Placement placeLayers(const ModelOptions& options, int numLayers) {
   placement.dtype = parseComputeDtype(options.dtype);
   placement.first = devices.front();
   placement.last = devices.back();
-  const std::vector<int> counts = layersPerDevice(static_cast<int>(devices.size()), numLayers);
   for (std::size_t d = 0; d < devices.size(); ++d)
-    placement.layerDevice.insert(placement.layerDevice.end(), counts[d], devices[d]);
+    placement.layerDevice.insert(placement.layerDevice.end(), layersPerDevice.at(d), devices[d]);
   return placement;
 }
 

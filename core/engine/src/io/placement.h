@@ -24,7 +24,8 @@ struct Placement {
   at::ScalarType dtype = at::kFloat;
 };
 
-// Contiguous runs of layers per device (layersPerDevice, memory_plan.h).
-Placement placeLayers(const ModelOptions& options, int numLayers);
+// `layersPerDevice[d]` layers on options.devices[d], in order (the split of layersPerDevice,
+// memory_plan.h).
+Placement placeLayers(const ModelOptions& options, const std::vector<int>& layersPerDevice);
 
 }  // namespace dfi::engine

@@ -22,16 +22,16 @@ std::pair<at::Tensor, at::Tensor> KvCache::append(const at::Tensor& k, const at:
       return storage;
     };
     keys_ = grow(keys_, k);
-    values_ = grow(values_, v);
+    if (v.defined()) values_ = grow(values_, v);
   }
   keys_.narrow(2, length_, k.size(2)).copy_(k);
-  values_.narrow(2, length_, v.size(2)).copy_(v);
+  if (v.defined()) values_.narrow(2, length_, v.size(2)).copy_(v);
   length_ = needed;
-  return {keys_.narrow(2, 0, length_), values_.narrow(2, 0, length_)};
+  return contents();
 }
 
 std::pair<at::Tensor, at::Tensor> KvCache::contents() const {
-  return {keys_.narrow(2, 0, length_), values_.narrow(2, 0, length_)};
+  return {keys_.narrow(2, 0, length_), values_.defined() ? values_.narrow(2, 0, length_) : at::Tensor()};
 }
 
 Attention::Attention(const WeightLoader& weights, const std::string& prefix, const AttentionDims& dims,

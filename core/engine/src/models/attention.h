@@ -50,7 +50,8 @@ class KvCache {
   int64_t length() const { return length_; }
   void crop(int64_t length) { length_ = std::min(length_, length); }
 
-  // k, v: [B, nkv, T, hd]. Returns views of all cached keys and values including them.
+  // k, v: [B, nkv, T, hd]. Returns views of all cached keys and values including them. A cache
+  // of keys alone (GLM-5's indexer) is given undefined values and returns undefined ones.
   std::pair<at::Tensor, at::Tensor> append(const at::Tensor& k, const at::Tensor& v);
   // Views of every cached key and value (what a KV-shared layer attends over).
   std::pair<at::Tensor, at::Tensor> contents() const;

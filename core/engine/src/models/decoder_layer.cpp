@@ -31,6 +31,17 @@ std::variant<DenseMlp, SparseMoeMlp, GptOssMlp, Gemma4FeedForward> mlpOf(const W
   return DenseMlp(weights, prefix, config.hiddenSize, config.intermediateSize, device, config.mlpBias);
 }
 
+// GLM-5's indexer on a layer that runs its own ("full"); nullopt elsewhere.
+std::optional<SparseIndexerDims> indexerOf(const TargetConfig& config, int index) {
+  if (!config.sparseIndexer || !config.sparseIndexer->ownIndexer.at(index)) return std::nullopt;
+  return SparseIndexerDims{.hiddenSize = config.hiddenSize,
+                           .queryRank = config.latentAttention->qLoraRank,
+                           .numHeads = config.sparseIndexer->numHeads,
+                           .headDim = config.sparseIndexer->headDim,
+                           .ropeDim = config.latentAttention->qkRopeHeadDim,
+                           .topk = config.sparseIndexer->topk};
+}
+
 }  // namespace
 
 WeightLoader normWeightLoader(const WeightLoader& weights, NormKind kind) {
@@ -59,6 +70,15 @@ DecoderLayer::DecoderLayer(const WeightLoader& weights, const TargetConfig& conf
                                       .convKernel = config.linearConvKernelDim,
                                       .eps = config.rmsNormEps},
                     device);
+  } else if (config.latentAttention) {
+    latentAttention_.emplace(weights, prefix + "self_attn.",
+                             LatentAttentionDims{.hiddenSize = config.hiddenSize,
+                                                 .numHeads = config.numAttentionHeads,
+                                                 .shape = *config.latentAttention,
+                                                 .bias = config.attentionBias,
+                                                 .indexer = indexerOf(config, index),
+                                                 .sparse = config.sparseIndexer.has_value()},
+                             latentAttentionScale(config.ropeOf(index), config.latentAttention->qkHeadDim()), device);
   } else {
     const bool sliding = type == LayerType::SlidingAttention;
     if (sliding && !config.slidingWindow)
@@ -107,10 +127,15 @@ at::Tensor DecoderLayer::feedForward(const at::Tensor& h, ExpertRouting* routing
 }
 
 at::Tensor DecoderLayer::forward(const at::Tensor& x, const RotaryAngles& angles, ModelCache* cache,
-                                 bool rewindable, ExpertRouting* routing, const at::Tensor& perLayerInput) const {
+                                 bool rewindable, ExpertRouting* routing, const at::Tensor& perLayerInput,
+                                 at::Tensor* keySelection) const {
   const at::Tensor normed = rmsNorm(norm_, x, inputNorm_, eps_);
+  KvCache* kv = cache && !linear_ ? &cache->attention(kvSource_) : nullptr;
   const at::Tensor mixed = linear_ ? linear_->forward(normed, cache ? &cache->linear(index_) : nullptr, rewindable)
-                                   : attention_->forward(normed, angles, cache ? &cache->attention(kvSource_) : nullptr);
+                           : latentAttention_ ? latentAttention_->forward(normed, angles, kv,
+                                                                          cache ? &cache->indexerKeys(index_) : nullptr,
+                                                                          keySelection)
+                                              : attention_->forward(normed, angles, kv);
   const at::Tensor h = x + (sandwichNorms_ ? rmsNorm(norm_, mixed, postNorm_, eps_) : mixed);
   at::Tensor y = h + feedForward(h, routing);
   if (perLayerInput_) y = perLayerInput_->forward(y, onDevice(perLayerInput, device_));

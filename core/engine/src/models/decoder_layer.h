@@ -1,7 +1,8 @@
 #pragma once
 // One pre-norm decoder layer of any supported family (docs/qwen.md 1.5):
 //   h = x + Mixer(input_layernorm(x));  y = h + MLP(post_attention_layernorm(h))
-// where the mixer is softmax attention (full or sliding) or Gated DeltaNet and the MLP is
+// where the mixer is softmax attention (full or sliding), multi-head latent attention (DeepSeek-V3)
+// or Gated DeltaNet and the MLP is
 // SwiGLU (DenseMlp, with biases for Llama's mlp_bias), a mixture of SwiGLU experts
 // (SparseMoeMlp) or gpt-oss's clamped experts (GptOssMlp). Every MLP kind has
 // `at::Tensor forward(const at::Tensor& x, ExpertRouting* routing) const`.
@@ -23,6 +24,7 @@
 #include "models/gated_delta_net.h"
 #include "models/gemma4_feed_forward.h"
 #include "models/gpt_oss_mlp.h"
+#include "models/latent_attention.h"
 #include "models/per_layer_inputs.h"
 #include "models/sparse_moe_mlp.h"
 
@@ -37,8 +39,11 @@ class DecoderLayer {
   // x on device(); `angles` for the new positions (unused by linear layers). With `routing`, a
   // mixture-of-experts MLP records its choice there (a dense one leaves it undefined).
   // `perLayerInput` [B, T, P]: this layer's per-layer input (Gemma 4), undefined without.
+  // `keySelection`: GLM-5's sparse-attention key choice, carried from layer to layer through a
+  // forward (a "full" layer writes it, a "shared" one reads it).
   at::Tensor forward(const at::Tensor& x, const RotaryAngles& angles, ModelCache* cache, bool rewindable,
-                     ExpertRouting* routing = nullptr, const at::Tensor& perLayerInput = {}) const;
+                     ExpertRouting* routing = nullptr, const at::Tensor& perLayerInput = {},
+                     at::Tensor* keySelection = nullptr) const;
 
   at::Device device() const { return device_; }
   bool isLinear() const { return linear_.has_value(); }
@@ -53,6 +58,7 @@ class DecoderLayer {
   NormKind norm_;
   double eps_;
   std::optional<Attention> attention_;
+  std::optional<MultiHeadLatentAttention> latentAttention_;  // DeepSeek-V3's, in place of attention_
   std::optional<GatedDeltaNet> linear_;
   at::Tensor inputNorm_, postNorm_;  // postNorm_: the MLP input's, or with sandwich norms the attention output's
   bool sandwichNorms_;

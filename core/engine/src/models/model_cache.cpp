@@ -11,6 +11,7 @@ ModelCache::ModelCache(std::vector<bool> linearLayers)
     : linearLayers_(std::move(linearLayers)),
       anyLinear_(std::find(linearLayers_.begin(), linearLayers_.end(), true) != linearLayers_.end()),
       kv_(linearLayers_.size()),
+      indexerKeys_(linearLayers_.size()),
       linear_(linearLayers_.size()) {}
 
 int64_t ModelCache::cropFloor() const {
@@ -28,14 +29,17 @@ void ModelCache::crop(int64_t length) {
   for (size_t i = 0; i < linearLayers_.size(); ++i) {
     if (linearLayers_[i])
       linear_[i].rewind(length - lastStart_);
-    else
+    else {
       kv_[i].crop(length);
+      indexerKeys_[i].crop(length);
+    }
   }
   length_ = length;
 }
 
 void ModelCache::clear() {
   for (KvCache& kv : kv_) kv = KvCache{};
+  for (KvCache& keys : indexerKeys_) keys = KvCache{};
   for (LinearAttentionState& state : linear_) state = LinearAttentionState{};
   length_ = lastStart_ = 0;
   lastRewindable_ = false;

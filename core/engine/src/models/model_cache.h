@@ -39,6 +39,8 @@ class ModelCache {
   void clear();
 
   KvCache& attention(int layer) { return kv_[layer]; }
+  // GLM-5's sparse-attention indexer keys of a layer (empty for every other layer and family).
+  KvCache& indexerKeys(int layer) { return indexerKeys_[layer]; }
   LinearAttentionState& linear(int layer) { return linear_[layer]; }
 
   // Called by the model after a forward over `tokens` new tokens.
@@ -48,6 +50,7 @@ class ModelCache {
   std::vector<bool> linearLayers_;
   bool anyLinear_ = false;
   std::vector<KvCache> kv_;
+  std::vector<KvCache> indexerKeys_;
   std::vector<LinearAttentionState> linear_;
   int64_t length_ = 0;
   int64_t lastStart_ = 0;

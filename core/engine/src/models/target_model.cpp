@@ -11,6 +11,7 @@
 
 #include "dfi/base/error.h"
 #include "dfi/engine/memory_plan.h"
+#include "dfi/modelspec/parameter_count.h"
 #include "evaluation/teacher_forced/hidden_stats.h"
 #include "io/quantized_weights.h"
 #include "io/weight_loader.h"
@@ -35,7 +36,8 @@ TargetModel::TargetModel(tensorfile::Checkpoint checkpoint, modelspec::TargetCon
                          const ModelOptions& options)
     : checkpoint_(std::move(checkpoint)),
       config_(std::move(config)),
-      placement_(placeLayers(options, config_.numHiddenLayers)) {
+      placement_(placeLayers(options, layersPerDevice(modelspec::countTargetParameters(checkpoint_, config_),
+                                                      static_cast<int>(options.devices.size())))) {
   c10::InferenceMode inference;
   // Gemma 4's sliding and full layers each have their own rope and head width.
   std::vector<std::pair<modelspec::RopeConfig, int>> ropes;
@@ -125,13 +127,15 @@ ForwardOutput TargetModel::forward(const at::Tensor& ids, ModelCache* cache, con
                                            rotaries_[rotary].angles(start, steps, placement_.dtype, device)));
   };
   at::Tensor x = embed(ids);
+  at::Tensor keySelection;  // GLM-5: the last "full" sparse-attention layer's key choice
   const at::Tensor perLayerInputs = perLayerInputs_ ? perLayerInputs_->forward(ids, x) : at::Tensor();
   for (int i = 0; i < numLayers(); ++i) {
     const DecoderLayer& layer = layers_[i];
     const auto tapped = tapIndex.find(i);
     ExpertRouting* routing = request.routing && tapped != tapIndex.end() ? &out.routing[tapped->second] : nullptr;
     x = layer.forward(onDevice(x, layer.device()), anglesOf(rotaryOfLayer_[i], layer.device()), kv,
-                      request.rewindable, routing, perLayerInputs.defined() ? perLayerInputs.select(2, i) : at::Tensor());
+                      request.rewindable, routing, perLayerInputs.defined() ? perLayerInputs.select(2, i) : at::Tensor(),
+                      &keySelection);
     if (tapped != tapIndex.end()) {
       out.taps[tapped->second] = x;  // the layer's output tensor itself, no copy
       if (request.statistics) out.statistics[tapped->second] = hiddenStatistics(x);

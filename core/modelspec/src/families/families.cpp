@@ -7,7 +7,8 @@ namespace dfi::modelspec::detail {
 const std::vector<const FamilyModule*>& familyModules() {
   static const std::vector<const FamilyModule*> modules = {&qwen3Family(), &qwen3_5Family(), &qwen3NextFamily(),
                                                            &llamaFamily(), &gptOssFamily(), &miniMaxM2Family(),
-                                                           &glm4MoeFamily(), &gemma4Family()};
+                                                           &glm4MoeFamily(), &gemma4Family(), &deepseekV3Family(),
+                                                           &glmMoeDsaFamily()};
   return modules;
 }
 

@@ -34,7 +34,9 @@ enum class MoeFields {
 struct ModelTypeSpec {
   std::string modelType;
   bool nestedTextConfig = false;
-  std::string textModelType;  // text_config.model_type when nested
+  // text_config.model_type when nested: the first is transformers' own, any other a spelling
+  // published files use that transformers maps onto it (Kimi K2.5's "kimi_k2").
+  std::vector<std::string> textModelTypes;
   MoeFields moe = MoeFields::None;
   std::vector<std::string> architectures;
 };
@@ -70,6 +72,8 @@ const FamilyModule& gptOssFamily();
 const FamilyModule& miniMaxM2Family();
 const FamilyModule& glm4MoeFamily();
 const FamilyModule& gemma4Family();
+const FamilyModule& deepseekV3Family();
+const FamilyModule& glmMoeDsaFamily();
 
 // Every family, in the order messages list them.
 const std::vector<const FamilyModule*>& familyModules();

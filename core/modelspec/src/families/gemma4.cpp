@@ -140,7 +140,7 @@ const FamilyModule& gemma4Family() {
       .modelTypes = {{.modelType = "gemma4_text", .architectures = {"Gemma4ForCausalLM"}},
                      {.modelType = "gemma4",
                       .nestedTextConfig = true,
-                      .textModelType = "gemma4_text",
+                      .textModelTypes = {"gemma4_text"},
                       .architectures = {"Gemma4ForConditionalGeneration"}}},
       .traits = {.norm = NormKind::Fp32Compute,
                  .qkNorm = true,

@@ -13,13 +13,13 @@ const FamilyModule& qwen3_5Family() {
       .modelTypes =
           {{.modelType = "qwen3_5",
             .nestedTextConfig = true,
-            .textModelType = "qwen3_5_text",
+            .textModelTypes = {"qwen3_5_text"},
             .architectures = {"Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM"}},
            // What Qwen3_5ForCausalLM.save_pretrained writes: the text config, flat.
            {.modelType = "qwen3_5_text", .architectures = {"Qwen3_5ForCausalLM"}},
            {.modelType = "qwen3_5_moe",
             .nestedTextConfig = true,
-            .textModelType = "qwen3_5_moe_text",
+            .textModelTypes = {"qwen3_5_moe_text"},
             .moe = MoeFields::Qwen3_5Moe,
             .architectures = {"Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeForCausalLM"}},
            {.modelType = "qwen3_5_moe_text", .moe = MoeFields::Qwen3_5Moe, .architectures = {"Qwen3_5MoeForCausalLM"}}},

@@ -17,12 +17,20 @@ class Checkpoint;
 }  // namespace dfi::tensorfile
 namespace dfi::modelspec {
 struct TargetConfig;
+struct TargetParameters;
 }  // namespace dfi::modelspec
 
 namespace dfi::engine {
 
-// Contiguous runs of layers per device, the first devices taking one more when uneven.
-std::vector<int> layersPerDevice(int devices, int layers);
+// Contiguous runs of layers per device, split by size: the largest device share (its layers, the
+// embeddings on the first device, the head on the last) as small as a contiguous split makes it.
+// A mixture-of-experts model's dense first layers, a large vocabulary's embeddings and head, or
+// layers of different widths leave the layer count uneven so that the bytes are not. With equal
+// layers and nothing else the first devices take one more layer when uneven.
+std::vector<int> layersPerDevice(const std::vector<std::uint64_t>& layerSizes, std::uint64_t firstDeviceExtra,
+                                 std::uint64_t lastDeviceExtra, int devices);
+// The split of `counts`' layers (with its embeddings and head) over `devices` devices.
+std::vector<int> layersPerDevice(const modelspec::TargetParameters& counts, int devices);
 
 struct DevicePlan {
   std::string device;

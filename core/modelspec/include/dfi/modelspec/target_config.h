@@ -5,7 +5,9 @@
 // Llama 3.x and gpt-oss (sliding/full attention with sinks, clamped-SwiGLU experts, MXFP4 weights);
 // MiniMax-M2 (q/k norms over all heads, partial rotary, sigmoid-routed experts) and GLM-4.5 /
 // 4.6 / 4.7 (partial rotary, group-limited sigmoid routing, shared experts, dense first layers).
-// Gemma 4's text model (gemma4_text, and gemma4's text_config).
+// Gemma 4's text model (gemma4_text, and gemma4's text_config). DeepSeek-V3 and Kimi K2 / K2.5's
+// text model (multi-head latent attention, group-limited sigmoid routing, shared experts). GLM-5
+// (the same, with DeepSeek sparse attention's indexer).
 // parseTargetConfig normalises every spelling transformers reads (rope_theta + rope_scaling,
 // rope_parameters flat or per layer type, partial_rotary_factor at either level) and throws
 // dfi::ValidationError naming the file and the JSON path of the offending field.
@@ -24,7 +26,7 @@
 
 namespace dfi::modelspec {
 
-enum class TargetFamily { Qwen3, Qwen3_5, Qwen3Next, Llama, GptOss, MiniMaxM2, Glm4Moe, Gemma4 };
+enum class TargetFamily { Qwen3, Qwen3_5, Qwen3Next, Llama, GptOss, MiniMaxM2, Glm4Moe, Gemma4, DeepseekV3, GlmMoeDsa };
 
 std::string_view targetFamilyName(TargetFamily family);
 
@@ -89,10 +91,43 @@ struct AttentionShape {
   int numKeyValueHeads = 0;
   bool operator==(const AttentionShape&) const = default;
 };
+// Multi-head latent attention (DeepSeek-V3, Kimi K2): queries through a low-rank bottleneck
+// (q_a_proj, q_a_layernorm, q_b_proj; one q_proj when qLoraRank is 0); keys and values expanded by
+// kv_b_proj from one normed latent of kvLoraRank channels per token, shared by every head, beside
+// one rotary key of qkRopeHeadDim channels shared by every head. The cache keeps the latent and
+// the rotary key, as transformers' does. A head's query and key are its qkNopeHeadDim channels
+// without position followed by the qkRopeHeadDim rotated ones; its value has vHeadDim.
+struct LatentAttention {
+  int qLoraRank = 0;  // 0: q_lora_rank null (a full-rank q_proj)
+  int kvLoraRank = 0;
+  int qkNopeHeadDim = 0;
+  int qkRopeHeadDim = 0;
+  int vHeadDim = 0;
+  // rope_interleave: the rotary channels pair as (0, 1), (2, 3), ... (DeepSeek's layout) rather
+  // than rotate-half's (i, i + d/2); the rotated output is stored de-interleaved, as transformers'.
+  bool ropeInterleave = true;
+
+  int qkHeadDim() const { return qkNopeHeadDim + qkRopeHeadDim; }
+  bool operator==(const LatentAttention&) const = default;
+};
+
+// DeepSeek sparse attention as GLM-5 (glm_moe_dsa) configures it: a small indexer per "full" layer
+// scores every earlier key for each query (its own interleaved-rope queries from the q LoRA
+// output, one LayerNorm-ed key per token that it caches, per-head ReLU scores weighted by a
+// projection of the input) and the latent attention attends only over the topk best of the keys
+// the causal mask allows; a "shared" layer reuses the previous full layer's choice.
+struct SparseAttentionIndexer {
+  int numHeads = 0;  // index_n_heads
+  int headDim = 0;   // index_head_dim; its first qk_rope_head_dim channels are rotated
+  int topk = 0;      // index_topk
+  std::vector<bool> ownIndexer;  // per layer: indexer_types "full" (true) or "shared" (false)
+  bool operator==(const SparseAttentionIndexer&) const = default;
+};
+
 // The geometry is the DecoderGeometry base, read once for targets and drafters alike.
 struct TargetConfig : DecoderGeometry {
   TargetFamily family = TargetFamily::Qwen3;
-  std::string modelType;  // top-level model_type ("qwen3", "qwen3_moe", "qwen3_5", "qwen3_5_moe", "qwen3_next", "llama", "gpt_oss", "minimax_m2", "glm4_moe")
+  std::string modelType;  // top-level model_type, one of supportedTargetModelTypes()
   std::vector<std::string> architectures;
   // Where the language-model parameters live in the config file: "" (flat) or "text_config".
   std::string textConfigPath;
@@ -123,6 +158,11 @@ struct TargetConfig : DecoderGeometry {
   bool useDoubleWideMlp = false;  // the KV-shared layers' MLPs are twice intermediate_size
   std::optional<PerLayerInputs> perLayerInputs;
   std::optional<double> finalLogitSoftcapping;  // logits = cap * tanh(logits / cap)
+
+  // DeepSeek-V3 / Kimi K2: every layer's attention (headDim is then qkRopeHeadDim, as transformers
+  // sets head_dim, and sizes the rotary embedding); absent elsewhere.
+  std::optional<LatentAttention> latentAttention;
+  std::optional<SparseAttentionIndexer> sparseIndexer;  // GLM-5, with latentAttention
 
   std::optional<int> bosTokenId;
   std::vector<int> eosTokenIds;

@@ -3,7 +3,8 @@
 // vision-language models: their text weights live under "model.language_model." and come with
 // a vision tower ("model.visual.") and a multi-token-prediction head ("mtp.") that a text-only
 // engine leaves out (docs/qwen.md 0.3). Gemma 4's multimodal checkpoints keep theirs the same
-// way, with vision and audio towers and embedders beside model.language_model.
+// way, with vision and audio towers and embedders beside model.language_model, and Kimi K2.5's
+// files theirs under language_model.model beside vision_tower and mm_projector.
 
 #include <optional>
 #include <string>
