@@ -84,6 +84,27 @@ void geometry(std::ostream& out, const json& g, bool drafter) {
     out << "  dflash     block size " << g["block_size"] << ", taps " << ints(g["target_layer_ids"]) << " ("
         << g["target_layer_ids_source"].get<std::string>() << "), mask token "
         << (g["mask_token_id"].is_null() ? "absent" : g["mask_token_id"].dump()) << "\n";
+    const std::string version =
+        g.contains("speculators") ? " " + g["speculators"]["speculators_model_type"].get<std::string>() + " " +
+                                        g["speculators"]["speculators_version"].get<std::string>()
+                                  : "";
+    out << "  format     " << g.value("format", std::string("z-lab")) << version << ", vocabulary "
+        << (g.value("draft_vocab_size", json()).is_null()
+                ? std::string("the target's (its embedding and LM head)")
+                : g["draft_vocab_size"].dump() + " draft ids of " + g["vocab_size"].dump() +
+                      " (own LM head, mapped to target ids by d2t)")
+        << "\n";
+    if (g.contains("speculators")) {
+      const json& s = g["speculators"];
+      out << "  stated     aux_hidden_state_layer_ids "
+          << ints(s["aux_hidden_state_layer_ids"]) << " (= taps + 1: index 0 is the embedding output), "
+          << (s["sliding_window_non_causal"].get<bool>() ? "sliding layers non-causal" : "sliding layers causal")
+          << ", proposal " << s["proposal_type"].get<std::string>() << " of "
+          << (s["speculative_tokens"].is_null() ? "?" : s["speculative_tokens"].dump()) << " tokens, verifier "
+          << (s["verifier_name_or_path"].get<std::string>().empty() ? std::string("unnamed")
+                                                                     : s["verifier_name_or_path"].get<std::string>())
+          << "\n";
+    }
     if (g.contains("dflash2")) {
       const json& d = g["dflash2"];
       out << "  dflash2    convolutions of " << d["conv_kernel_size"] << " taps in groups of " << d["conv_group_size"]

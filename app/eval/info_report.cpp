@@ -130,6 +130,21 @@ json drafterJson(const DrafterConfig& c) {
                     {"conv_group_size", c.dflash2->convGroupSize},
                     {"selector_rank", c.dflash2->selectorRank},
                     {"selector_top_k", c.dflash2->selectorTopK}};
+  j["format"] = drafterFormatName(c.format);
+  j["draft_vocab_size"] = c.draftVocabSize ? json(*c.draftVocabSize) : json(nullptr);
+  if (c.speculators) {
+    const SpeculatorsFields& s = *c.speculators;
+    j["speculators"] = {{"speculators_model_type", s.modelType},
+                        {"speculators_version", s.version},
+                        {"aux_hidden_state_layer_ids", s.auxHiddenStateLayerIds},
+                        {"sliding_window_non_causal", s.slidingWindowNonCausal},
+                        {"proposal_type", s.proposalType},
+                        {"speculative_tokens", s.speculativeTokens ? json(*s.speculativeTokens) : json(nullptr)},
+                        {"verifier_accept_k", s.verifierAcceptK ? json(*s.verifierAcceptK) : json(nullptr)},
+                        {"accept_tolerance", s.acceptTolerance ? json(*s.acceptTolerance) : json(nullptr)},
+                        {"verifier_name_or_path", s.verifierNameOrPath},
+                        {"verifier_architectures", s.verifierArchitectures}};
+  }
   json warnings = json::array();
   for (const auto& w : c.warnings) warnings.push_back({{"field", w.field}, {"message", w.message}});
   j["warnings"] = warnings;

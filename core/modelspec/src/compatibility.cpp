@@ -51,19 +51,29 @@ void checkWidths(const DrafterConfig& d, const TargetConfig& t, const Checkpoint
             "fc output width must be the drafter's hidden size");
 }
 
+// The fields as the drafter's own config.json names them (speculators nests the layer's fields
+// and counts its taps from the embedding output).
+bool isSpeculators(const DrafterConfig& d) { return d.format == DrafterFormat::Speculators; }
+std::string tapsField(const DrafterConfig& d) {
+  if (isSpeculators(d)) return "aux_hidden_state_layer_ids";
+  return d.targetLayerIdsFromConfig ? "dflash_config.target_layer_ids" : "target_layer_ids (default rule)";
+}
+std::string tapText(const DrafterConfig& d, int tap) {
+  return isSpeculators(d) ? str(tap + 1) + " (tap " + str(tap) + ")" : str(tap);
+}
+
 void checkTaps(const DrafterConfig& d, const TargetConfig& t, ReportBuilder& r) {
-  const std::string idsField = d.targetLayerIdsFromConfig ? "dflash_config.target_layer_ids" : "target_layer_ids (default rule)";
   for (std::size_t i = 0; i < d.targetLayerIds.size(); ++i) {
     const int id = d.targetLayerIds[i];
-    const std::string field = idsField + "[" + std::to_string(i) + "]";
+    const std::string field = tapsField(d) + "[" + std::to_string(i) + "]";
     if (id >= t.numHiddenLayers) {
-      r.error(field, str(id), "num_hidden_layers " + str(t.numHiddenLayers),
+      r.error(field, tapText(d, id), "num_hidden_layers " + str(t.numHiddenLayers),
               "tap " + str(id) + " names a layer the target does not have (layers are 0.." +
                   str(t.numHiddenLayers - 1) + ")");
     } else if (id == t.numHiddenLayers - 1) {
       // transformers' last hidden_states entry is the final-normed output, not the raw
       // output of the last layer, so taps there differ between HF and raw-output engines.
-      r.warning(field, str(id), "num_hidden_layers " + str(t.numHiddenLayers),
+      r.warning(field, tapText(d, id), "num_hidden_layers " + str(t.numHiddenLayers),
                 "shortcut tap: the last target layer; transformers' hidden_states[L] is post-norm, "
                 "so this feature depends on which convention training used");
     }
@@ -76,18 +86,19 @@ void checkTaps(const DrafterConfig& d, const TargetConfig& t, ReportBuilder& r) 
 void checkVocabulary(const DrafterConfig& d, const TargetConfig& t, const CheckpointFacts& facts, ReportBuilder& r) {
   const std::int64_t rows = facts.targetEmbeddingRows.value_or(t.vocabSize);
   const std::string rowsText = facts.targetEmbeddingRows ? "embed_tokens rows " + str(rows) : "vocab_size " + str(rows);
+  const std::string maskField = isSpeculators(d) ? "mask_token_id" : "dflash_config.mask_token_id";
+  const std::string vocabField = isSpeculators(d) ? "transformer_layer_config.vocab_size" : "vocab_size";
   if (!d.maskTokenId) {
-    r.error("dflash_config.mask_token_id", "absent", rowsText,
-            "the drafter needs a mask token id to fill the masked block slots");
+    r.error(maskField, "absent", rowsText, "the drafter needs a mask token id to fill the masked block slots");
   } else if (*d.maskTokenId >= rows) {
-    r.error("dflash_config.mask_token_id", str(*d.maskTokenId), rowsText,
+    r.error(maskField, str(*d.maskTokenId), rowsText,
             "the mask embedding is a row of the target's embedding table, and this id is past its end");
   }
   if (facts.targetEmbeddingRows && *facts.targetEmbeddingRows != t.vocabSize)
     r.error("vocab_size", str(d.vocabSize), "vocab_size " + str(t.vocabSize) + " but " + rowsText,
             "the target checkpoint's embedding table disagrees with its own config");
   if (d.vocabSize != t.vocabSize)
-    r.error("vocab_size", str(d.vocabSize), str(t.vocabSize),
+    r.error(vocabField, str(d.vocabSize), str(t.vocabSize),
             "the drafter was trained against a different vocabulary (another target family?)");
 }
 

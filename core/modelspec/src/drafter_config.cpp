@@ -9,6 +9,7 @@
 
 #include "config_json.h"
 #include "decoder_geometry.h"
+#include "drafter_config_fields.h"
 #include "layer_types_field.h"
 #include "rope_field.h"
 
@@ -27,10 +28,7 @@ constexpr std::string_view kDflashFields[]{"block_size", "mask_token_id", "targe
                                                         "input_embedding_scale", "output_multiplier",
                                                         "final_logit_softcapping", "conv_kernel_size",
                                                         "conv_group_size", "selector_rank", "selector_top_k"};
-// Top-level keys that change nothing the drafter computes beyond what is read here: Qwen3Config's
-// fields (transformers 5.24 writes them all), the bookkeeping transformers and trainers add,
-// and the fields read here.
-constexpr std::string_view kKnownTopLevel[]{
+constexpr std::string_view kQwen3ConfigFields[]{
     "_name_or_path", "architectures", "auto_map", "model_type", "transformers_version", "dtype", "torch_dtype",
     "attention_bias", "attention_dropout", "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id",
     "decoder_start_token_id", "head_dim", "hidden_act", "hidden_size", "initializer_range", "intermediate_size",
@@ -38,9 +36,12 @@ constexpr std::string_view kKnownTopLevel[]{
     "num_key_value_heads", "rms_norm_eps", "rope_parameters", "rope_scaling", "rope_theta", "partial_rotary_factor",
     "sliding_window", "use_sliding_window", "tie_word_embeddings", "use_cache", "vocab_size", "id2label", "label2id",
     "is_encoder_decoder", "chunk_size_feed_forward", "output_attentions", "output_hidden_states", "return_dict",
-    "problem_type", "tokenizer_class", "dflash_config", "num_target_layers", "target_hidden_size", "is_causal",
-    "block_size", "mask_token_id", "target_layer_ids", "input_embedding_scale", "output_multiplier",
-    "final_logit_softcapping", "conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k"};
+    "problem_type", "tokenizer_class"};
+// z-lab's own top-level keys (dflash 0.1.0 reads dflash_config's also at the top level).
+constexpr std::string_view kDflashTopLevel[]{
+    "dflash_config", "num_target_layers", "target_hidden_size", "is_causal", "block_size", "mask_token_id",
+    "target_layer_ids", "input_embedding_scale", "output_multiplier", "final_logit_softcapping", "conv_kernel_size",
+    "conv_group_size", "selector_rank", "selector_top_k"};
 
 template <std::size_t N>
 bool contains(const std::string_view (&names)[N], std::string_view key) {
@@ -63,7 +64,7 @@ void readOutputFields(const ConfigObject& top, const std::optional<ConfigObject>
 
 void noteUnknownFields(const ConfigObject& top, const std::optional<ConfigObject>& dflash, DrafterConfig& c) {
   for (const auto& [key, value] : top.json().items())
-    if (!contains(kKnownTopLevel, key))
+    if (!detail::isQwen3ConfigField(key) && !contains(kDflashTopLevel, key))
       c.warnings.push_back({key, "not a field the engine knows; ignored"});
   if (dflash)
     for (const auto& [key, value] : dflash->json().items())
@@ -154,7 +155,13 @@ void readTaps(const ConfigObject& top, const std::optional<ConfigObject>& dflash
   }
 }
 
-void readAttentionKinds(const ConfigObject& top, DrafterConfig& c) {
+}  // namespace
+
+namespace detail {
+
+bool isQwen3ConfigField(std::string_view key) { return contains(kQwen3ConfigFields, key); }
+
+void readDrafterAttentionKinds(const ConfigObject& top, std::string_view reference, DrafterConfig& c) {
   // Engines window sliding layers by sliding_window whatever use_sliding_window says; the
   // default layer rule follows Qwen3Config, where the flag gates the window.
   c.slidingWindow = top.optionalInt("sliding_window", 1);
@@ -166,18 +173,22 @@ void readAttentionKinds(const ConfigObject& top, DrafterConfig& c) {
                                                        maxWindowLayers));
   bool anySliding = std::count(c.layerTypes.begin(), c.layerTypes.end(), LayerType::SlidingAttention) > 0;
   if (anySliding && !c.slidingWindow)
-    top.problems().add("sliding_window", "layer_types has sliding_attention layers but sliding_window is absent");
-  c.isCausal = top.optionalBool("is_causal");
-  // Qwen3Config keeps sliding_window only with use_sliding_window, so the dflash package runs
-  // such layers causal but unwindowed; vLLM and SGLang window them, as the engine does.
+    top.problems().add(top.pathOf("sliding_window"), "layer_types has sliding_attention layers but sliding_window is absent");
+  // Qwen3Config keeps sliding_window only with use_sliding_window, so a package building its
+  // layers from it runs them unwindowed; vLLM and SGLang window them, as the engine does.
   if (anySliding && c.slidingWindow && !useSliding)
-    c.warnings.push_back({"use_sliding_window",
-                          "false or absent: dflash 0.1.0 (through Qwen3Config) runs the sliding layers without a "
-                          "window; the engine windows them by sliding_window " +
+    c.warnings.push_back({top.pathOf("use_sliding_window"),
+                          "false or absent: " + std::string(reference) +
+                              " (through Qwen3Config) runs the sliding layers without a window; the engine "
+                              "windows them by sliding_window " +
                               std::to_string(*c.slidingWindow) + ", as vLLM and SGLang do"});
 }
 
-}  // namespace
+}  // namespace detail
+
+std::string_view drafterFormatName(DrafterFormat format) {
+  return format == DrafterFormat::Speculators ? "speculators" : "z-lab";
+}
 
 std::vector<int> defaultTargetLayerIds(int numTargetLayers, int numDraftLayers) {
   if (numDraftLayers <= 0) return {};
@@ -203,13 +214,19 @@ DrafterConfig parseDrafterConfigText(std::string_view jsonText, const std::strin
 
   DrafterConfig c;
   c.rawJson = std::string(jsonText);
+  if (top.has("speculators_model_type")) {
+    detail::readSpeculatorsDrafter(top, targetNumLayers, c);
+    problems.throwIfAny(origin);
+    return c;
+  }
   checkIdentity(top, dflash, c);
   static_cast<DecoderGeometry&>(c) = detail::readDecoderGeometry(top, {.kvHeadsDefaultToHeads = true});
 
   c.blockSize = readFlatOrNested(top, dflash, "block_size", 2).value_or(kDefaultBlockSize);
   c.maskTokenId = readFlatOrNested(top, dflash, "mask_token_id", 0);
   readTaps(top, dflash, targetNumLayers, c);
-  readAttentionKinds(top, c);
+  detail::readDrafterAttentionKinds(top, "dflash 0.1.0", c);
+  c.isCausal = top.optionalBool("is_causal");
   c.rope = detail::readRope(top, {.layerTypes = c.layerTypes,
                                   .maxPositionEmbeddings = c.maxPositionEmbeddings,
                                   .headDim = c.headDim});

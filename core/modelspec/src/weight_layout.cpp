@@ -104,6 +104,11 @@ std::vector<ExpectedTensor> expectedDrafterTensors(const DrafterConfig& c, std::
     b.add("candidate_selector.successor_codebook", {c.vocabSize, c.dflash2->selectorRank});
     b.linear("candidate_selector.hidden_projection", c.dflash2->selectorRank, c.hiddenSize);
   }
+  if (c.draftVocabSize) {  // speculators' reduced vocabulary: its LM head, d2t offsets, t2d membership
+    b.linear("lm_head", *c.draftVocabSize, c.hiddenSize);
+    b.add("d2t", {*c.draftVocabSize});
+    b.add("t2d", {c.vocabSize});
+  }
   return b.take();
 }
 

@@ -214,5 +214,99 @@ TEST(DrafterConfig, HeadGeometryIsChecked) {
   EXPECT_THAT(problemAt(p, "head_dim").message, HasSubstr("required"));
 }
 
+// speculators 0.9.0's DFlashSpeculatorConfig.save_pretrained for the z-lab Qwen3-8B drafter's
+// layers (tests/data/configs/speculators_qwen3_8b_dflash.json, written by the package), with the
+// taps speculators' converter gives it (z-lab's + 1) and the default 32000-id draft vocabulary.
+TEST(SpeculatorsDrafterConfig, PackageWrittenQwen3_8B) {
+  const DrafterConfig c = parseDrafterConfig(configFixture("speculators_qwen3_8b_dflash.json"), 36);
+  const DrafterConfig zlab = parseDrafterConfig(configFixture("zlab_qwen3_8b_dflash_b16.json"));
+  EXPECT_EQ(c.format, DrafterFormat::Speculators);
+  EXPECT_EQ(c.targetLayerIds, zlab.targetLayerIds);
+  EXPECT_EQ(c.speculators->auxHiddenStateLayerIds, (std::vector<int>{2, 10, 18, 26, 34}));
+  EXPECT_EQ(c.hiddenSize, zlab.hiddenSize);
+  EXPECT_EQ(c.numHiddenLayers, zlab.numHiddenLayers);
+  EXPECT_EQ(c.headDim, zlab.headDim);
+  EXPECT_EQ(c.rope.theta, zlab.rope.theta);
+  EXPECT_EQ(c.maskTokenId, zlab.maskTokenId);
+  EXPECT_EQ(c.blockSize, 16);
+  EXPECT_EQ(c.draftVocabSize, 32000);
+  EXPECT_EQ(c.vocabSize, 151936);
+  EXPECT_EQ(c.speculators->speculativeTokens, 15);
+  EXPECT_EQ(c.speculators->verifierNameOrPath, "Qwen/Qwen3-8B");
+  EXPECT_EQ(c.speculators->proposalType, "greedy");
+  EXPECT_FALSE(c.isCausal.has_value());
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings.front().field << ": " << c.warnings.front().message;
+}
+
+nlohmann::json speculatorsConfig() { return fixtureJson("speculators_qwen3_8b_dflash.json"); }
+
+TEST(SpeculatorsDrafterConfig, DefaultsAreTheConfigClasss) {
+  nlohmann::json j = speculatorsConfig();
+  j.erase("block_size");
+  j.erase("draft_vocab_size");
+  const DrafterConfig c = parseDrafter(j, 36);
+  EXPECT_EQ(c.blockSize, 8);
+  EXPECT_EQ(c.draftVocabSize, 32000);
+  j["draft_vocab_size"] = 151936;  // the target's: no mapping, the target's LM head
+  EXPECT_FALSE(parseDrafter(j, 36).draftVocabSize.has_value());
+}
+
+TEST(SpeculatorsDrafterConfig, SlidingWindowNonCausalMakesEveryLayerNonCausal) {
+  nlohmann::json j = speculatorsConfig();
+  j["transformer_layer_config"]["layer_types"] = {"sliding_attention", "sliding_attention", "sliding_attention",
+                                                  "sliding_attention", "full_attention"};
+  j["transformer_layer_config"]["sliding_window"] = 2048;
+  j["transformer_layer_config"]["use_sliding_window"] = true;
+  EXPECT_FALSE(parseDrafter(j, 36).isCausal.has_value());  // sliding causal, full non-causal
+  j["sliding_window_non_causal"] = true;
+  EXPECT_EQ(parseDrafter(j, 36).isCausal, false);
+}
+
+TEST(SpeculatorsDrafterConfig, EachProblemNamesItsField) {
+  auto problem = [](const nlohmann::json& j, const std::string& field, const std::string& text) {
+    EXPECT_THAT(problemAt(drafterProblems(j, 36), field).message, HasSubstr(text)) << field;
+  };
+  nlohmann::json j = speculatorsConfig();
+  j["speculators_model_type"] = "eagle3";
+  problem(j, "speculators_model_type", "not a speculators DFlash-family type");
+  j["speculators_model_type"] = "dspark";
+  problem(j, "speculators_model_type", "not supported yet");
+
+  j = speculatorsConfig();
+  j["sample_from_anchor"] = true;
+  problem(j, "sample_from_anchor", "slots 1..B-1 only");
+
+  j = speculatorsConfig();
+  j["aux_hidden_state_layer_ids"] = {0, 10, 18, 26, 34};
+  problem(j, "aux_hidden_state_layer_ids", "embedding output");
+  j["aux_hidden_state_layer_ids"] = {2, 10, 18, 26, 37};
+  problem(j, "aux_hidden_state_layer_ids", "37 is outside [1, 36]");
+  j.erase("aux_hidden_state_layer_ids");
+  problem(j, "aux_hidden_state_layer_ids", "required");
+
+  j = speculatorsConfig();
+  j["draft_vocab_size"] = 200000;
+  problem(j, "draft_vocab_size", "exceeds the target vocabulary");
+
+  j = speculatorsConfig();
+  j["transformer_layer_config"]["model_type"] = "llama";
+  problem(j, "transformer_layer_config.model_type", "unsupported model_type");
+  j["transformer_layer_config"].erase("hidden_size");
+  EXPECT_FALSE(drafterProblems(j, 36).empty());
+  j.erase("transformer_layer_config");
+  problem(j, "transformer_layer_config", "required");
+}
+
+TEST(SpeculatorsDrafterConfig, UnknownFieldsAreWarnedWherePutAndSpeculativeTokensChecked) {
+  nlohmann::json j = speculatorsConfig();
+  j["markov_rank"] = 64;
+  j["transformer_layer_config"]["foo"] = 1;
+  j["speculators_config"]["proposal_methods"][0]["speculative_tokens"] = 7;
+  std::vector<std::string> fields;
+  for (const auto& w : parseDrafter(j, 36).warnings) fields.push_back(w.field);
+  EXPECT_THAT(fields, ::testing::UnorderedElementsAre("markov_rank", "transformer_layer_config.foo",
+                                                      "speculators_config.proposal_methods"));
+}
+
 }  // namespace
 }  // namespace dfi::modelspec

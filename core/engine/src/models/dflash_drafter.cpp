@@ -79,6 +79,10 @@ DFlashDrafter::DFlashDrafter(modelspec::DrafterConfig config, DrafterWeights wei
   require(*config_.maskTokenId >= 0 && *config_.maskTokenId < vocab, "dflash_config.mask_token_id",
           "mask token id " + std::to_string(*config_.maskTokenId) +
               " is outside the target's embedding (" + std::to_string(vocab) + " rows)");
+  if (weights_.vocabulary)
+    require(weights_.vocabulary->targetVocabSize == target_.lmHead.size(0), "t2d",
+            "the draft vocabulary maps into " + std::to_string(weights_.vocabulary->targetVocabSize) +
+                " target ids, the target's LM head has " + std::to_string(target_.lmHead.size(0)) + " rows");
 }
 
 std::vector<at::Tensor> concatenatePerLayer(const std::vector<std::vector<at::Tensor>>& parts) {
@@ -498,10 +502,21 @@ analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention k
 }
 
 at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
+  if (weights_.vocabulary) {
+    at::Tensor out = at::empty(vocabularyShape(states), target_.lmHead.options());
+    logitsInto(states, out);
+    return out;
+  }
   // A drafted block's few rows: project() has a CPU kernel for them (projection.h).
   at::Tensor out = project(onDevice(states, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead);
   scaleLogits(out);
   return out;
+}
+
+std::vector<std::int64_t> DFlashDrafter::vocabularyShape(const at::Tensor& states) const {
+  std::vector<std::int64_t> shape(states.sizes().begin(), states.sizes().end());
+  shape.back() = target_.lmHead.size(0);
+  return shape;
 }
 
 void DFlashDrafter::scaleLogits(at::Tensor& logits) const {
@@ -516,6 +531,14 @@ void DFlashDrafter::logitsInto(const at::Tensor& states, at::Tensor out) const {
   // fall back to a batched product over N, ~10x slower than one GEMM.
   const at::Tensor rows = states.reshape({-1, states.size(-1)}).contiguous();
   at::Tensor into = out.view({rows.size(0), target_.lmHead.size(0)});
+  if (weights_.vocabulary) {
+    // Scaled and capped over the draft ids before the scatter: capping -inf would give -c.
+    const at::Tensor& head = weights_.vocabulary->lmHead;
+    at::Tensor draftLogits = project(onDevice(rows, head.device(), head.scalar_type()), head);
+    scaleLogits(draftLogits);
+    scatterToTargetVocabulary(draftLogits, *weights_.vocabulary, into);
+    return;
+  }
   at::mm_out(into, onDevice(rows, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead.t());
   scaleLogits(into);
 }

@@ -13,6 +13,11 @@ std::string layerName(int layer, const char* suffix) {
   return "layers." + std::to_string(layer) + "." + suffix;
 }
 
+// A reduced vocabulary's tensors: loadDraftVocabulary reads them (d2t and t2d are not floats).
+bool isVocabularyTensor(const modelspec::DrafterConfig& config, const std::string& name) {
+  return config.draftVocabSize && (name == "lm_head.weight" || name == "d2t" || name == "t2d");
+}
+
 }  // namespace
 
 DrafterWeights loadDrafterWeights(const std::filesystem::path& dir,
@@ -31,9 +36,10 @@ DrafterWeights loadDrafterWeights(tensorfile::Checkpoint opened, const modelspec
   const WeightLoader loader(*checkpoint, dtype);
   const std::vector<modelspec::ExpectedTensor> expected = modelspec::expectedDrafterTensors(config, targetHiddenSize);
   std::map<std::string, at::Tensor> loaded;
-  for (const modelspec::ExpectedTensor& t : expected) loaded[t.name] = loader.load(t.name, t.shape, device);
+  for (const modelspec::ExpectedTensor& t : expected)
+    if (!isVocabularyTensor(config, t.name)) loaded[t.name] = loader.load(t.name, t.shape, device);
 
-  // An embedding or an LM head are not part of the DFlash forward; say so
+  // An embedding, or an LM head with the full vocabulary, is not part of the DFlash forward; say so
   // rather than silently running something other than what the checkpoint's authors trained.
   std::set<std::string> known;
   for (const modelspec::ExpectedTensor& t : expected) known.insert(t.name);
@@ -81,6 +87,7 @@ DrafterWeights loadDrafterWeights(tensorfile::Checkpoint opened, const modelspec
     w.selector = SelectorWeights{take("candidate_selector.predecessor_codebook"),
                                  take("candidate_selector.successor_codebook"),
                                  take("candidate_selector.hidden_projection.weight")};
+  if (config.draftVocabSize) w.vocabulary = loadDraftVocabulary(loader, config, device);
   return w;
 }
 

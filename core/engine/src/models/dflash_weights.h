@@ -14,6 +14,7 @@
 #include "dfi/tensorfile/checkpoint.h"
 #include "dfi/modelspec/drafter_config.h"
 #include "dfi/modelspec/weight_layout.h"
+#include "models/draft_vocabulary.h"
 
 namespace dfi::engine {
 
@@ -48,9 +49,11 @@ struct DrafterWeights {
   std::vector<DrafterLayerWeights> layers;
   at::Tensor norm;        // [H]
   std::optional<SelectorWeights> selector;  // DFlash2 only
+  std::optional<DraftVocabulary> vocabulary;  // a reduced draft vocabulary (speculators) only
 };
 
-// Reads a z-lab drafter directory (config.json's tensors in *.safetensors, named as
+// Reads a drafter directory, z-lab's or speculators' (their tensor names agree; speculators adds
+// lm_head, d2t and t2d for a reduced vocabulary) (config.json's tensors in *.safetensors, named as
 // tensorfile::NameMapping::dflashDrafter reads them), checks every tensor of
 // modelspec::expectedDrafterTensors against the config (dfi::ValidationError naming the
 // file, the tensor and both shapes; a missing tensor names what was looked for) and moves it

@@ -47,7 +47,9 @@ std::vector<BlockParity> compareDraftPaths(const at::Tensor& inference, const at
   if (inference.sizes() != training.sizes())
     throw UsageError("the inference and training paths gave logits of different shapes", {.item = "parity"});
   const at::Tensor a = inference.to(at::kCPU, at::kFloat), b = training.to(at::kCPU, at::kFloat);
-  const at::Tensor diff = (a - b).abs().amax({1, 2}).to(at::kDouble).contiguous();       // [N]
+  // Equal entries differ by 0, -inf ones included (a reduced draft vocabulary's ids it lacks,
+  // models/draft_vocabulary.h), where a - b would be NaN.
+  const at::Tensor diff = (a - b).abs().masked_fill_(a.eq(b), 0).amax({1, 2}).to(at::kDouble).contiguous();  // [N]
   const at::Tensor agree = argmaxLastDim(a).eq(argmaxLastDim(b)).to(at::kByte).contiguous();  // [N, B-1]
   const double* worst = diff.data_ptr<double>();
   const std::uint8_t* same = agree.data_ptr<std::uint8_t>();

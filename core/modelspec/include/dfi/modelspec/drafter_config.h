@@ -1,7 +1,9 @@
 #pragma once
-// Typed, validated config of a DFlash drafter (HF DFlashDraftModel, model_type "qwen3"):
-// Qwen3 decoder-layer geometry plus the DFlash fields (block size, target layer taps, mask
-// token id) and per-layer sliding attention (Qwen3.6 drafters).
+// Typed, validated config of a DFlash drafter: Qwen3 decoder-layer geometry plus the DFlash
+// fields (block size, target layer taps, mask token id) and per-layer sliding attention
+// (Qwen3.6 drafters). Two file formats read into it, one reader each: z-lab's DFlashDraftModel
+// config (model_type "qwen3" with dflash_config) and vLLM speculators' (speculators_model_type
+// with the decoder's config nested in transformer_layer_config).
 
 #include <filesystem>
 #include <optional>
@@ -31,8 +33,28 @@ struct Dflash2Config {
   int selectorTopK = 0;    // candidates per slot
 };
 
+enum class DrafterFormat { ZLab, Speculators };
+
+// speculators' fields with no z-lab counterpart, as the file states them (info shows them).
+struct SpeculatorsFields {
+  std::string modelType;  // speculators_model_type
+  std::string version;    // speculators_version
+  // As stored: an index into the target's hidden states, 0 being the embedding output, so
+  // the z-lab tap of the same layer is one less (DrafterConfig::targetLayerIds).
+  std::vector<int> auxHiddenStateLayerIds;
+  bool slidingWindowNonCausal = false;
+  // The default proposal method of speculators_config.
+  std::string proposalType;
+  std::optional<int> speculativeTokens;
+  std::optional<int> verifierAcceptK;
+  std::optional<double> acceptTolerance;
+  std::string verifierNameOrPath;
+  std::vector<std::string> verifierArchitectures;
+};
+
 // The geometry is the DecoderGeometry base, read as for targets.
 struct DrafterConfig : DecoderGeometry {
+  DrafterFormat format = DrafterFormat::ZLab;
   std::string modelType;
   std::vector<std::string> architectures;
   int blockSize = 16;
@@ -53,6 +75,10 @@ struct DrafterConfig : DecoderGeometry {
   // ...then, when present and > 0, capped: c * tanh(logits / c).
   std::optional<double> finalLogitSoftcapping;
   std::optional<Dflash2Config> dflash2;  // set for a DFlash2DraftModel
+  // A reduced draft vocabulary (speculators' draft_vocab_size below vocab_size, the target's):
+  // the checkpoint's own lm_head scores draft ids, which its d2t maps to target ids.
+  std::optional<int> draftVocabSize;
+  std::optional<SpeculatorsFields> speculators;  // set for DrafterFormat::Speculators
   std::vector<DrafterConfigWarning> warnings;
   std::string rawJson;
 };
@@ -63,6 +89,8 @@ DrafterConfig parseDrafterConfig(const std::filesystem::path& configJson,
                                  std::optional<int> targetNumLayers = {});
 DrafterConfig parseDrafterConfigText(std::string_view jsonText, const std::string& origin,
                                      std::optional<int> targetNumLayers = {});
+
+std::string_view drafterFormatName(DrafterFormat format);  // "z-lab", "speculators"
 
 // z-lab's build_target_layer_ids: one draft layer -> [L/2]; otherwise
 // round(1 + i*(L-4)/(n-1)) for i < n, with Python's round-half-to-even.

@@ -1,0 +1,26 @@
+#pragma once
+// Internal: what the two drafter config readers (z-lab's in drafter_config.cpp, speculators' in
+// speculators_drafter_config.cpp) read alike: the decoder layer's Qwen3Config fields and its
+// attention kinds.
+
+#include <optional>
+#include <string_view>
+
+#include "config_json.h"
+#include "dfi/modelspec/drafter_config.h"
+
+namespace dfi::modelspec::detail {
+
+// Qwen3Config's fields (transformers 5.24 writes them all) and the bookkeeping transformers
+// adds: they change nothing the drafter computes beyond what the readers take from them.
+bool isQwen3ConfigField(std::string_view key);
+
+// Layer types, sliding window and their consistency, from `level` (the config's top level for
+// z-lab, transformer_layer_config for speculators). `reference` names the package whose
+// Qwen3Config drops the window when use_sliding_window is off (the warning says so).
+void readDrafterAttentionKinds(const ConfigObject& level, std::string_view reference, DrafterConfig& c);
+
+// A speculators-format config (speculators_model_type present) into the same DrafterConfig.
+void readSpeculatorsDrafter(const ConfigObject& top, std::optional<int> targetNumLayers, DrafterConfig& c);
+
+}  // namespace dfi::modelspec::detail

@@ -1,0 +1,169 @@
+// vLLM speculators' DFlash config (speculators 0.9.0, DFlashSpeculatorConfig) read into the
+// engine's DrafterConfig: the decoder layer's Qwen3Config nested as transformer_layer_config, the
+// DFlash fields at the top level, and speculators_config naming the proposal method and the
+// verifier. The conventions that differ from z-lab's are translated here, once:
+//  - aux_hidden_state_layer_ids index the target's hidden states with 0 for the embedding output
+//    (speculators' converter writes z-lab's target_layer_ids + 1), so tap = id - 1;
+//  - full layers are non-causal, sliding ones causal unless sliding_window_non_causal;
+//  - block_size defaults to 8 and draft_vocab_size to 32000 (the config class's defaults).
+
+#include <algorithm>
+#include <iterator>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "config_json.h"
+#include "decoder_geometry.h"
+#include "drafter_config_fields.h"
+#include "rope_field.h"
+
+namespace dfi::modelspec::detail {
+namespace {
+
+constexpr int kDefaultBlockSize = 8;          // DFlashSpeculatorConfig.block_size
+constexpr int kDefaultDraftVocabSize = 32000;  // DFlashSpeculatorConfig.draft_vocab_size
+constexpr std::string_view kSupportedType = "dflash";
+// speculators 0.9.0's DFlash-family model types; the two others have heads this reader does not
+// build yet (DFlash2's convolutions and selector under its names, DSpark's Markov and confidence).
+constexpr std::string_view kFamilyTypes[]{"dflash", "dflash2", "dspark"};
+
+constexpr std::string_view kTopLevel[]{
+    "speculators_model_type", "speculators_version", "speculators_config", "architectures", "auto_map",
+    "transformer_layer_config", "draft_vocab_size", "block_size", "target_hidden_size",
+    "aux_hidden_state_layer_ids", "mask_token_id", "sliding_window_non_causal", "sample_from_anchor",
+    "dtype", "torch_dtype", "transformers_version", "tie_word_embeddings", "_name_or_path"};
+
+template <std::size_t N>
+bool contains(const std::string_view (&names)[N], std::string_view key) {
+  return std::find(std::begin(names), std::end(names), key) != std::end(names);
+}
+
+void checkModelType(const ConfigObject& top, DrafterConfig& c) {
+  const std::string type = top.optionalString("speculators_model_type").value_or("");
+  c.speculators->modelType = type;
+  if (type == kSupportedType) return;
+  const bool known = contains(kFamilyTypes, type);
+  top.problems().add("speculators_model_type",
+                     "\"" + type + "\" " +
+                         (known ? std::string("is not supported yet")
+                                : std::string("is not a speculators DFlash-family type (dflash, dflash2, dspark)")) +
+                         " (supported: dflash)");
+}
+
+// The decoder layer: speculators builds Qwen3DFlashDecoderLayer from this config whatever its
+// model_type, so only Qwen3's fields are meaningful.
+void readTransformerLayer(const ConfigObject& top, DrafterConfig& c) {
+  const std::optional<ConfigObject> layer = top.optionalObject("transformer_layer_config");
+  if (!layer) {
+    if (!top.has("transformer_layer_config"))
+      top.problems().add("transformer_layer_config", "required field is missing (the drafter's decoder layers)");
+    return;
+  }
+  c.modelType = layer->optionalString("model_type").value_or("qwen3");
+  if (c.modelType != "qwen3")
+    layer->problems().add(layer->pathOf("model_type"),
+                          "unsupported model_type \"" + c.modelType + "\" (speculators' DFlash layers are Qwen3's)");
+  static_cast<DecoderGeometry&>(c) = readDecoderGeometry(*layer, {.kvHeadsDefaultToHeads = true});
+  readDrafterAttentionKinds(*layer, "speculators 0.9.0", c);
+  c.rope = readRope(*layer, {.layerTypes = c.layerTypes,
+                             .maxPositionEmbeddings = c.maxPositionEmbeddings,
+                             .headDim = c.headDim});
+  for (const auto& [key, value] : layer->json().items())
+    if (!isQwen3ConfigField(key)) c.warnings.push_back({layer->pathOf(key), "not a field the engine knows; ignored"});
+}
+
+void readTaps(const ConfigObject& top, std::optional<int> targetNumLayers, DrafterConfig& c) {
+  c.numTargetLayers = targetNumLayers.value_or(0);
+  const std::optional<std::vector<int>> ids = top.optionalIntList("aux_hidden_state_layer_ids", 0);
+  if (!ids) {
+    if (!top.has("aux_hidden_state_layer_ids"))
+      top.problems().add("aux_hidden_state_layer_ids", "required field is missing (the target layers the drafter reads)");
+    return;
+  }
+  c.speculators->auxHiddenStateLayerIds = *ids;
+  c.targetLayerIdsFromConfig = true;
+  if (ids->empty()) top.problems().add("aux_hidden_state_layer_ids", "must name at least one target layer");
+  std::set<int> seen;
+  for (int id : *ids) {
+    if (id == 0)
+      top.problems().add("aux_hidden_state_layer_ids",
+                         "0 is the embedding output (hidden_states[0]); the engine taps decoder layer outputs");
+    else if (c.numTargetLayers > 0 && id > c.numTargetLayers)
+      top.problems().add("aux_hidden_state_layer_ids", std::to_string(id) + " is outside [1, " +
+                                                           std::to_string(c.numTargetLayers) +
+                                                           "] (hidden_states of a target with " +
+                                                           std::to_string(c.numTargetLayers) + " layers)");
+    if (!seen.insert(id).second)
+      top.problems().add("aux_hidden_state_layer_ids", std::to_string(id) + " is listed twice");
+    c.targetLayerIds.push_back(id - 1);
+  }
+}
+
+void readVocabulary(const ConfigObject& top, DrafterConfig& c) {
+  const int draftVocab = top.optionalInt("draft_vocab_size", 1).value_or(kDefaultDraftVocabSize);
+  if (c.vocabSize > 0 && draftVocab > c.vocabSize)
+    top.problems().add("draft_vocab_size", std::to_string(draftVocab) + " exceeds the target vocabulary (" +
+                                               "transformer_layer_config.vocab_size " + std::to_string(c.vocabSize) +
+                                               ")");
+  else if (draftVocab < c.vocabSize)
+    c.draftVocabSize = draftVocab;
+}
+
+void readProposal(const ConfigObject& top, SpeculatorsFields& s) {
+  const std::optional<ConfigObject> config = top.optionalObject("speculators_config");
+  if (!config) return;
+  if (const std::optional<ConfigObject> verifier = config->optionalObject("verifier")) {
+    s.verifierNameOrPath = verifier->optionalString("name_or_path").value_or("");
+    s.verifierArchitectures = verifier->optionalStringList("architectures").value_or(std::vector<std::string>{});
+  }
+  const std::string wanted = config->optionalString("default_proposal_method").value_or("");
+  const nlohmann::json* methods = config->json().contains("proposal_methods") ? &config->json()["proposal_methods"] : nullptr;
+  if (!methods || !methods->is_array()) return;
+  for (std::size_t i = 0; i < methods->size(); ++i) {
+    const nlohmann::json& method = (*methods)[i];
+    if (!method.is_object()) continue;
+    const ConfigObject fields(method, config->pathOf("proposal_methods") + "[" + std::to_string(i) + "]", top.problems());
+    const std::string type = fields.optionalString("proposal_type").value_or("");
+    if (!wanted.empty() && type != wanted) continue;
+    s.proposalType = type;
+    s.speculativeTokens = fields.optionalInt("speculative_tokens", 1);
+    s.verifierAcceptK = fields.optionalInt("verifier_accept_k", 1);
+    s.acceptTolerance = fields.optionalNumber("accept_tolerance");
+    return;
+  }
+}
+
+}  // namespace
+
+void readSpeculatorsDrafter(const ConfigObject& top, std::optional<int> targetNumLayers, DrafterConfig& c) {
+  c.format = DrafterFormat::Speculators;
+  c.speculators.emplace();
+  SpeculatorsFields& s = *c.speculators;
+  checkModelType(top, c);
+  s.version = top.optionalString("speculators_version").value_or("");
+  c.architectures = top.optionalStringList("architectures").value_or(std::vector<std::string>{});
+  readTransformerLayer(top, c);
+  c.blockSize = top.optionalInt("block_size", 2).value_or(kDefaultBlockSize);
+  c.maskTokenId = top.optionalInt("mask_token_id", 0);
+  readTaps(top, targetNumLayers, c);
+  c.targetHiddenSize = top.optionalInt("target_hidden_size", 1);
+  readVocabulary(top, c);
+  // Full layers always see the whole block; sliding ones causally unless told otherwise, which
+  // is the engine's rule with is_causal absent (DrafterConfig::isCausal).
+  s.slidingWindowNonCausal = top.optionalBool("sliding_window_non_causal").value_or(false);
+  if (s.slidingWindowNonCausal) c.isCausal = false;
+  if (top.optionalBool("sample_from_anchor").value_or(false))
+    top.problems().add("sample_from_anchor",
+                       "true: every slot, the anchor's included, drafts the token after its position; the engine "
+                       "drafts DFlash's slots 1..B-1 only and cannot measure this drafter yet");
+  readProposal(top, s);
+  if (s.speculativeTokens && *s.speculativeTokens != c.blockSize - 1)
+    c.warnings.push_back({"speculators_config.proposal_methods",
+                          "speculative_tokens " + std::to_string(*s.speculativeTokens) + " is not block_size - 1 (" +
+                              std::to_string(c.blockSize - 1) + "): the engine drafts block_size - 1 tokens"});
+  for (const auto& [key, value] : top.json().items())
+    if (!contains(kTopLevel, key)) c.warnings.push_back({key, "not a field the engine knows; ignored"});
+}
+
+}  // namespace dfi::modelspec::detail

@@ -1,0 +1,142 @@
+// Drafters in vLLM speculators' format (speculators 0.9.0, tests/oracle/gen_speculators.py):
+// checkpoints its own DFlashDraftModel built and saved load through the engine's one drafter
+// path, and the engine's teacher-forced logits at the package's anchors are the package's
+// training forward's (fp32, within 1e-4). With a reduced draft vocabulary the engine's logits are
+// over target ids: each draft id's score at the target id its d2t names, -inf at every id the
+// draft vocabulary lacks, so its drafts are the package's draft ids mapped as vLLM maps them.
+// The live loop on such a drafter is test_dflash_live_speculators (same fixture).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "dfi/base/error.h"
+#include "dfi/modelspec/drafter_config.h"
+#include "dfi/tensorfile/safetensors_file.h"
+#include "evaluation/evaluation_models.h"
+#include "evaluation/teacher_forced/dflash_teacher_forced.h"
+#include "models/dflash_drafter.h"
+#include "models/target_model.h"
+#include "reference_tensors.h"
+
+namespace dfi::engine {
+namespace {
+
+using test::maxAbsDiff;
+using test::referenceTensor;
+
+constexpr double kTolerance = 1e-4;
+const std::filesystem::path kDir = std::filesystem::path(DFI_BINARY_DIR) / "tests/oracle/speculators";
+
+std::vector<std::int64_t> toVector(const at::Tensor& t) {
+  const at::Tensor c = t.to(at::kLong).contiguous();
+  return {c.data_ptr<std::int64_t>(), c.data_ptr<std::int64_t>() + c.numel()};
+}
+
+struct SpeculatorsCase {
+  explicit SpeculatorsCase(const std::string& name)
+      : dir(kDir / name),
+        reference(tensorfile::SafetensorsFile::open(dir / "reference.safetensors")),
+        target(TargetModel::load(dir / "target", ModelOptions{})),
+        drafter(loadDrafter(dir / "drafter", *target)),
+        ids(toVector(referenceTensor(reference, "input_ids"))),
+        anchors(toVector(referenceTensor(reference, "anchors"))) {}
+
+  // The package's logits of slots 1..B-1 (slot 0 is the anchor), [N, B-1, Vd].
+  at::Tensor packageLogits() const {
+    const int b = drafter->blockSize();
+    const at::Tensor all = referenceTensor(reference, "logits");
+    return all.view({static_cast<std::int64_t>(anchors.size()), b, all.size(-1)}).narrow(1, 1, b - 1);
+  }
+  at::Tensor engineLogits() const {
+    const SequenceFeatures sequence = sequenceFeatures(*target, *drafter, ids);
+    return drafter->teacherForced(sequence.features, sequence.ids, anchors);
+  }
+
+  const std::filesystem::path dir;
+  const tensorfile::SafetensorsFile reference;
+  const std::unique_ptr<TargetModel> target;
+  const std::unique_ptr<DFlashDrafter> drafter;
+  const std::vector<std::int64_t> ids;
+  const std::vector<std::int64_t> anchors;
+};
+
+TEST(SpeculatorsDrafter, ConfigReadsTheFormatsConventions) {
+  const SpeculatorsCase c("reduced_vocab");
+  const modelspec::DrafterConfig& config = c.drafter->config();
+  EXPECT_EQ(config.format, modelspec::DrafterFormat::Speculators);
+  ASSERT_TRUE(config.speculators.has_value());
+  EXPECT_EQ(config.speculators->auxHiddenStateLayerIds, (std::vector<int>{1, 3}));
+  EXPECT_EQ(config.targetLayerIds, (std::vector<int>{0, 2}));  // hidden_states[i] is layer i-1's output
+  EXPECT_EQ(config.draftVocabSize, 40);
+  EXPECT_EQ(config.vocabSize, 64);
+  EXPECT_EQ(config.blockSize, 6);
+  EXPECT_EQ(config.maskTokenId, 63);
+  EXPECT_EQ(config.speculators->speculativeTokens, 5);
+  EXPECT_EQ(config.speculators->verifierAcceptK, 1);
+  EXPECT_EQ(config.speculators->verifierArchitectures, (std::vector<std::string>{"Qwen3ForCausalLM"}));
+  EXPECT_FALSE(config.isCausal.has_value());  // every layer full, non-causal
+  EXPECT_TRUE(config.warnings.empty()) << config.warnings.front().field;
+
+  const SpeculatorsCase full("full_vocab");
+  EXPECT_FALSE(full.drafter->config().draftVocabSize.has_value());
+  EXPECT_EQ(full.drafter->config().targetLayerIds, (std::vector<int>{1, 2}));
+}
+
+TEST(SpeculatorsDrafter, ReducedVocabularyLogitsAreThePackagesAtTheirTargetIds) {
+  const SpeculatorsCase c("reduced_vocab");
+  const at::Tensor engine = c.engineLogits();
+  const at::Tensor package = c.packageLogits();
+  const at::Tensor targetIds = referenceTensor(c.reference, "draft_to_target").to(at::kLong);
+  ASSERT_EQ(engine.size(-1), 64);
+  ASSERT_EQ(package.size(-1), 40);
+  const double diff = maxAbsDiff(engine.index_select(-1, targetIds), package);
+  EXPECT_LE(diff, kTolerance);
+
+  // Every other target id is impossible to draft.
+  at::Tensor outside = at::ones({64}, at::kBool);
+  outside.index_fill_(0, targetIds, false);
+  const at::Tensor rest = engine.index_select(-1, outside.nonzero().view(-1));
+  EXPECT_TRUE(at::isinf(rest).all().item<bool>() && (rest < 0).all().item<bool>());
+
+  // The drafts: the package's argmax draft id, mapped through d2t.
+  const at::Tensor mapped = targetIds.index_select(0, package.argmax(-1).view(-1)).view(package.sizes().slice(0, 2));
+  EXPECT_TRUE(at::equal(engine.argmax(-1), mapped));
+  std::cout << "reduced_vocab: " << c.anchors.size() << " anchors, logits max abs diff " << diff << "\n";
+}
+
+TEST(SpeculatorsDrafter, FullVocabularyLogitsAreThePackages) {
+  const SpeculatorsCase c("full_vocab");
+  const double diff = maxAbsDiff(c.engineLogits(), c.packageLogits());
+  EXPECT_LE(diff, kTolerance);
+  std::cout << "full_vocab: " << c.anchors.size() << " anchors, logits max abs diff " << diff << "\n";
+}
+
+// A broken mapping is refused at load, naming the file, the tensor and the values.
+void expectRefused(const std::string& name, const std::vector<std::string>& fragments) {
+  SCOPED_TRACE(name);
+  const std::unique_ptr<TargetModel> target = TargetModel::load(kDir / "reduced_vocab/target", ModelOptions{});
+  try {
+    loadDrafter(kDir / "bad" / name, *target);
+    ADD_FAILURE() << "loaded";
+  } catch (const ValidationError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find((kDir / "bad" / name).string()), std::string::npos) << what;
+    for (const std::string& f : fragments) EXPECT_NE(what.find(f), std::string::npos) << what;
+  }
+}
+
+TEST(SpeculatorsDrafter, BrokenMappingsAreRefusedByName) {
+  expectRefused("d2t_length", {"d2t", "[39]", "[40]"});
+  expectRefused("d2t_outside_vocabulary", {"d2t[39]", "target id 64", "[0, 64)"});
+  expectRefused("t2d_disagrees", {"t2d", "marks 41 target ids", "40 draft ids"});
+}
+
+}  // namespace
+}  // namespace dfi::engine

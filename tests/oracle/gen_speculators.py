@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""References from vLLM's `speculators` (0.9.0, scripts/requirements-nodeps.txt): DFlash drafters
+built and saved by its own DFlashDraftModel (from_training_args, the training CLI's path, and
+save_pretrained), so the engine's speculators reader is held to the package's files and forward,
+not to our reading of them.
+
+speculators' package __init__ imports its data pipeline (openai, datasets, hs_connectors), none
+of which its models use and none installed here: those three modules are stood in by empty ones
+before the import (after transformers' modeling code is loaded: transformers probes for datasets
+and must not find a stand-in); everything the models run is the package's own code.
+
+OUT/<case>/target/      a tiny random dense Qwen3 target (save_pretrained)
+OUT/<case>/drafter/     the speculators checkpoint (config.json with speculators_config,
+                        transformer_layer_config; model.safetensors, with lm_head, d2t and t2d
+                        when the draft vocabulary is reduced)
+OUT/<case>/reference.safetensors:
+  input_ids [T] (I64)      the target's greedy continuation of a prompt
+  anchors [N] (I64)        the anchors the package's forward drafts at (its select_anchors
+                           replaced by these)
+  logits [N*B, Vd] (F32)   the package's _backbone_forward logits, draft ids, every slot
+  draft_to_target [Vd] (I64)  arange(Vd) + d2t: the target id of each draft id, as vLLM maps
+                              drafts (absent for a full vocabulary)
+
+Cases: "reduced_vocab" (40 draft ids of 64, the LM head randomised away from the target's rows
+so only the checkpoint's own head matches), "full_vocab" (draft_vocab_size = the target's: no
+mapping, the target's LM head), "live" (a tiny target and a drafter with 12 draft ids of 16, in
+test_dflash_live's layout: reference.safetensors holds per prompt the tokens and the steps
+[anchor, accepted, bonus, drafts...] of a greedy loop whose drafts come from the package's
+forward, mapped through d2t; that loop is our transcription, checked lossless here).
+
+Usage: gen_speculators.py OUT_DIR
+"""
+
+import shutil
+import sys
+import types
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file, save_file
+from transformers import Qwen3Config, Qwen3ForCausalLM
+
+
+def stand_in(name):
+    module = types.ModuleType(name)
+    module.__path__ = []  # a package, so its submodules can be stood in too
+    module.__getattr__ = lambda attr: type(attr, (), {"__init__": lambda self, *a, **k: None})
+    sys.modules[name] = module
+
+
+for _name in ("openai", "openai.types", "openai.types.chat", "openai.types.completion", "datasets", "hs_connectors"):
+    stand_in(_name)
+
+import speculators.models.dflash.core as dflash_core  # noqa: E402
+from speculators.models.dflash import DFlashDraftModel  # noqa: E402
+from speculators.train.vocab_mapping import build_vocab_mappings_from_distribution  # noqa: E402
+
+SEED = 2031
+EPS = 1e-6
+
+CASES = {
+    "reduced_vocab": dict(vocab=64, draft_vocab=40, block=6, aux=[1, 3], prompt=[5, 17, 2, 40, 33, 9, 61],
+                          continuation=34, anchors=[0, 3, 7, 12, 19, 26, 34]),
+    "full_vocab": dict(vocab=64, draft_vocab=64, block=6, aux=[2, 3], prompt=[8, 1, 50, 22, 3],
+                       continuation=30, anchors=[1, 4, 11, 20, 28]),
+}
+LIVE = dict(vocab=16, draft_vocab=12, block=8, aux=[2, 3])
+# test_dflash_live's prompts and budget (it runs on this fixture through DFI_LIVE_DIR).
+LIVE_PROMPTS = [[3, 7, 1, 12, 5], [9, 9, 2, 4, 0, 11, 6, 8], [14, 2, 5], [1, 13, 10, 3, 7, 7]]
+LIVE_NEW_TOKENS = 40
+
+
+def randomize(module, gen, skip=()):
+    """Unit-scale activations and norm weights away from 1, as gen_dflash_package does."""
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            if any(name.startswith(s) for s in skip):
+                continue
+            if p.dim() == 2:
+                p.copy_(torch.randn(p.shape, generator=gen) / p.shape[1] ** 0.5)
+            else:
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=gen))
+
+
+def make_target(vocab, seed):
+    torch.manual_seed(seed)
+    target = Qwen3ForCausalLM(Qwen3Config(
+        vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=128, rope_theta=10000.0,
+        tie_word_embeddings=False))
+    randomize(target, torch.Generator().manual_seed(seed))
+    return target.eval()
+
+
+def greedy(target, prompt, new_tokens):
+    ids = list(prompt)
+    with torch.no_grad():
+        for _ in range(new_tokens):
+            ids.append(int(target(torch.tensor([ids])).logits[0, -1].argmax()))
+    return ids
+
+
+def vocab_mapping(case, gen):
+    """The training CLI's mapping: the most frequent target ids of a (here random) token count."""
+    counts = torch.randint(1, 1000, (case["vocab"],), generator=gen)
+    return build_vocab_mappings_from_distribution({i: int(c) for i, c in enumerate(counts)}, case["draft_vocab"],
+                                                  case["vocab"])
+
+
+def build_drafter(case, target_dir, seed):
+    """The package's training path: from_training_args with the verifier's config (the draft's
+    layer count in num_hidden_layers, as train.py's create_transformer_layer_config makes it),
+    then random weights for everything the checkpoint stores."""
+    gen = torch.Generator().manual_seed(seed)
+    layer_config = Qwen3Config(
+        vocab_size=case["vocab"], hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=128, rope_theta=10000.0, rms_norm_eps=EPS,
+        tie_word_embeddings=False)
+    reduced = case["draft_vocab"] < case["vocab"]
+    d2t, t2d = vocab_mapping(case, gen) if reduced else (None, None)
+    model = DFlashDraftModel.from_training_args(
+        layer_config, t2d=t2d, d2t=d2t, draft_vocab_size=case["draft_vocab"], block_size=case["block"],
+        verifier_name_or_path=str(target_dir), target_layer_ids=case["aux"], mask_token_id=case["vocab"] - 1,
+        draft_attn_impl="eager")
+    # The embedding is the verifier's (not saved); a full vocabulary's LM head is the verifier's too.
+    skip = ("embed_tokens", "verifier_lm_head", "verifier_norm") + (() if reduced else ("lm_head",))
+    randomize(model, gen, skip)
+    return model.eval()
+
+
+def package_logits(model, target, ids, anchors):
+    """The package's own training forward at `anchors` (its select_anchors stood in by them)."""
+    seq = torch.tensor([ids])
+    with torch.no_grad():
+        out = target(seq, output_hidden_states=True)
+    hidden = torch.cat([out.hidden_states[i] for i in model.target_layer_ids], dim=-1)
+    anchor_tensor = torch.tensor(anchors)
+    original = dflash_core.select_anchors
+    dflash_core.select_anchors = lambda loss_mask, n, block: (anchor_tensor, torch.ones(n, dtype=torch.bool))
+    try:
+        with torch.no_grad():
+            _, logits, _, _, _ = model._backbone_forward(
+                hidden, seq, torch.ones_like(seq), out.hidden_states[-1], torch.zeros_like(seq),
+                max_anchors=len(anchors))
+    finally:
+        dflash_core.select_anchors = original
+    return logits[0]
+
+
+def generate_case(name, case, out_dir, seed):
+    case_dir = out_dir / name
+    target = make_target(case["vocab"], seed)
+    target.save_pretrained(case_dir / "target", safe_serialization=True)
+    model = build_drafter(case, case_dir / "target", seed + 1)
+    model.save_pretrained(case_dir / "drafter", safe_serialization=True)
+    ids = greedy(target, case["prompt"], case["continuation"])
+    assert max(case["anchors"]) + case["block"] <= len(ids)
+    reference = {"input_ids": torch.tensor(ids), "anchors": torch.tensor(case["anchors"]),
+                 "logits": package_logits(model, target, ids, case["anchors"]).float().contiguous()}
+    if model.d2t is not None:
+        reference["draft_to_target"] = torch.arange(case["draft_vocab"]) + model.d2t
+    save_file(reference, str(case_dir / "reference.safetensors"))
+    print(f"{name}: {len(ids)} tokens, {len(case['anchors'])} anchors, draft vocabulary {case['draft_vocab']} "
+          f"of {case['vocab']}")
+
+
+def live_loop(model, target, prompt, block):
+    """Greedy speculative decoding, every block in full (StepCounting::FullBlocks), as
+    gen_drafter.reference_loop runs it, with the package's forward drafting each block: its
+    training forward at the one anchor `start` over the sequence so far (padded to the block's
+    end: the block attends to context before the anchor only), draft ids mapped to target ids
+    through d2t as vLLM's proposer maps them. The target is recomputed over the whole sequence."""
+    d2t = model.d2t if model.d2t is not None else torch.zeros(model.draft_vocab_size, dtype=torch.long)
+    with torch.no_grad():
+        tokens = list(prompt) + [int(target(torch.tensor([prompt])).logits[0, -1].argmax())]
+    start, steps = len(prompt), []
+    while start < len(prompt) + LIVE_NEW_TOKENS:
+        padded = tokens[:start + 1] + [0] * (block - 1)
+        draft_ids = package_logits(model, target, padded, [start])[1:].argmax(-1)
+        drafts = (draft_ids + d2t[draft_ids]).tolist()
+        with torch.no_grad():
+            post = target(torch.tensor([tokens[:start + 1] + drafts])).logits[0, start:].argmax(-1).tolist()
+        accepted = 0
+        while accepted < block - 1 and drafts[accepted] == post[accepted]:
+            accepted += 1
+        steps.append([start, accepted, post[accepted]] + drafts)
+        tokens = tokens[:start + 1] + drafts[:accepted] + [post[accepted]]
+        start += accepted + 1
+    return tokens, steps
+
+
+def generate_live(out_dir, seed):
+    """OUT/live in the layout test_dflash_live reads (its prompts, reference.safetensors)."""
+    live_dir = out_dir / "live"
+    target = make_target(LIVE["vocab"], seed)
+    target.save_pretrained(live_dir / "target", safe_serialization=True)
+    model = build_drafter(LIVE, live_dir / "target", seed + 1)
+    model.save_pretrained(live_dir / "drafter", safe_serialization=True)
+    allowed = set((torch.arange(LIVE["draft_vocab"]) + model.d2t).tolist())
+    reference, accepted = {}, []
+    for i, prompt in enumerate(LIVE_PROMPTS):
+        tokens, steps = live_loop(model, target, prompt, LIVE["block"])
+        expected = greedy(target, prompt, len(tokens) - len(prompt))
+        assert tokens == expected, f"live: the loop is not lossless for prompt {i}"
+        assert all(set(s[3:]) <= allowed for s in steps), "a draft outside the draft vocabulary"
+        reference.update({f"prompt.{i}": torch.tensor(prompt), f"tokens.{i}": torch.tensor(tokens),
+                          f"steps.{i}": torch.tensor(steps), f"greedy.{i}": torch.tensor(expected)})
+        accepted += [s[1] for s in steps]
+    save_file(reference, str(live_dir / "reference.safetensors"))
+    print(f"live: {len(accepted)} steps, tau {1 + sum(accepted) / len(accepted):.3f}, draft vocabulary "
+          f"{LIVE['draft_vocab']} of {LIVE['vocab']}, accepted counts seen {sorted(set(accepted))}")
+
+
+def generate_bad_mappings(out_dir):
+    """Copies of reduced_vocab/drafter whose mapping is broken one way each (OUT/bad/<name>)."""
+    source = out_dir / "reduced_vocab" / "drafter"
+    tensors = load_file(str(source / "model.safetensors"))
+    d2t, t2d = tensors["d2t"], tensors["t2d"]
+    first_unmarked = int((~t2d).nonzero()[0])
+    broken = {
+        "d2t_length": {"d2t": d2t[:-1].clone()},
+        "d2t_outside_vocabulary": {"d2t": torch.cat([d2t[:-1], (t2d.numel() - (d2t.numel() - 1)) + d2t[-1:] * 0])},
+        "t2d_disagrees": {"t2d": t2d.clone().index_fill_(0, torch.tensor([first_unmarked]), True)},
+    }
+    for name, replaced in broken.items():
+        target_dir = out_dir / "bad" / name
+        target_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copy(source / "config.json", target_dir / "config.json")
+        save_file({**tensors, **replaced}, str(target_dir / "model.safetensors"), metadata={"format": "pt"})
+    print(f"bad: {', '.join(broken)}")
+
+
+def main():
+    out_dir = Path(sys.argv[1])
+    for i, (name, case) in enumerate(CASES.items()):
+        generate_case(name, case, out_dir, SEED + 10 * i)
+    generate_bad_mappings(out_dir)
+    generate_live(out_dir, SEED + 100)
+
+
+if __name__ == "__main__":
+    main()
