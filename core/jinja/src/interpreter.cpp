@@ -1,5 +1,7 @@
 #include "interpreter.h"
 
+#include <algorithm>
+
 #include "builtins.h"
 #include "failure.h"
 #include "lexer.h"
@@ -9,6 +11,10 @@ namespace dfi::jinja::detail {
 
 Interpreter::Interpreter(const ParsedBody& tpl, Value context, const RenderOptions& options)
     : tpl_(tpl), context_(std::move(context)), options_(options) {}
+
+Interpreter::~Interpreter() {
+  for (const Value& ns : assignedNamespaces_) ns.namespaceAttributes().clear();
+}
 
 std::string Interpreter::render() {
   auto root = std::make_shared<Scope>();
@@ -54,7 +60,11 @@ Interpreter::Flow Interpreter::execStmt(const Stmt& s, const ScopePtr& scope, st
     case StmtKind::Print: {
       const Value v = eval(*s.expr, scope);
       currentOffset_ = s.offset;
-      append(out, toStr(v));
+      try {  // printing fails on a value nested past the bound (a namespace holding itself)
+        append(out, toStr(v));
+      } catch (const RuntimeFailure& f) {
+        failAt(s.offset, f.what());
+      }
       return Flow::Normal;
     }
     case StmtKind::If: {
@@ -191,6 +201,8 @@ void Interpreter::execSet(const Stmt& s, const ScopePtr& scope, Value value) {
   if (!s.attribute.empty() && s.attribute[0] == '_')
     failAt(s.offset, "SecurityError: Chat templates cannot store underscore-prefixed attributes on a namespace, but got '" +
                          s.attribute + "'. Please rename the attribute.");
+  if (std::ranges::none_of(assignedNamespaces_, [&](const Value& ns) { return ns.identity() == target.identity(); }))
+    assignedNamespaces_.push_back(target);
   auto& attrs = target.namespaceAttributes();
   for (auto& [k, v] : attrs) {
     if (k.isString() && k.asString() == s.attribute) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "ast.h"
 #include "failure.h"
@@ -22,6 +23,9 @@ using ScopePtr = std::shared_ptr<Scope>;
 class Interpreter {
  public:
   Interpreter(const ParsedBody& tpl, Value context, const RenderOptions& options);
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
 
   std::string render();
 
@@ -58,6 +62,9 @@ class Interpreter {
   int depth_ = 0;
   int macroDepth_ = 0;
   std::size_t currentOffset_ = 0;
+  // Every namespace given an attribute: one may hold itself (`ns.n = ns`), a cycle of shared
+  // storage that only clearing its attributes breaks, which the destructor does.
+  std::vector<Value> assignedNamespaces_;
 };
 
 // Counts nesting (expressions, bodies, macro calls) so a hostile template fails cleanly
