@@ -104,8 +104,14 @@ TEST_P(TargetOracle, Bf16ArgmaxAgreesWithTransformersBf16) {
 // layers the runs sum in different orders (chunked delta rule over other chunk boundaries, or
 // the recurrent form for single steps); in fp32 that drifted by up to 1.3e-5, the same as
 // transformers' own chunked vs recurrent paths (1.2e-5 on the Qwen3-Next fixture), until the
-// rule of fp32 models moved to fp64 accumulation (gated_delta_rule.cpp).
-constexpr double kCacheRelTol = 1e-5;
+// rule of fp32 models moved to fp64 accumulation (gated_delta_rule.cpp; test_gated_delta_rule
+// holds the rule itself to that). What is left is the products' rounding, which depends on the
+// CPU: one step's rows go through the engine's own kernels (projection.h), the full recompute's
+// through MKL. On AMD EPYC hosts every case stayed under 1e-5; on an Intel Xeon with AVX-512
+// qwen35_moe_vl_layout's cropped verification block measured 1.01e-5 (2.9e-6 on the ATen path),
+// the other MoE cases under 3.4e-6. A cache that keeps a wrong state or length is off by 1e-3
+// and more, so the bound sits at 2e-5: above the rounding of both machines, far below an error.
+constexpr double kCacheRelTol = 2e-5;
 
 inline double relativeDiff(const at::Tensor& a, const at::Tensor& b) {
   return maxAbsDiff(a, b) / b.abs().max().item<double>();
@@ -157,6 +163,7 @@ TEST_P(TargetOracle, VerificationBlockCroppedToAnyAcceptedLength) {
   const auto model = loadModel(GetParam());
   const int64_t prefix = 100, block = 16;
   const ForwardOutput full = model->forward(ref.ids.narrow(1, 0, prefix + block + 1), nullptr);
+  double worst = 0;
   for (const int64_t accepted : {0, 1, 5, 15, 16}) {
     ModelCache cache = model->newCache();
     model->forward(ref.ids.narrow(1, 0, prefix), &cache);
@@ -165,8 +172,9 @@ TEST_P(TargetOracle, VerificationBlockCroppedToAnyAcceptedLength) {
     ASSERT_EQ(cache.length(), prefix + accepted);
     // The next token after the kept prefix must see exactly the kept prefix.
     const ForwardOutput next = model->forward(ref.ids.narrow(1, prefix + accepted, 1), &cache);
-    expectSameAsFull(next, full, prefix + accepted, "accepted " + std::to_string(accepted));
+    worst = std::max(worst, expectSameAsFull(next, full, prefix + accepted, "accepted " + std::to_string(accepted)));
   }
+  report(GetParam(), "verification block cropped vs full recompute, max relative diff", worst);
 }
 
 TEST_P(TargetOracle, CropBeforeTheLastRewindableForwardIsRefusedForLinearLayers) {
