@@ -4,10 +4,12 @@
 // training forward's (fp32, within 1e-4). With a reduced draft vocabulary the engine's logits are
 // over target ids: each draft id's score at the target id its d2t names, -inf at every id the
 // draft vocabulary lacks, so its drafts are the package's draft ids mapped as vLLM maps them.
+// DFlash2 drafters (speculators' dflash2) add the package's convolutions and candidate selector.
 // The live loop on such a drafter is test_dflash_live_speculators (same fixture).
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -21,6 +23,7 @@
 #include "dfi/tensorfile/safetensors_file.h"
 #include "evaluation/evaluation_models.h"
 #include "evaluation/teacher_forced/dflash_teacher_forced.h"
+#include "models/candidate_selector.h"
 #include "models/dflash_drafter.h"
 #include "models/target_model.h"
 #include "reference_tensors.h"
@@ -116,6 +119,50 @@ TEST(SpeculatorsDrafter, FullVocabularyLogitsAreThePackages) {
   const double diff = maxAbsDiff(c.engineLogits(), c.packageLogits());
   EXPECT_LE(diff, kTolerance);
   std::cout << "full_vocab: " << c.anchors.size() << " anchors, logits max abs diff " << diff << "\n";
+}
+
+// speculators' DFlash2 (its convolutions around attention and MLP, z-lab's under the same names):
+// the unary logits are the package's, and the selector rescoring each slot's top-k after a given
+// predecessor is its score_candidates (the engine's selector run one slot at a time, from the
+// sequence's previous token as the package's _predecessor_ids gives it).
+TEST(SpeculatorsDrafter, Dflash2LogitsAndSelectorScoresAreThePackages) {
+  const SpeculatorsCase c("dflash2");
+  const modelspec::DrafterConfig& config = c.drafter->config();
+  ASSERT_TRUE(config.dflash2.has_value());
+  EXPECT_EQ(config.dflash2->convKernelSize, 3);
+  EXPECT_EQ(config.dflash2->selectorTopK, 5);
+  EXPECT_EQ(config.isCausal, false);  // DFlash2SpeculatorConfig: sliding_window_non_causal true
+
+  const int b = c.drafter->blockSize();
+  const SequenceFeatures sequence = sequenceFeatures(*c.target, *c.drafter, c.ids);
+  std::vector<at::Tensor> logitParts, stateParts;  // in anchor order, one part per forward
+  c.drafter->teacherForcedChunks(sequence.features, sequence.ids, c.anchors, analysis::MaskVariant::Reference, 0,
+                                 [&](std::size_t, const at::Tensor& l, const at::Tensor& s) {
+                                   logitParts.push_back(l.clone());
+                                   stateParts.push_back(s.clone());
+                                 });
+  const at::Tensor logits = at::cat(logitParts, 0), states = at::cat(stateParts, 0);
+  const double logitsDiff = maxAbsDiff(logits, c.packageLogits());
+  EXPECT_LE(logitsDiff, kTolerance);
+
+  const std::optional<CandidateSelector> selector = c.drafter->selector();
+  ASSERT_TRUE(selector.has_value());
+  const at::Tensor candidates = referenceTensor(c.reference, "selector.candidates").to(at::kLong);
+  const at::Tensor scores = referenceTensor(c.reference, "selector.scores");
+  const std::vector<std::int64_t> predecessors = toVector(referenceTensor(c.reference, "selector.predecessors"));
+  double scoresDiff = 0;
+  for (std::int64_t j = 0; j < static_cast<std::int64_t>(c.anchors.size()); ++j) {
+    for (int slot = 1; slot < b; ++slot) {
+      const std::int64_t row = j * b + slot;
+      const SelectorPath path = selector->select(states[j].narrow(0, slot - 1, 1), logits[j].narrow(0, slot - 1, 1),
+                                                 predecessors[static_cast<std::size_t>(row)]);
+      EXPECT_TRUE(at::equal(path.candidates[0], candidates[row])) << "anchor " << c.anchors[j] << " slot " << slot;
+      scoresDiff = std::max(scoresDiff, maxAbsDiff(path.scores[0], scores[row]));
+    }
+  }
+  EXPECT_LE(scoresDiff, kTolerance);
+  std::cout << "dflash2: " << c.anchors.size() << " anchors, logits max abs diff " << logitsDiff
+            << ", selector scores max abs diff " << scoresDiff << "\n";
 }
 
 // A broken mapping is refused at load, naming the file, the tensor and the values.

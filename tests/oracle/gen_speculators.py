@@ -20,10 +20,14 @@ OUT/<case>/reference.safetensors:
   logits [N*B, Vd] (F32)   the package's _backbone_forward logits, draft ids, every slot
   draft_to_target [Vd] (I64)  arange(Vd) + d2t: the target id of each draft id, as vLLM maps
                               drafts (absent for a full vocabulary)
+  selector.candidates [N*B, k] (I64), selector.scores [N*B, k] (F32), selector.predecessors [N*B]
+                           DFlash2 only: the package's score_candidates of each row's top-k by
+                           logit, after the sequence's previous token (its _predecessor_ids)
 
 Cases: "reduced_vocab" (40 draft ids of 64, the LM head randomised away from the target's rows
 so only the checkpoint's own head matches), "full_vocab" (draft_vocab_size = the target's: no
-mapping, the target's LM head), "live" (a tiny target and a drafter with 12 draft ids of 16, in
+mapping, the target's LM head), "dflash2" (speculators' DFlash2: convolutions around attention
+and MLP, the candidate selector; full vocabulary, as the package requires), "live" (a tiny target and a drafter with 12 draft ids of 16, in
 test_dflash_live's layout: reference.safetensors holds per prompt the tokens and the steps
 [anchor, accepted, bonus, drafts...] of a greedy loop whose drafts come from the package's
 forward, mapped through d2t; that loop is our transcription, checked lossless here).
@@ -53,6 +57,7 @@ for _name in ("openai", "openai.types", "openai.types.chat", "openai.types.compl
 
 import speculators.models.dflash.core as dflash_core  # noqa: E402
 from speculators.models.dflash import DFlashDraftModel  # noqa: E402
+from speculators.models.dflash2 import DFlash2DraftModel  # noqa: E402
 from speculators.train.vocab_mapping import build_vocab_mappings_from_distribution  # noqa: E402
 
 SEED = 2031
@@ -63,6 +68,11 @@ CASES = {
                           continuation=34, anchors=[0, 3, 7, 12, 19, 26, 34]),
     "full_vocab": dict(vocab=64, draft_vocab=64, block=6, aux=[2, 3], prompt=[8, 1, 50, 22, 3],
                        continuation=30, anchors=[1, 4, 11, 20, 28]),
+    # DFlash2 (the package requires the full vocabulary): convolutions of 3 taps in groups of 8,
+    # a selector over the top 5 of rank 6.
+    "dflash2": dict(vocab=64, draft_vocab=64, block=6, aux=[1, 2], prompt=[4, 30, 12, 7, 51, 2],
+                    continuation=32, anchors=[0, 2, 9, 17, 25, 31],
+                    dflash2=dict(conv_kernel_size=3, conv_group_size=8, selector_rank=6, selector_top_k=5)),
 }
 LIVE = dict(vocab=16, draft_vocab=12, block=8, aux=[2, 3])
 # test_dflash_live's prompts and budget (it runs on this fixture through DFI_LIVE_DIR).
@@ -118,18 +128,24 @@ def build_drafter(case, target_dir, seed):
         tie_word_embeddings=False)
     reduced = case["draft_vocab"] < case["vocab"]
     d2t, t2d = vocab_mapping(case, gen) if reduced else (None, None)
-    model = DFlashDraftModel.from_training_args(
+    model_class = DFlash2DraftModel if "dflash2" in case else DFlashDraftModel
+    model = model_class.from_training_args(
         layer_config, t2d=t2d, d2t=d2t, draft_vocab_size=case["draft_vocab"], block_size=case["block"],
         verifier_name_or_path=str(target_dir), target_layer_ids=case["aux"], mask_token_id=case["vocab"] - 1,
-        draft_attn_impl="eager")
+        draft_attn_impl="eager", **case.get("dflash2", {}))
     # The embedding is the verifier's (not saved); a full vocabulary's LM head is the verifier's too.
     skip = ("embed_tokens", "verifier_lm_head", "verifier_norm") + (() if reduced else ("lm_head",))
     randomize(model, gen, skip)
+    with torch.no_grad():  # static kernels of a few taps: unit-scale mixing (gen_dflash_package's)
+        for name, p in model.named_parameters():
+            if name.endswith("base_kernel"):
+                p.copy_(0.4 * torch.randn(p.shape, generator=gen))
     return model.eval()
 
 
-def package_logits(model, target, ids, anchors):
-    """The package's own training forward at `anchors` (its select_anchors stood in by them)."""
+def package_forward(model, target, ids, anchors):
+    """The package's own training forward at `anchors` (its select_anchors stood in by them):
+    the final-normed block rows, their logits and the rows' sequence positions."""
     seq = torch.tensor([ids])
     with torch.no_grad():
         out = target(seq, output_hidden_states=True)
@@ -139,12 +155,28 @@ def package_logits(model, target, ids, anchors):
     dflash_core.select_anchors = lambda loss_mask, n, block: (anchor_tensor, torch.ones(n, dtype=torch.bool))
     try:
         with torch.no_grad():
-            _, logits, _, _, _ = model._backbone_forward(
+            states, logits, _, _, block_indices = model._backbone_forward(
                 hidden, seq, torch.ones_like(seq), out.hidden_states[-1], torch.zeros_like(seq),
                 max_anchors=len(anchors))
     finally:
         dflash_core.select_anchors = original
-    return logits[0]
+    return states, logits, block_indices
+
+
+def package_logits(model, target, ids, anchors):
+    return package_forward(model, target, ids, anchors)[1][0]
+
+
+def selector_reference(model, target, ids, anchors):
+    """DFlash2: the package's selector scores (score_candidates) of each slot's top-k candidates
+    by unary logit, the predecessor being the sequence's previous token (its _predecessor_ids)."""
+    states, logits, block_indices = package_forward(model, target, ids, anchors)
+    with torch.no_grad():
+        predecessors = model._predecessor_ids(torch.tensor([ids]), block_indices).reshape(1, -1)
+        candidates = logits.topk(model.candidate_selector.top_k, dim=-1).indices
+        scores = model.candidate_selector.score_candidates(logits, states, predecessors, candidates)
+    return {"selector.candidates": candidates[0], "selector.scores": scores[0].float().contiguous(),
+            "selector.predecessors": predecessors[0]}
 
 
 def generate_case(name, case, out_dir, seed):
@@ -159,6 +191,8 @@ def generate_case(name, case, out_dir, seed):
                  "logits": package_logits(model, target, ids, case["anchors"]).float().contiguous()}
     if model.d2t is not None:
         reference["draft_to_target"] = torch.arange(case["draft_vocab"]) + model.d2t
+    if "dflash2" in case:
+        reference.update(selector_reference(model, target, ids, case["anchors"]))
     save_file(reference, str(case_dir / "reference.safetensors"))
     print(f"{name}: {len(ids)} tokens, {len(case['anchors'])} anchors, draft vocabulary {case['draft_vocab']} "
           f"of {case['vocab']}")

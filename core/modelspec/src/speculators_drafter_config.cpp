@@ -1,4 +1,5 @@
-// vLLM speculators' DFlash config (speculators 0.9.0, DFlashSpeculatorConfig) read into the
+// vLLM speculators' DFlash and DFlash2 configs (speculators 0.9.0, DFlashSpeculatorConfig and
+// DFlash2SpeculatorConfig, whose four convolution and selector fields sit at the top level) read into the
 // engine's DrafterConfig: the decoder layer's Qwen3Config nested as transformer_layer_config, the
 // DFlash fields at the top level, and speculators_config naming the proposal method and the
 // verifier. The conventions that differ from z-lab's are translated here, once:
@@ -12,6 +13,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "config_json.h"
 #include "decoder_geometry.h"
@@ -23,16 +25,21 @@ namespace {
 
 constexpr int kDefaultBlockSize = 8;          // DFlashSpeculatorConfig.block_size
 constexpr int kDefaultDraftVocabSize = 32000;  // DFlashSpeculatorConfig.draft_vocab_size
-constexpr std::string_view kSupportedType = "dflash";
-// speculators 0.9.0's DFlash-family model types; the two others have heads this reader does not
-// build yet (DFlash2's convolutions and selector under its names, DSpark's Markov and confidence).
+// speculators 0.9.0's DFlash-family model types; DSpark's Markov and confidence heads are not
+// built yet.
+constexpr std::string_view kSupportedTypes[]{"dflash", "dflash2"};
 constexpr std::string_view kFamilyTypes[]{"dflash", "dflash2", "dspark"};
+constexpr std::string_view kDflash2 = "dflash2";
+// DFlash2SpeculatorConfig's fields and defaults (z-lab's DFlash2 layers under the same names).
+constexpr std::pair<std::string_view, int> kDflash2Fields[]{
+    {"conv_kernel_size", 2}, {"conv_group_size", 16}, {"selector_rank", 256}, {"selector_top_k", 16}};
 
 constexpr std::string_view kTopLevel[]{
     "speculators_model_type", "speculators_version", "speculators_config", "architectures", "auto_map",
     "transformer_layer_config", "draft_vocab_size", "block_size", "target_hidden_size",
     "aux_hidden_state_layer_ids", "mask_token_id", "sliding_window_non_causal", "sample_from_anchor",
-    "dtype", "torch_dtype", "transformers_version", "tie_word_embeddings", "_name_or_path"};
+    "dtype", "torch_dtype", "transformers_version", "tie_word_embeddings", "_name_or_path", "conv_kernel_size",
+    "conv_group_size", "selector_rank", "selector_top_k"};
 
 template <std::size_t N>
 bool contains(const std::string_view (&names)[N], std::string_view key) {
@@ -42,13 +49,39 @@ bool contains(const std::string_view (&names)[N], std::string_view key) {
 void checkModelType(const ConfigObject& top, DrafterConfig& c) {
   const std::string type = top.optionalString("speculators_model_type").value_or("");
   c.speculators->modelType = type;
-  if (type == kSupportedType) return;
+  if (contains(kSupportedTypes, type)) return;
   const bool known = contains(kFamilyTypes, type);
   top.problems().add("speculators_model_type",
                      "\"" + type + "\" " +
                          (known ? std::string("is not supported yet")
                                 : std::string("is not a speculators DFlash-family type (dflash, dflash2, dspark)")) +
-                         " (supported: dflash)");
+                         " (supported: dflash, dflash2)");
+}
+
+// DFlash2's convolutions and candidate selector, checked as the package's constructors check
+// them; its selector scores the verifier's vocabulary, so the package refuses a reduced one.
+void readDflash2(const ConfigObject& top, DrafterConfig& c) {
+  auto field = [&](std::size_t i) {
+    return top.optionalInt(kDflash2Fields[i].first, 1).value_or(kDflash2Fields[i].second);
+  };
+  const Dflash2Config d{.convKernelSize = field(0),
+                        .convGroupSize = field(1),
+                        .selectorRank = field(2),
+                        .selectorTopK = field(3)};
+  if (c.hiddenSize > 0 && c.hiddenSize % d.convGroupSize != 0)
+    top.problems().add("conv_group_size", std::to_string(d.convGroupSize) + " does not divide hidden_size " +
+                                              std::to_string(c.hiddenSize));
+  if (d.convKernelSize > c.blockSize)
+    top.problems().add("conv_kernel_size", std::to_string(d.convKernelSize) + " exceeds block_size " +
+                                               std::to_string(c.blockSize));
+  if (c.vocabSize > 0 && d.selectorTopK > c.vocabSize)
+    top.problems().add("selector_top_k", std::to_string(d.selectorTopK) + " exceeds the verifier vocabulary " +
+                                             std::to_string(c.vocabSize));
+  if (c.draftVocabSize)
+    top.problems().add("draft_vocab_size", std::to_string(*c.draftVocabSize) +
+                                               ": speculators' DFlash2 requires the full verifier vocabulary (" +
+                                               std::to_string(c.vocabSize) + ")");
+  c.dflash2 = d;
 }
 
 // The decoder layer: speculators builds Qwen3DFlashDecoderLayer from this config whatever its
@@ -150,13 +183,16 @@ void readSpeculatorsDrafter(const ConfigObject& top, std::optional<int> targetNu
   c.targetHiddenSize = top.optionalInt("target_hidden_size", 1);
   readVocabulary(top, c);
   // Full layers always see the whole block; sliding ones causally unless told otherwise, which
-  // is the engine's rule with is_causal absent (DrafterConfig::isCausal).
-  s.slidingWindowNonCausal = top.optionalBool("sliding_window_non_causal").value_or(false);
+  // is the engine's rule with is_causal absent (DrafterConfig::isCausal). DFlash2's config class
+  // turns the non-causal window on by default.
+  const bool dflash2 = s.modelType == kDflash2;
+  s.slidingWindowNonCausal = top.optionalBool("sliding_window_non_causal").value_or(dflash2);
   if (s.slidingWindowNonCausal) c.isCausal = false;
   if (top.optionalBool("sample_from_anchor").value_or(false))
     top.problems().add("sample_from_anchor",
                        "true: every slot, the anchor's included, drafts the token after its position; the engine "
                        "drafts DFlash's slots 1..B-1 only and cannot measure this drafter yet");
+  if (dflash2) readDflash2(top, c);
   readProposal(top, s);
   if (s.speculativeTokens && *s.speculativeTokens != c.blockSize - 1)
     c.warnings.push_back({"speculators_config.proposal_methods",

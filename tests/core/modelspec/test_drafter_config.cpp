@@ -251,6 +251,21 @@ TEST(SpeculatorsDrafterConfig, DefaultsAreTheConfigClasss) {
   EXPECT_FALSE(parseDrafter(j, 36).draftVocabSize.has_value());
 }
 
+TEST(SpeculatorsDrafterConfig, Dflash2TakesTheConfigClasssDefaults) {
+  nlohmann::json j = speculatorsConfig();
+  j["speculators_model_type"] = "dflash2";
+  j["draft_vocab_size"] = 151936;
+  j.erase("sliding_window_non_causal");
+  const DrafterConfig c = parseDrafter(j, 36);
+  ASSERT_TRUE(c.dflash2.has_value());
+  EXPECT_EQ(c.dflash2->convKernelSize, 2);
+  EXPECT_EQ(c.dflash2->convGroupSize, 16);
+  EXPECT_EQ(c.dflash2->selectorRank, 256);
+  EXPECT_EQ(c.dflash2->selectorTopK, 16);
+  EXPECT_EQ(c.isCausal, false);  // sliding_window_non_causal defaults to true for DFlash2
+  EXPECT_FALSE(c.draftVocabSize.has_value());
+}
+
 TEST(SpeculatorsDrafterConfig, SlidingWindowNonCausalMakesEveryLayerNonCausal) {
   nlohmann::json j = speculatorsConfig();
   j["transformer_layer_config"]["layer_types"] = {"sliding_attention", "sliding_attention", "sliding_attention",
@@ -271,6 +286,13 @@ TEST(SpeculatorsDrafterConfig, EachProblemNamesItsField) {
   problem(j, "speculators_model_type", "not a speculators DFlash-family type");
   j["speculators_model_type"] = "dspark";
   problem(j, "speculators_model_type", "not supported yet");
+  j["speculators_model_type"] = "dflash2";  // the package's DFlash2 scores the full vocabulary only
+  problem(j, "draft_vocab_size", "requires the full verifier vocabulary");
+  j["draft_vocab_size"] = 151936;
+  j["conv_group_size"] = 3;
+  j["conv_kernel_size"] = 17;
+  problem(j, "conv_group_size", "does not divide hidden_size 4096");
+  problem(j, "conv_kernel_size", "exceeds block_size 16");
 
   j = speculatorsConfig();
   j["sample_from_anchor"] = true;
