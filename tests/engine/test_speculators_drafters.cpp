@@ -21,6 +21,7 @@
 #include "dfi/base/error.h"
 #include "dfi/modelspec/drafter_config.h"
 #include "dfi/tensorfile/safetensors_file.h"
+#include "evaluation/diagnosis/hypotheses.h"
 #include "evaluation/evaluation_models.h"
 #include "evaluation/teacher_forced/dflash_teacher_forced.h"
 #include "models/candidate_selector.h"
@@ -163,6 +164,44 @@ TEST(SpeculatorsDrafter, Dflash2LogitsAndSelectorScoresAreThePackages) {
   EXPECT_LE(scoresDiff, kTolerance);
   std::cout << "dflash2: " << c.anchors.size() << " anchors, logits max abs diff " << logitsDiff
             << ", selector scores max abs diff " << scoresDiff << "\n";
+}
+
+// diagnose's two hypotheses of a reduced vocabulary build drafters that draft as a server that
+// misreads it would: vocab-map:identity scores draft id i as target id i (the package's logits at
+// columns 0..Vd-1), lm-head:target drafts through the target's whole LM head (the package's
+// final-normed rows times it).
+TEST(SpeculatorsDrafter, DiagnoseVariantsOfAReducedVocabulary) {
+  const SpeculatorsCase c("reduced_vocab");
+  const DrafterFiles files = openDrafter(c.dir / "drafter", c.target->config().numHiddenLayers);
+  auto logitsOf = [&](const DFlashDrafter& variant) {
+    const SequenceFeatures sequence = sequenceFeatures(*c.target, variant, c.ids);
+    return variant.teacherForced(sequence.features, sequence.ids, c.anchors);
+  };
+  const at::Tensor package = c.packageLogits();
+  const auto identity = variantDrafter({.kind = Hypothesis::Kind::VocabIdentity}, files, *c.target);
+  ASSERT_NE(identity, nullptr);
+  const at::Tensor identityLogits = logitsOf(*identity);
+  EXPECT_LE(maxAbsDiff(identityLogits.narrow(-1, 0, package.size(-1)), package), kTolerance);
+  EXPECT_TRUE(at::equal(identityLogits.argmax(-1), package.argmax(-1)));
+
+  const auto targetHead = variantDrafter({.kind = Hypothesis::Kind::TargetLmHead}, files, *c.target);
+  ASSERT_NE(targetHead, nullptr);
+  const int b = c.drafter->blockSize();
+  const at::Tensor expected = referenceTensor(c.reference, "target_head_logits")
+                                  .view({static_cast<std::int64_t>(c.anchors.size()), b, -1})
+                                  .narrow(1, 1, b - 1);
+  EXPECT_LE(maxAbsDiff(logitsOf(*targetHead), expected), kTolerance);
+
+  // The battery plans both for a reduced vocabulary and lists them as not applicable otherwise.
+  const DiagnosisSettings settings;
+  const std::optional<tokenizer::Tokenizer> noTokenizer;
+  const std::vector<PromptSpec> noPrompts;
+  for (const std::string name : {"reduced_vocab", "full_vocab"}) {
+    const DrafterFiles drafter = openDrafter(kDir / name / "drafter", c.target->config().numHiddenLayers);
+    for (const Hypothesis& h : planHypotheses({settings, drafter.config, c.target->config(), noTokenizer, noPrompts}))
+      if (h.kind == Hypothesis::Kind::VocabIdentity || h.kind == Hypothesis::Kind::TargetLmHead)
+        EXPECT_EQ(h.planned.applicable, name == "reduced_vocab") << name << " " << h.planned.name;
+  }
 }
 
 // A broken mapping is refused at load, naming the file, the tensor and the values.

@@ -20,6 +20,8 @@ OUT/<case>/reference.safetensors:
   logits [N*B, Vd] (F32)   the package's _backbone_forward logits, draft ids, every slot
   draft_to_target [Vd] (I64)  arange(Vd) + d2t: the target id of each draft id, as vLLM maps
                               drafts (absent for a full vocabulary)
+  target_head_logits [N*B, V] (F32)  reduced vocabulary only: the package's final-normed block
+                           rows through the target's LM head (diagnose's lm-head:target)
   selector.candidates [N*B, k] (I64), selector.scores [N*B, k] (F32), selector.predecessors [N*B]
                            DFlash2 only: the package's score_candidates of each row's top-k by
                            logit, after the sequence's previous token (its _predecessor_ids)
@@ -191,6 +193,10 @@ def generate_case(name, case, out_dir, seed):
                  "logits": package_logits(model, target, ids, case["anchors"]).float().contiguous()}
     if model.d2t is not None:
         reference["draft_to_target"] = torch.arange(case["draft_vocab"]) + model.d2t
+        # diagnose's lm-head:target: the package's final-normed block rows through the target's head.
+        with torch.no_grad():
+            states = package_forward(model, target, ids, case["anchors"])[0][0]
+            reference["target_head_logits"] = (states @ target.lm_head.weight.T).float().contiguous()
     if "dflash2" in case:
         reference.update(selector_reference(model, target, ids, case["anchors"]))
     save_file(reference, str(case_dir / "reference.safetensors"))

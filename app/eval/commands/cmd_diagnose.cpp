@@ -27,6 +27,8 @@ marks a candidate cause. Names are stable (the JSON and the GUI use them):
   thinking:<on|off>, chat-template:off   the prompt formatting
   target-dtype:<bf16|fp32>, gdn:<chunked|recurrent>   the numerics of the target's taps
   window:full              sliding-window layers attending to the whole context
+  vocab-map:identity       a reduced draft vocabulary's d2t ignored (draft id i as target id i)
+  lm-head:target           the target's LM head instead of a reduced vocabulary's own
 Drafter-side hypotheses reuse one target pass per prompt; the last four rows run the target
 again. Lint findings (mask token, taps, RoPE, tokenizer, config fields, prompt format) come
 first, before any weight is read. Ctrl-C keeps every hypothesis measured so far (exit 130).

@@ -96,6 +96,15 @@ std::optional<FindingWords> findingWords(const PlannedHypothesis& hypothesis) {
     return FindingWords{"This drafter drafts better with full attention in its sliding-window layers: it was "
                         "probably trained without the window its config names.",
                         "Make sliding_window in the config match training."};
+  if (is("vocab-map"))
+    return FindingWords{"This drafter drafts better with its draft ids read as target ids, ignoring its d2t mapping: "
+                        "its LM head was probably trained over the first token ids rather than the ones d2t names.",
+                        "Save the d2t and t2d the drafter was trained with, or retrain with the mapping it ships."};
+  if (is("lm-head"))
+    return FindingWords{"This drafter drafts better through the target's full LM head than through its own "
+                        "reduced one: the reduced head or its mapping is probably not the one trained.",
+                        "Check that the saved lm_head rows are the target's rows at t2d (speculators copies them), "
+                        "or serve with the full vocabulary."};
   return std::nullopt;
 }
 

@@ -102,10 +102,11 @@ std::unique_ptr<DFlashDrafter> loadDrafter(const fs::path& dir, const TargetMode
 }
 
 std::unique_ptr<DFlashDrafter> loadDrafterAs(const tensorfile::Checkpoint& checkpoint, const TargetModel& target,
-                                             modelspec::DrafterConfig config) {
+                                             modelspec::DrafterConfig config, const DrafterWeightsEdit& edit) {
   TargetHead head{target.embeddingWeight(), target.lmHeadWeight()};
   auto weights = loadDrafterWeights(checkpoint, config, target.config().hiddenSize, head.lmHead.scalar_type(),
                                     head.lmHead.device());
+  if (edit) edit(weights);
   return std::make_unique<DFlashDrafter>(config, std::move(weights), std::move(head));
 }
 

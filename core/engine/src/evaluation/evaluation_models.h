@@ -80,9 +80,11 @@ std::unique_ptr<DFlashDrafter> loadDrafter(const DrafterFiles& files, const Targ
 std::unique_ptr<DFlashDrafter> loadDrafter(const std::filesystem::path& dir, const TargetModel& target,
                                            std::optional<int> blockSize = std::nullopt);
 // The drafter of a checkpoint (opened under NameMapping::dflashDrafter) or of `dir` with its
-// weights under another reading of its config (`diagnose`'s variants: sliding layers made full).
+// weights under another reading of its config (`diagnose`'s variants: sliding layers made full),
+// and `edit`, when given, applied to its weights before the drafter is built (a variant mapping).
+using DrafterWeightsEdit = std::function<void(DrafterWeights&)>;
 std::unique_ptr<DFlashDrafter> loadDrafterAs(const tensorfile::Checkpoint& checkpoint, const TargetModel& target,
-                                             modelspec::DrafterConfig config);
+                                             modelspec::DrafterConfig config, const DrafterWeightsEdit& edit = {});
 std::unique_ptr<DFlashDrafter> loadDrafterAs(const std::filesystem::path& dir, const TargetModel& target,
                                              modelspec::DrafterConfig config);
 

@@ -172,6 +172,17 @@ std::vector<Hypothesis> planHypotheses(const BatteryInputs& in) {
   window.planned = {"window:full", "the drafter's sliding-window layers attend to the whole context"};
   const bool sliding = std::ranges::count(d.layerTypes, modelspec::LayerType::SlidingAttention) > 0;
   out.push_back(sliding ? window : notApplicable(window, "the drafter has no sliding-window layers"));
+
+  // What a server that does not read a reduced draft vocabulary as speculators saved it would run.
+  const std::string noMapping = "the drafter drafts over the target's whole vocabulary (no d2t mapping)";
+  Hypothesis identity{.kind = K::VocabIdentity};
+  identity.planned = {"vocab-map:identity", "draft id i taken as target id i (the checkpoint's d2t mapping ignored)"};
+  out.push_back(d.draftVocabSize ? identity : notApplicable(identity, noMapping));
+  Hypothesis targetHead{.kind = K::TargetLmHead};
+  targetHead.planned = {"lm-head:target",
+                        "the target's LM head over its whole vocabulary instead of the drafter's own " +
+                            (d.draftVocabSize ? std::to_string(*d.draftVocabSize) + "-row" : std::string()) + " one"};
+  out.push_back(d.draftVocabSize ? targetHead : notApplicable(targetHead, noMapping));
   return out;
 }
 

@@ -29,6 +29,8 @@ struct Hypothesis {
     TargetDtype,      // target-dtype:<bf16|fp32>
     DeltaRuleForm,    // gdn:<chunked|recurrent>
     WindowFull,       // window:full
+    VocabIdentity,    // vocab-map:identity (a reduced draft vocabulary's d2t ignored)
+    TargetLmHead,     // lm-head:target (a reduced draft vocabulary's LM head replaced by the target's)
   };
   Kind kind = Kind::Mask;
   analysis::PlannedHypothesis planned;

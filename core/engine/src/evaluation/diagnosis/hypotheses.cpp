@@ -2,6 +2,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ops/add.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/full_like.h>
@@ -68,11 +69,20 @@ std::vector<at::Tensor> hypothesisTaps(const Hypothesis& h, const LayerStates& s
 
 std::unique_ptr<DFlashDrafter> variantDrafter(const Hypothesis& h, const DrafterFiles& files, const TargetModel& target) {
   if (h.kind == K::BlockSize) return loadDrafter(files, target, h.blockSize);
-  if (h.kind != K::WindowFull) return nullptr;
   modelspec::DrafterConfig config = files.config;
-  for (modelspec::LayerType& type : config.layerTypes)
-    if (type == modelspec::LayerType::SlidingAttention) type = modelspec::LayerType::FullAttention;
-  return loadDrafterAs(files.checkpoint, target, std::move(config));
+  switch (h.kind) {
+    case K::WindowFull:
+      for (modelspec::LayerType& type : config.layerTypes)
+        if (type == modelspec::LayerType::SlidingAttention) type = modelspec::LayerType::FullAttention;
+      return loadDrafterAs(files.checkpoint, target, std::move(config));
+    case K::TargetLmHead:  // without its vocabulary the drafter drafts through the target's head
+      return loadDrafterAs(files.checkpoint, target, std::move(config), [](DrafterWeights& w) { w.vocabulary.reset(); });
+    case K::VocabIdentity:
+      return loadDrafterAs(files.checkpoint, target, std::move(config), [](DrafterWeights& w) {
+        w.vocabulary->targetIds = at::arange(w.vocabulary->targetIds.size(0), w.vocabulary->targetIds.options());
+      });
+    default: return nullptr;
+  }
 }
 
 std::vector<session::StepRecord> drafterSideSteps(const Hypothesis& h, const LayerStates& states, const at::Tensor& ids,
