@@ -22,6 +22,7 @@
 #include "dfi/modelspec/drafter_config.h"
 #include "dfi/tensorfile/safetensors_file.h"
 #include "evaluation/diagnosis/hypotheses.h"
+#include "evaluation/diagnosis/vocabulary_lint.h"
 #include "evaluation/evaluation_models.h"
 #include "evaluation/teacher_forced/dflash_teacher_forced.h"
 #include "models/candidate_selector.h"
@@ -199,9 +200,30 @@ TEST(SpeculatorsDrafter, DiagnoseVariantsOfAReducedVocabulary) {
   for (const std::string name : {"reduced_vocab", "full_vocab"}) {
     const DrafterFiles drafter = openDrafter(kDir / name / "drafter", c.target->config().numHiddenLayers);
     for (const Hypothesis& h : planHypotheses({settings, drafter.config, c.target->config(), noTokenizer, noPrompts}))
-      if (h.kind == Hypothesis::Kind::VocabIdentity || h.kind == Hypothesis::Kind::TargetLmHead)
+      if (h.kind == Hypothesis::Kind::VocabIdentity || h.kind == Hypothesis::Kind::TargetLmHead) {
         EXPECT_EQ(h.planned.applicable, name == "reduced_vocab") << name << " " << h.planned.name;
+      }
   }
+}
+
+// diagnose's lint reads the drafter's lm_head rows against the target's at the ids d2t maps them
+// to: the package's copy says nothing; the target's first Vd rows are named as a mapping that is not
+// the head's; rows of neither (the fixture's random head) as a trained head or another mapping.
+TEST(SpeculatorsDrafter, LintComparesTheHeadsRowsWithTheTargetsAtTheMappedIds) {
+  const std::filesystem::path target = kDir / "reduced_vocab/target";
+  auto lint = [&](const std::filesystem::path& dir) {
+    return draftVocabularyLint(modelspec::parseDrafterConfig(dir / "config.json", 4), dir, target);
+  };
+  EXPECT_FALSE(lint(kDir / "bad/rows_of_the_mapping").has_value());
+  const auto firstIds = lint(kDir / "bad/rows_of_the_first_ids");
+  ASSERT_TRUE(firstIds.has_value());
+  EXPECT_EQ(firstIds->code, "draft-vocabulary-rows");
+  EXPECT_NE(firstIds->message.find("equal the target's rows at ids 0..39"), std::string::npos) << firstIds->message;
+  const auto random = lint(kDir / "reduced_vocab/drafter");
+  ASSERT_TRUE(random.has_value());
+  EXPECT_NE(random->message.find("40 of 40 rows checked"), std::string::npos) << random->message;
+  EXPECT_NE(random->subject.find("lm_head.weight"), std::string::npos);
+  EXPECT_FALSE(lint(kDir / "full_vocab/drafter").has_value());
 }
 
 // A broken mapping is refused at load, naming the file, the tensor and the values.

@@ -252,7 +252,8 @@ def generate_live(out_dir, seed):
 
 
 def generate_bad_mappings(out_dir):
-    """Copies of reduced_vocab/drafter whose mapping is broken one way each (OUT/bad/<name>)."""
+    """Copies of reduced_vocab/drafter whose mapping is broken one way each, or whose LM head rows
+    are another's (OUT/bad/<name>)."""
     source = out_dir / "reduced_vocab" / "drafter"
     tensors = load_file(str(source / "model.safetensors"))
     d2t, t2d = tensors["d2t"], tensors["t2d"]
@@ -262,6 +263,11 @@ def generate_bad_mappings(out_dir):
         "d2t_outside_vocabulary": {"d2t": torch.cat([d2t[:-1], (t2d.numel() - (d2t.numel() - 1)) + d2t[-1:] * 0])},
         "t2d_disagrees": {"t2d": t2d.clone().index_fill_(0, torch.tensor([first_unmarked]), True)},
     }
+    # Heads a lint tells apart: the package's own copy of the target's rows at t2d (nothing to
+    # say), and the target's first Vd rows under the same d2t (a mapping that is not the head's).
+    target_head = load_file(str(out_dir / "reduced_vocab" / "target" / "model.safetensors"))["lm_head.weight"]
+    broken["rows_of_the_mapping"] = {"lm_head.weight": target_head[t2d].clone()}
+    broken["rows_of_the_first_ids"] = {"lm_head.weight": target_head[:d2t.numel()].clone()}
     for name, replaced in broken.items():
         target_dir = out_dir / "bad" / name
         target_dir.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@
 #include "dfi/modelspec/compatibility.h"
 #include "dfi/tokenizer/chat_template.h"
 #include "evaluation/diagnosis/template_lint.h"
+#include "evaluation/diagnosis/vocabulary_lint.h"
 #include "kernels/kernel_path.h"
 
 namespace dfi::engine {
@@ -262,6 +263,7 @@ std::vector<LintFinding> lintFindings(const BatteryInputs& in, const fs::path& d
                           "test the other choices."});
   const std::vector<LintFinding> templates = templateLint(in, drafterDir);
   out.insert(out.end(), templates.begin(), templates.end());
+  if (auto rows = draftVocabularyLint(d, drafterDir, e.target)) out.push_back(std::move(*rows));
 
   std::ranges::stable_sort(out, {}, [](const LintFinding& f) { return static_cast<int>(f.severity); });
   return out;
