@@ -77,6 +77,12 @@ std::vector<session::StepRecord> importedSteps(const ImportedResponse& response,
     step.draftTokens.assign(slots, kUnknownToken);
     step.targetTokens.assign(slots, kUnknownToken);
     if (tokens) {
+      // A file whose steps commit more tokens than its output holds (found by fuzz_user_files).
+      if (anchor + length >= out.size())
+        throw ValidationError("step " + std::to_string(s) + " commits tokens up to output position " +
+                                  std::to_string(anchor + length) + ", but the record's output has " +
+                                  std::to_string(out.size()) + " tokens",
+                              where);
       step.anchorToken = out[anchor];
       // The committed tokens are the target's at slots 0..length-1 (the accepted drafts, then the
       // bonus, which for a whole accepted block lies past the last slot).

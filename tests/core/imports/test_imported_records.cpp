@@ -100,6 +100,20 @@ TEST(ImportedRecords, ZlabRecordsSplitPromptAndOutput) {
   EXPECT_NE(originText(records).find("z-lab dflash 0.1.0"), std::string::npos);
 }
 
+// Steps that commit more tokens than the record's output holds are refused by line, not read past
+// the output (found by fuzz_user_files).
+TEST(ImportedRecords, StepsCommittingPastTheOutputAreRefused) {
+  const ImportedResponse r{.line = 4, .outputTokens = {20, 21, 22}, .acceptLengths = {2, 2}};
+  try {
+    importedSteps(r, 3, 4, "f.jsonl");
+    ADD_FAILURE() << "read past the output";
+  } catch (const ValidationError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("f.jsonl: line 4: step 1 commits tokens up to output position 4"), std::string::npos) << what;
+    EXPECT_NE(what.find("has 3 tokens"), std::string::npos) << what;
+  }
+}
+
 TEST(ImportedRecords, MalformedLineNamesFileAndLine) {
   const auto file = writeFile("bad.jsonl", "{\"prompt_id\": 0, \"acceptance_lengths\": [1]}\n{\"prompt_id\": 1,\n");
   const auto message = errorOf<FormatError>(Format::Jsonl, file);
