@@ -226,6 +226,22 @@ TEST(SpeculatorsDrafter, LintComparesTheHeadsRowsWithTheTargetsAtTheMappedIds) {
   EXPECT_FALSE(lint(kDir / "full_vocab/drafter").has_value());
 }
 
+// diagnose's rope:theta=<x>: the variant drafter equals the package's drafter with that base.
+TEST(SpeculatorsDrafter, RopeThetaVariantIsThePackagesDrafterWithThatBase) {
+  const SpeculatorsCase c("full_vocab");
+  const DrafterFiles files = openDrafter(c.dir / "drafter", c.target->config().numHiddenLayers);
+  const auto variant = variantDrafter({.kind = Hypothesis::Kind::RopeTheta, .rope = 500000.0}, files, *c.target);
+  ASSERT_NE(variant, nullptr);
+  const SequenceFeatures sequence = sequenceFeatures(*c.target, *variant, c.ids);
+  const int b = variant->blockSize();
+  const at::Tensor expected = referenceTensor(c.reference, "logits.rope_theta")
+                                  .view({static_cast<std::int64_t>(c.anchors.size()), b, -1})
+                                  .narrow(1, 1, b - 1);
+  const at::Tensor logits = variant->teacherForced(sequence.features, sequence.ids, c.anchors);
+  EXPECT_LE(maxAbsDiff(logits, expected), kTolerance);
+  EXPECT_GT(maxAbsDiff(logits, c.packageLogits()), 1e-3);  // the base matters at these positions
+}
+
 // A broken mapping is refused at load, naming the file, the tensor and the values.
 void expectRefused(const std::string& name, const std::vector<std::string>& fragments) {
   SCOPED_TRACE(name);

@@ -20,6 +20,8 @@ OUT/<case>/reference.safetensors:
   logits [N*B, Vd] (F32)   the package's _backbone_forward logits, draft ids, every slot
   draft_to_target [Vd] (I64)  arange(Vd) + d2t: the target id of each draft id, as vLLM maps
                               drafts (absent for a full vocabulary)
+  logits.rope_theta [N*B, V] (F32)  full_vocab only: the same drafter with RoPE base 500000, its
+                           rotary embedding rebuilt as the package builds it (rope:theta=<x>)
   target_head_logits [N*B, V] (F32)  reduced vocabulary only: the package's final-normed block
                            rows through the target's LM head (diagnose's lm-head:target)
   selector.candidates [N*B, k] (I64), selector.scores [N*B, k] (F32), selector.predecessors [N*B]
@@ -37,6 +39,7 @@ forward, mapped through d2t; that loop is our transcription, checked lossless he
 Usage: gen_speculators.py OUT_DIR
 """
 
+import copy
 import shutil
 import sys
 import types
@@ -45,6 +48,7 @@ from pathlib import Path
 import torch
 from safetensors.torch import load_file, save_file
 from transformers import Qwen3Config, Qwen3ForCausalLM
+from transformers.models.qwen3.modeling_qwen3 import Qwen3RotaryEmbedding
 
 
 def stand_in(name):
@@ -60,6 +64,7 @@ for _name in ("openai", "openai.types", "openai.types.chat", "openai.types.compl
 import speculators.models.dflash.core as dflash_core  # noqa: E402
 from speculators.models.dflash import DFlashDraftModel  # noqa: E402
 from speculators.models.dflash2 import DFlash2DraftModel  # noqa: E402
+from speculators.models.utils import flatten_rope_parameters  # noqa: E402
 from speculators.train.vocab_mapping import build_vocab_mappings_from_distribution  # noqa: E402
 
 SEED = 2031
@@ -69,7 +74,7 @@ CASES = {
     "reduced_vocab": dict(vocab=64, draft_vocab=40, block=6, aux=[1, 3], prompt=[5, 17, 2, 40, 33, 9, 61],
                           continuation=34, anchors=[0, 3, 7, 12, 19, 26, 34]),
     "full_vocab": dict(vocab=64, draft_vocab=64, block=6, aux=[2, 3], prompt=[8, 1, 50, 22, 3],
-                       continuation=30, anchors=[1, 4, 11, 20, 28]),
+                       continuation=30, anchors=[1, 4, 11, 20, 28], rope_theta_variant=500000.0),
     # DFlash2 (the package requires the full vocabulary): convolutions of 3 taps in groups of 8,
     # a selector over the top 5 of rank 6.
     "dflash2": dict(vocab=64, draft_vocab=64, block=6, aux=[1, 2], prompt=[4, 30, 12, 7, 51, 2],
@@ -169,6 +174,16 @@ def package_logits(model, target, ids, anchors):
     return package_forward(model, target, ids, anchors)[1][0]
 
 
+def with_rope_theta(model, theta):
+    """The same drafter with another RoPE base, built as the package builds its rotary embedding
+    (diagnose's rope:theta=<x>)."""
+    variant = copy.deepcopy(model)
+    layer_config = copy.deepcopy(model.config.transformer_layer_config)
+    layer_config.rope_parameters = {**layer_config.rope_parameters, "rope_theta": theta}
+    variant.rotary_emb = Qwen3RotaryEmbedding(flatten_rope_parameters(layer_config))
+    return variant
+
+
 def selector_reference(model, target, ids, anchors):
     """DFlash2: the package's selector scores (score_candidates) of each slot's top-k candidates
     by unary logit, the predecessor being the sequence's previous token (its _predecessor_ids)."""
@@ -199,6 +214,9 @@ def generate_case(name, case, out_dir, seed):
             reference["target_head_logits"] = (states @ target.lm_head.weight.T).float().contiguous()
     if "dflash2" in case:
         reference.update(selector_reference(model, target, ids, case["anchors"]))
+    if "rope_theta_variant" in case:
+        reference["logits.rope_theta"] = package_logits(
+            with_rope_theta(model, case["rope_theta_variant"]), target, ids, case["anchors"]).float().contiguous()
     save_file(reference, str(case_dir / "reference.safetensors"))
     print(f"{name}: {len(ids)} tokens, {len(case['anchors'])} anchors, draft vocabulary {case['draft_vocab']} "
           f"of {case['vocab']}")

@@ -27,6 +27,9 @@ marks a candidate cause. Names are stable (the JSON and the GUI use them):
   thinking:<on|off>, chat-template:off   the prompt formatting
   target-dtype:<bf16|fp32>, gdn:<chunked|recurrent>   the numerics of the target's taps
   window:full              sliding-window layers attending to the whole context
+  rope:theta=<x>           the drafter's RoPE base replaced by the target's (where they differ)
+  rope:partial=<f>         another fraction of each head rotated (1 where the config rotates less,
+                           the target's where the config rotates all)
   vocab-map:identity       a reduced draft vocabulary's d2t ignored (draft id i as target id i)
   lm-head:target           the target's LM head instead of a reduced vocabulary's own
 Drafter-side hypotheses reuse one target pass per prompt; the last four rows run the target

@@ -96,6 +96,17 @@ std::optional<FindingWords> findingWords(const PlannedHypothesis& hypothesis) {
     return FindingWords{"This drafter drafts better with full attention in its sliding-window layers: it was "
                         "probably trained without the window its config names.",
                         "Make sliding_window in the config match training."};
+  if (is("rope")) {
+    const bool theta = arg.starts_with("theta=");
+    const std::string value(arg.substr(arg.find('=') + 1));
+    return theta ? FindingWords{"This drafter drafts better with the target's RoPE base " + value +
+                                    " than with its own: it was probably trained with the target's.",
+                                "Set the drafter's rope_theta to " + value + ", the base it was trained with."}
+                 : FindingWords{"This drafter drafts better rotating " + value +
+                                    " of each head: it was probably trained with that partial_rotary_factor, not "
+                                    "its config's.",
+                                "Set partial_rotary_factor in the drafter's config to " + value + "."};
+  }
   if (is("vocab-map"))
     return FindingWords{"This drafter drafts better with its draft ids read as target ids, ignoring its d2t mapping: "
                         "its LM head was probably trained over the first token ids rather than the ones d2t names.",

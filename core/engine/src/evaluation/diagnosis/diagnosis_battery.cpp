@@ -29,9 +29,10 @@ std::string listText(const std::vector<int>& values) {
   return text + "]";
 }
 
-std::string sigmaText(double sigma) {
+// Shortest exact-looking decimal: 0.05, 0.25, 1000000 (names stay stable and readable).
+std::string numberText(double value) {
   char text[32];
-  std::snprintf(text, sizeof text, "%g", sigma);
+  std::snprintf(text, sizeof text, "%.10g", value);
   return text;
 }
 
@@ -148,8 +149,8 @@ std::vector<Hypothesis> planHypotheses(const BatteryInputs& in) {
   }
   for (double sigma : in.settings.tapNoiseScales) {
     Hypothesis noise{.kind = K::TapNoise, .sigma = sigma};
-    noise.planned = {"tap-noise:" + sigmaText(sigma),
-                     "Gaussian noise of " + sigmaText(sigma) + " x each tap's RMS added to the taps"};
+    noise.planned = {"tap-noise:" + numberText(sigma),
+                     "Gaussian noise of " + numberText(sigma) + " x each tap's RMS added to the taps"};
     out.push_back(noise);
   }
 
@@ -173,6 +174,24 @@ std::vector<Hypothesis> planHypotheses(const BatteryInputs& in) {
   window.planned = {"window:full", "the drafter's sliding-window layers attend to the whole context"};
   const bool sliding = std::ranges::count(d.layerTypes, modelspec::LayerType::SlidingAttention) > 0;
   out.push_back(sliding ? window : notApplicable(window, "the drafter has no sliding-window layers"));
+
+  // The drafter's RoPE as a training that took the target's, or ignored partial_rotary_factor,
+  // would have had it (its own RoPE is what the engine runs).
+  Hypothesis theta{.kind = K::RopeTheta, .rope = in.target.rope.theta};
+  theta.planned = {"rope:theta=" + numberText(in.target.rope.theta),
+                   "the drafter's RoPE base is the target's " + numberText(in.target.rope.theta) + " (its own " +
+                       numberText(d.rope.theta) + ")"};
+  out.push_back(d.rope.theta != in.target.rope.theta
+                    ? theta
+                    : notApplicable(theta, "the drafter's RoPE base is the target's (" + numberText(d.rope.theta) + ")"));
+  const double ownPartial = d.rope.partialRotaryFactor, targetPartial = in.target.rope.partialRotaryFactor;
+  Hypothesis partial{.kind = K::RopePartial, .rope = ownPartial < 1 ? 1.0 : targetPartial};
+  partial.planned = {"rope:partial=" + numberText(partial.rope),
+                     "the drafter rotates " + numberText(partial.rope) + " of each head (its config " +
+                         numberText(ownPartial) + ")"};
+  out.push_back(partial.rope != ownPartial
+                    ? partial
+                    : notApplicable(partial, "the drafter and the target both rotate every channel of a head"));
 
   // What a server that does not read a reduced draft vocabulary as speculators saved it would run.
   const std::string noMapping = "the drafter drafts over the target's whole vocabulary (no d2t mapping)";
@@ -228,8 +247,7 @@ std::vector<LintFinding> lintFindings(const BatteryInputs& in, const fs::path& d
             ") is not the target's (" + in.target.rope.type + ", theta " +
             std::to_string(static_cast<long long>(in.target.rope.theta)) +
             "). The drafter applies its own to its block and context, so this is right when it was trained with "
-            "this config; if training used the target's RoPE instead, the positions:+1 hypothesis and long "
-            "prompts show it.");
+            "this config; if training used the target's RoPE instead, the rope:theta hypothesis measures it.");
 
   modelspec::CheckpointFacts facts;
   for (const modelspec::CompatibilityIssue& issue : modelspec::checkCompatibility(d, in.target, facts).issues)

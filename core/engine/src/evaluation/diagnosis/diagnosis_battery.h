@@ -31,6 +31,8 @@ struct Hypothesis {
     WindowFull,       // window:full
     VocabIdentity,    // vocab-map:identity (a reduced draft vocabulary's d2t ignored)
     TargetLmHead,     // lm-head:target (a reduced draft vocabulary's LM head replaced by the target's)
+    RopeTheta,        // rope:theta=<x> (the drafter's RoPE base replaced by the target's)
+    RopePartial,      // rope:partial=<f> (another fraction of each head rotated)
   };
   Kind kind = Kind::Mask;
   analysis::PlannedHypothesis planned;
@@ -42,6 +44,7 @@ struct Hypothesis {
   bool chatTemplate = true, thinking = false;  // Formatting: how the prompt is rendered
   std::string dtype;   // TargetDtype
   bool recurrent = false;  // DeltaRuleForm
+  double rope = 0;         // RopeTheta: the base; RopePartial: the rotated fraction
 
   // Changes only the taps the drafter reads: the drafter, mask and tokens stay the baseline's.
   bool tapsOnly() const { return kind == Kind::TapShift || kind == Kind::TapAblate || kind == Kind::TapNoise; }

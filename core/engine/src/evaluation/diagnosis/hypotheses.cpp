@@ -75,6 +75,12 @@ std::unique_ptr<DFlashDrafter> variantDrafter(const Hypothesis& h, const Drafter
       for (modelspec::LayerType& type : config.layerTypes)
         if (type == modelspec::LayerType::SlidingAttention) type = modelspec::LayerType::FullAttention;
       return loadDrafterAs(files.checkpoint, target, std::move(config));
+    case K::RopeTheta:
+      config.rope.theta = h.rope;
+      return loadDrafterAs(files.checkpoint, target, std::move(config));
+    case K::RopePartial:
+      config.rope.partialRotaryFactor = h.rope;
+      return loadDrafterAs(files.checkpoint, target, std::move(config));
     case K::TargetLmHead:  // without its vocabulary the drafter drafts through the target's head
       return loadDrafterAs(files.checkpoint, target, std::move(config), [](DrafterWeights& w) { w.vocabulary.reset(); });
     case K::VocabIdentity:
