@@ -84,6 +84,13 @@ void geometry(std::ostream& out, const json& g, bool drafter) {
     out << "  dflash     block size " << g["block_size"] << ", taps " << ints(g["target_layer_ids"]) << " ("
         << g["target_layer_ids_source"].get<std::string>() << "), mask token "
         << (g["mask_token_id"].is_null() ? "absent" : g["mask_token_id"].dump()) << "\n";
+    if (g.contains("taps_by_format")) {
+      const json& t = g["taps_by_format"];
+      out << "  taps as    z-lab target_layer_ids " << ints(t["zlab_target_layer_ids"])
+          << " = speculators aux_hidden_state_layer_ids " << ints(t["speculators_aux_hidden_state_layer_ids"])
+          << " = transformers hidden_states " << ints(t["transformers_hidden_states"])
+          << " (index 0: the embedding output)\n";
+    }
     const std::string version =
         g.contains("speculators") ? " " + g["speculators"]["speculators_model_type"].get<std::string>() + " " +
                                         g["speculators"]["speculators_version"].get<std::string>()
@@ -97,7 +104,7 @@ void geometry(std::ostream& out, const json& g, bool drafter) {
     if (g.contains("speculators")) {
       const json& s = g["speculators"];
       out << "  stated     aux_hidden_state_layer_ids "
-          << ints(s["aux_hidden_state_layer_ids"]) << " (= taps + 1: index 0 is the embedding output), "
+          << ints(s["aux_hidden_state_layer_ids"]) << ", "
           << (s["sliding_window_non_causal"].get<bool>() ? "sliding layers non-causal" : "sliding layers causal")
           << ", proposal " << s["proposal_type"].get<std::string>() << " of "
           << (s["speculative_tokens"].is_null() ? "?" : s["speculative_tokens"].dump()) << " tokens, verifier "

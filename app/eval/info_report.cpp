@@ -130,6 +130,14 @@ json drafterJson(const DrafterConfig& c) {
                     {"conv_group_size", c.dflash2->convGroupSize},
                     {"selector_rank", c.dflash2->selectorRank},
                     {"selector_top_k", c.dflash2->selectorTopK}};
+  // The same taps as each format's file states them: z-lab names the layer whose output is
+  // tapped, speculators (and transformers' output_hidden_states) count the embedding as 0. A
+  // tap one layer off between training export and serving is this difference misread.
+  std::vector<int> hiddenStates;
+  for (int tap : c.targetLayerIds) hiddenStates.push_back(tap + 1);
+  j["taps_by_format"] = {{"zlab_target_layer_ids", c.targetLayerIds},
+                         {"speculators_aux_hidden_state_layer_ids", hiddenStates},
+                         {"transformers_hidden_states", hiddenStates}};
   j["format"] = drafterFormatName(c.format);
   j["draft_vocab_size"] = c.draftVocabSize ? json(*c.draftVocabSize) : json(nullptr);
   if (c.speculators) {

@@ -121,6 +121,10 @@ def check_default_taps_from_target(binary, models):
         pair = info_json(binary, "--drafter", drafter, "--target", models / "target_qwen3")
         geometry = pair["drafter"]["geometry"]
         assert geometry["target_layer_ids"] == [1, 3] and geometry["target_layer_ids_source"] == "default rule", geometry
+        # The taps as each format states them: speculators and transformers count the embedding as 0.
+        assert geometry["taps_by_format"] == {"zlab_target_layer_ids": [1, 3],
+                                              "speculators_aux_hidden_state_layer_ids": [2, 4],
+                                              "transformers_hidden_states": [2, 4]}, geometry["taps_by_format"]
         assert pair["compatibility"]["compatible"], pair["compatibility"]
 
 
