@@ -3,7 +3,9 @@
 // as owned at::Tensors, and the comparison figure the oracle tests use.
 
 #include <filesystem>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 
@@ -15,6 +17,12 @@ inline at::Tensor referenceTensor(const tensorfile::SafetensorsFile& file, const
   const tensorfile::TensorView view = file.view(name);
   const auto dtype = view.info().dtype == tensorfile::DType::I64 ? at::kLong : at::kFloat;
   return at::from_blob(const_cast<void*>(view.data()), view.info().shape, at::TensorOptions().dtype(dtype)).clone();
+}
+
+// A tensor's values as int64 (token ids, anchors, positions), for comparisons with engine records.
+inline std::vector<std::int64_t> toVector(const at::Tensor& t) {
+  const at::Tensor c = t.to(at::kLong).contiguous();
+  return {c.data_ptr<std::int64_t>(), c.data_ptr<std::int64_t>() + c.numel()};
 }
 
 inline double maxAbsDiff(const at::Tensor& a, const at::Tensor& b) {

@@ -38,15 +38,11 @@ using analysis::LayerAttention;
 using analysis::MaskVariant;
 using test::maxAbsDiff;
 using test::referenceTensor;
+using test::toVector;
 
 constexpr double kTolerance = 1e-4;
 
 const std::filesystem::path kSpecForgeDir = std::filesystem::path(DFI_BINARY_DIR) / "tests/oracle/specforge";
-
-std::vector<std::int64_t> toVector(const at::Tensor& t) {
-  const at::Tensor c = t.to(at::kLong).contiguous();
-  return {c.data_ptr<std::int64_t>(), c.data_ptr<std::int64_t>() + c.numel()};
-}
 
 struct SpecForgeCase {
   explicit SpecForgeCase(const std::string& name)

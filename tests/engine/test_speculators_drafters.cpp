@@ -35,14 +35,10 @@ namespace {
 
 using test::maxAbsDiff;
 using test::referenceTensor;
+using test::toVector;
 
 constexpr double kTolerance = 1e-4;
 const std::filesystem::path kDir = std::filesystem::path(DFI_BINARY_DIR) / "tests/oracle/speculators";
-
-std::vector<std::int64_t> toVector(const at::Tensor& t) {
-  const at::Tensor c = t.to(at::kLong).contiguous();
-  return {c.data_ptr<std::int64_t>(), c.data_ptr<std::int64_t>() + c.numel()};
-}
 
 struct SpeculatorsCase {
   explicit SpeculatorsCase(const std::string& name)

@@ -123,10 +123,13 @@ def drafter_config(cfg, extra=None):
     return Qwen3Config(**kwargs)
 
 
-def randomize(module, gen):
-    """Unit-scale activations, norm weights away from 1 (a misplaced norm shows), biases."""
+def randomize(module, gen, skip=()):
+    """Unit-scale activations, norm weights away from 1 (a misplaced norm shows), biases; the
+    parameters whose names start with one of `skip` keep their values."""
     with torch.no_grad():
         for name, p in module.named_parameters():
+            if any(name.startswith(s) for s in skip):
+                continue
             if p.dim() == 2:
                 p.copy_(torch.randn(p.shape, generator=gen) / p.shape[1] ** 0.5)
             elif name.endswith("bias"):

@@ -50,6 +50,8 @@ from safetensors.torch import load_file, save_file
 from transformers import Qwen3Config, Qwen3ForCausalLM
 from transformers.models.qwen3.modeling_qwen3 import Qwen3RotaryEmbedding
 
+from gen_dflash_package import randomize
+
 
 def stand_in(name):
     module = types.ModuleType(name)
@@ -85,18 +87,6 @@ LIVE = dict(vocab=16, draft_vocab=12, block=8, aux=[2, 3])
 # test_dflash_live's prompts and budget (it runs on this fixture through DFI_LIVE_DIR).
 LIVE_PROMPTS = [[3, 7, 1, 12, 5], [9, 9, 2, 4, 0, 11, 6, 8], [14, 2, 5], [1, 13, 10, 3, 7, 7]]
 LIVE_NEW_TOKENS = 40
-
-
-def randomize(module, gen, skip=()):
-    """Unit-scale activations and norm weights away from 1, as gen_dflash_package does."""
-    with torch.no_grad():
-        for name, p in module.named_parameters():
-            if any(name.startswith(s) for s in skip):
-                continue
-            if p.dim() == 2:
-                p.copy_(torch.randn(p.shape, generator=gen) / p.shape[1] ** 0.5)
-            else:
-                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=gen))
 
 
 def make_target(vocab, seed):

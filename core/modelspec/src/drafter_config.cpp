@@ -17,6 +17,7 @@ namespace dfi::modelspec {
 namespace {
 
 using detail::ConfigObject;
+using detail::contains;
 using detail::ProblemList;
 
 constexpr const char* kDrafterArchitecture = "DFlashDraftModel";
@@ -42,11 +43,6 @@ constexpr std::string_view kDflashTopLevel[]{
     "dflash_config", "num_target_layers", "target_hidden_size", "is_causal", "block_size", "mask_token_id",
     "target_layer_ids", "input_embedding_scale", "output_multiplier", "final_logit_softcapping", "conv_kernel_size",
     "conv_group_size", "selector_rank", "selector_top_k"};
-
-template <std::size_t N>
-bool contains(const std::string_view (&names)[N], std::string_view key) {
-  return std::find(std::begin(names), std::end(names), key) != std::end(names);
-}
 
 // dflash 0.1.0's _draft_value: dflash_config's value, else the top level's.
 std::optional<double> readNumberFlatOrNested(const ConfigObject& top, const std::optional<ConfigObject>& dflash,

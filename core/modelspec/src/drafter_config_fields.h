@@ -3,6 +3,9 @@
 // speculators_drafter_config.cpp) read alike: the decoder layer's Qwen3Config fields and its
 // attention kinds.
 
+#include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string_view>
 
@@ -10,6 +13,12 @@
 #include "dfi/modelspec/drafter_config.h"
 
 namespace dfi::modelspec::detail {
+
+// Whether `key` is one of a reader's field names.
+template <std::size_t N>
+bool contains(const std::string_view (&names)[N], std::string_view key) {
+  return std::find(std::begin(names), std::end(names), key) != std::end(names);
+}
 
 // Qwen3Config's fields (transformers 5.24 writes them all) and the bookkeeping transformers
 // adds: they change nothing the drafter computes beyond what the readers take from them.

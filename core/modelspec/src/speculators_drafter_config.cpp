@@ -41,11 +41,6 @@ constexpr std::string_view kTopLevel[]{
     "dtype", "torch_dtype", "transformers_version", "tie_word_embeddings", "_name_or_path", "conv_kernel_size",
     "conv_group_size", "selector_rank", "selector_top_k"};
 
-template <std::size_t N>
-bool contains(const std::string_view (&names)[N], std::string_view key) {
-  return std::find(std::begin(names), std::end(names), key) != std::end(names);
-}
-
 void checkModelType(const ConfigObject& top, DrafterConfig& c) {
   const std::string type = top.optionalString("speculators_model_type").value_or("");
   c.speculators->modelType = type;

@@ -79,9 +79,9 @@ DFlashDrafter::DFlashDrafter(modelspec::DrafterConfig config, DrafterWeights wei
   require(*config_.maskTokenId >= 0 && *config_.maskTokenId < vocab, "dflash_config.mask_token_id",
           "mask token id " + std::to_string(*config_.maskTokenId) +
               " is outside the target's embedding (" + std::to_string(vocab) + " rows)");
-  if (weights_.vocabulary)
-    require(weights_.vocabulary->targetVocabSize == target_.lmHead.size(0), "t2d",
-            "the draft vocabulary maps into " + std::to_string(weights_.vocabulary->targetVocabSize) +
+  if (weights_.vocabulary)  // its d2t and t2d were checked against the config's vocab_size
+    require(config_.vocabSize == target_.lmHead.size(0), "t2d",
+            "the draft vocabulary maps into " + std::to_string(config_.vocabSize) +
                 " target ids, the target's LM head has " + std::to_string(target_.lmHead.size(0)) + " rows");
 }
 
@@ -502,8 +502,10 @@ analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention k
 }
 
 at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
-  if (weights_.vocabulary) {
-    at::Tensor out = at::empty(vocabularyShape(states), target_.lmHead.options());
+  if (weights_.vocabulary) {  // logitsInto scatters the draft ids' scores into the target's vocabulary
+    std::vector<std::int64_t> shape = states.sizes().vec();
+    shape.back() = target_.lmHead.size(0);
+    at::Tensor out = at::empty(shape, target_.lmHead.options());
     logitsInto(states, out);
     return out;
   }
@@ -511,12 +513,6 @@ at::Tensor DFlashDrafter::logits(const at::Tensor& states) const {
   at::Tensor out = project(onDevice(states, target_.lmHead.device(), target_.lmHead.scalar_type()), target_.lmHead);
   scaleLogits(out);
   return out;
-}
-
-std::vector<std::int64_t> DFlashDrafter::vocabularyShape(const at::Tensor& states) const {
-  std::vector<std::int64_t> shape(states.sizes().begin(), states.sizes().end());
-  shape.back() = target_.lmHead.size(0);
-  return shape;
 }
 
 void DFlashDrafter::scaleLogits(at::Tensor& logits) const {

@@ -195,7 +195,6 @@ class DFlashDrafter {
   // the target's vocabulary; a reduced draft vocabulary's scores are scattered into it
   // (models/draft_vocabulary.h).
   at::Tensor logits(const at::Tensor& states) const;
-  std::vector<std::int64_t> vocabularyShape(const at::Tensor& states) const;  // states' with V last
   // The same product written into `out` (contiguous, shape states' with the last dimension V),
   // so that teacherForced's chunks fill one result: no temporary per chunk, no concatenation.
   void logitsInto(const at::Tensor& states, at::Tensor out) const;

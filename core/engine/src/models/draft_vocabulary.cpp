@@ -61,8 +61,7 @@ DraftVocabulary loadDraftVocabulary(const WeightLoader& loader, const modelspec:
   const at::Tensor ids = targetIdsOf(loader, draftVocab, targetVocab);
   checkMembership(loader, ids, targetVocab);
   return {.lmHead = loader.load("lm_head.weight", {draftVocab, config.hiddenSize}, device),
-          .targetIds = ids.to(device),
-          .targetVocabSize = targetVocab};
+          .targetIds = ids.to(device)};
 }
 
 void scatterToTargetVocabulary(const at::Tensor& draftLogits, const DraftVocabulary& vocabulary, at::Tensor out) {

@@ -19,7 +19,6 @@ class WeightLoader;
 struct DraftVocabulary {
   at::Tensor lmHead;     // [Vd, H] in the compute dtype
   at::Tensor targetIds;  // [Vd] int64: the target id of each draft id, strictly increasing
-  std::int64_t targetVocabSize = 0;
 };
 
 // Reads lm_head.weight, d2t and t2d and checks the mapping: every target id inside the target
