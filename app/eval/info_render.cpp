@@ -117,6 +117,20 @@ void geometry(std::ostream& out, const json& g, bool drafter) {
       out << "  dflash2    convolutions of " << d["conv_kernel_size"] << " taps in groups of " << d["conv_group_size"]
           << ", candidate selector over the top " << d["selector_top_k"] << " (rank " << d["selector_rank"] << ")\n";
     }
+    if (g.value("sample_from_anchor", false))
+      out << "  drafts     " << g["drafts_per_block"] << " a block, from every slot (sample_from_anchor: the anchor's "
+          << "slot drafts the next token)\n";
+    if (g.contains("dspark")) {
+      const json& d = g["dspark"];
+      const bool markov = d["markov_rank"].get<int>() > 0;
+      out << "  dspark     " << (markov ? d["markov_head_type"].get<std::string>() + " Markov head of rank " + d["markov_rank"].dump()
+                                        : std::string("no Markov head"))
+          << ", " << (d["enable_confidence_head"].get<bool>()
+                          ? std::string("confidence head") +
+                                (d["confidence_head_with_markov"].get<bool>() ? " (with the previous token)" : "")
+                          : std::string("no confidence head"))
+          << "\n";
+    }
   } else {
     out << "  tokens     eos " << ints(g["eos_token_ids"]) << ", tied embeddings "
         << (g["tie_word_embeddings"].get<bool>() ? "yes" : "no") << ", max positions "

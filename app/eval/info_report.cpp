@@ -130,6 +130,14 @@ json drafterJson(const DrafterConfig& c) {
                     {"conv_group_size", c.dflash2->convGroupSize},
                     {"selector_rank", c.dflash2->selectorRank},
                     {"selector_top_k", c.dflash2->selectorTopK}};
+  if (c.dspark)
+    j["dspark"] = {{"markov_rank", c.dspark->markovRank},
+                   {"markov_head_type", std::string(markovHeadTypeName(c.dspark->markovHeadType))},
+                   {"enable_confidence_head", c.dspark->confidenceHead},
+                   {"confidence_head_with_markov", c.dspark->confidenceWithMarkov}};
+  // Where the drafts come from: DFlash's slots 1..B-1, or every slot from the anchor (B drafts).
+  j["sample_from_anchor"] = c.sampleFromAnchor;
+  j["drafts_per_block"] = c.draftsPerBlock();
   // The same taps as each format's file states them: z-lab names the layer whose output is
   // tapped, speculators (and transformers' output_hidden_states) count the embedding as 0. A
   // tap one layer off between training export and serving is this difference misread.

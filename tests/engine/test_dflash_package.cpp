@@ -54,9 +54,9 @@ TEST_P(PackageDrafterForward, EveryLayerAndTheLogitsMatchPerAnchor) {
     SCOPED_TRACE("anchor " + std::to_string(a));
     DrafterKvCache cache = drafter.newCache();
     DrafterProbes probes{.wantLayerOutputs = true};
-    at::Tensor slotStates;
+    at::Tensor blockStates;  // every row; the selector reads slots 1..B-1
     const at::Tensor logits = drafter.draft(cache, features.narrow(0, 0, a), tokens[a].item<std::int64_t>(), a,
-                                            analysis::MaskVariant::Reference, &probes, 0, &slotStates);
+                                            analysis::MaskVariant::Reference, &probes, 0, &blockStates);
     ASSERT_EQ(static_cast<int>(probes.layerOutputs.size()), config.numHiddenLayers);
     for (int l = 0; l < config.numHiddenLayers; ++l) {
       const double diff = maxAbsDiff(probes.layerOutputs[static_cast<std::size_t>(l)],
@@ -68,7 +68,8 @@ TEST_P(PackageDrafterForward, EveryLayerAndTheLogitsMatchPerAnchor) {
     EXPECT_LE(diff, kTolerance) << "logits";
     worstLogits = std::max(worstLogits, diff);
     if (const auto selector = drafter.selector()) {  // DFlash2: the selector's greedy path
-      const SelectorPath path = selector->select(slotStates, logits, tokens[a].item<std::int64_t>());
+      const SelectorPath path =
+          selector->select(blockStates.narrow(0, 1, blockStates.size(0) - 1), logits, tokens[a].item<std::int64_t>());
       const at::Tensor expected = referenceTensor(reference, "selector_path." + std::to_string(j));
       EXPECT_EQ(path.tokens, std::vector<std::int64_t>(expected.data_ptr<std::int64_t>(),
                                                        expected.data_ptr<std::int64_t>() + expected.numel()));

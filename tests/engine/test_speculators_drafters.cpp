@@ -152,7 +152,7 @@ TEST(SpeculatorsDrafter, Dflash2LogitsAndSelectorScoresAreThePackages) {
   for (std::int64_t j = 0; j < static_cast<std::int64_t>(c.anchors.size()); ++j) {
     for (int slot = 1; slot < b; ++slot) {
       const std::int64_t row = j * b + slot;
-      const SelectorPath path = selector->select(states[j].narrow(0, slot - 1, 1), logits[j].narrow(0, slot - 1, 1),
+      const SelectorPath path = selector->select(states[j].narrow(0, slot, 1), logits[j].narrow(0, slot - 1, 1),
                                                  predecessors[static_cast<std::size_t>(row)]);
       EXPECT_TRUE(at::equal(path.candidates[0], candidates[row])) << "anchor " << c.anchors[j] << " slot " << slot;
       scoresDiff = std::max(scoresDiff, maxAbsDiff(path.scores[0], scores[row]));

@@ -28,6 +28,18 @@ OUT/<case>/reference.safetensors:
                            DFlash2 only: the package's score_candidates of each row's top-k by
                            logit, after the sequence's previous token (its _predecessor_ids)
 
+DSpark cases (speculators' DSparkDraftModel: the DFlash backbone, a Markov head and a confidence
+head) add, from the package's own forward (its compute_metrics stood in by a recorder that
+passes through):
+  markov_logits [N*B, Vd] (F32)  the logits after the Markov bias, each slot's previous token
+                                 being the sequence's (the package's training convention)
+  confidence [N*B] (F32)         the confidence head's logits (absent without the head)
+  eal_per_block [N] (F32)        the package's compute_accepted_length_counts of each block alone
+                                 (greedy acceptance plus the bonus, its argmaxes over draft ids)
+  eal_sum, eal_total [] (F32)    the metrics dict's eal over all blocks
+  target_in_draft_vocab [N] (I64)  1 where every slot's true next token is a draft id (where the
+                                 package's draft-id argmax can agree with the verifier's)
+
 Cases: "reduced_vocab" (40 draft ids of 64, the LM head randomised away from the target's rows
 so only the checkpoint's own head matches), "full_vocab" (draft_vocab_size = the target's: no
 mapping, the target's LM head), "dflash2" (speculators' DFlash2: convolutions around attention
@@ -66,6 +78,10 @@ for _name in ("openai", "openai.types", "openai.types.chat", "openai.types.compl
 import speculators.models.dflash.core as dflash_core  # noqa: E402
 from speculators.models.dflash import DFlashDraftModel  # noqa: E402
 from speculators.models.dflash2 import DFlash2DraftModel  # noqa: E402
+import speculators.models.dspark.core as dspark_core  # noqa: E402
+from speculators.models.dspark import DSparkDraftModel  # noqa: E402
+from speculators.losses import resolve_loss_config  # noqa: E402
+from speculators.models.metrics import compute_accepted_length_counts  # noqa: E402
 from speculators.models.utils import flatten_rope_parameters  # noqa: E402
 from speculators.train.vocab_mapping import build_vocab_mappings_from_distribution  # noqa: E402
 
@@ -83,6 +99,23 @@ CASES = {
                     continuation=32, anchors=[0, 2, 9, 17, 25, 31],
                     dflash2=dict(conv_kernel_size=3, conv_group_size=8, selector_rank=6, selector_top_k=5)),
 }
+# DSpark: each Markov head type, the confidence head on (with and without the Markov input)
+# and off, sample_from_anchor both ways, reduced and full vocabularies.
+DSPARK = dict(vocab=64, block=6, prompt=[6, 21, 3, 44, 17, 9], continuation=36, anchors=[0, 4, 9, 15, 22, 29])
+CASES.update({
+    # A Markov head of full rank holding the sequence's bigrams (markov_table), so drafts are
+    # accepted and the blocks' acceptance lengths differ.
+    "dspark_vanilla": dict(DSPARK, draft_vocab=40, aux=[1, 3], markov_table=True,
+                           dspark=dict(markov_rank=64, markov_head_type="vanilla", sample_from_anchor=True)),
+    "dspark_gated": dict(DSPARK, draft_vocab=64, aux=[2, 3],
+                         dspark=dict(markov_rank=8, markov_head_type="gated", sample_from_anchor=False,
+                                     confidence_head_with_markov=False)),
+    "dspark_rnn": dict(DSPARK, draft_vocab=40, aux=[1, 2],
+                       dspark=dict(markov_rank=6, markov_head_type="rnn", sample_from_anchor=False)),
+    "dspark_rnn_anchor": dict(DSPARK, draft_vocab=64, aux=[1, 3],
+                              dspark=dict(markov_rank=6, markov_head_type="rnn", sample_from_anchor=True,
+                                          enable_confidence_head=False)),
+})
 LIVE = dict(vocab=16, draft_vocab=12, block=8, aux=[2, 3])
 # test_dflash_live's prompts and budget (it runs on this fixture through DFI_LIVE_DIR).
 LIVE_PROMPTS = [[3, 7, 1, 12, 5], [9, 9, 2, 4, 0, 11, 6, 8], [14, 2, 5], [1, 13, 10, 3, 7, 7]]
@@ -125,11 +158,11 @@ def build_drafter(case, target_dir, seed):
         tie_word_embeddings=False)
     reduced = case["draft_vocab"] < case["vocab"]
     d2t, t2d = vocab_mapping(case, gen) if reduced else (None, None)
-    model_class = DFlash2DraftModel if "dflash2" in case else DFlashDraftModel
+    model_class = DFlash2DraftModel if "dflash2" in case else DSparkDraftModel if "dspark" in case else DFlashDraftModel
     model = model_class.from_training_args(
         layer_config, t2d=t2d, d2t=d2t, draft_vocab_size=case["draft_vocab"], block_size=case["block"],
         verifier_name_or_path=str(target_dir), target_layer_ids=case["aux"], mask_token_id=case["vocab"] - 1,
-        draft_attn_impl="eager", **case.get("dflash2", {}))
+        draft_attn_impl="eager", **case.get("dflash2", {}), **case.get("dspark", {}))
     # The embedding is the verifier's (not saved); a full vocabulary's LM head is the verifier's too.
     skip = ("embed_tokens", "verifier_lm_head", "verifier_norm") + (() if reduced else ("lm_head",))
     randomize(model, gen, skip)
@@ -164,6 +197,48 @@ def package_logits(model, target, ids, anchors):
     return package_forward(model, target, ids, anchors)[1][0]
 
 
+def dspark_reference(model, target, ids, anchors, draft_to_target):
+    """The package's DSpark forward at `anchors`: what it hands its compute_metrics (the biased
+    logits, the verifier's targets, the confidence logits) and the metrics it returns."""
+    seq = torch.tensor([ids])
+    with torch.no_grad():
+        out = target(seq, output_hidden_states=True)
+    hidden = torch.cat([out.hidden_states[i] for i in model.target_layer_ids], dim=-1)
+    seen = {}
+    original_metrics, original_anchors = dspark_core.compute_metrics, dflash_core.select_anchors
+
+    def recorder(logits, targets, confidence_logits, *args, **kwargs):
+        seen.update(logits=logits, targets=targets, confidence=confidence_logits)
+        return original_metrics(logits, targets, confidence_logits, *args, **kwargs)
+
+    dspark_core.compute_metrics = recorder
+    dflash_core.select_anchors = lambda loss_mask, n, block: (torch.tensor(anchors), torch.ones(n, dtype=torch.bool))
+    try:
+        with torch.no_grad():
+            # The package's eager losses (its fused ones need Triton on a GPU).
+            _, _, metrics = model(hidden_states=hidden, input_ids=seq, loss_mask=torch.ones_like(seq),
+                                  verifier_last_hidden_states=out.hidden_states[-1],
+                                  document_ids=torch.zeros_like(seq), max_anchors=len(anchors),
+                                  loss_config=resolve_loss_config("kl_div", "eager"),
+                                  tv_loss_fn=resolve_loss_config("tv", "eager")["tv"][0])
+    finally:
+        dspark_core.compute_metrics, dflash_core.select_anchors = original_metrics, original_anchors
+    block, start = model.block_size, 0 if model.config.sample_from_anchor else 1
+    correct = (seen["logits"][0].argmax(-1) == seen["targets"][0].argmax(-1)).view(len(anchors), block)[:, start:]
+    per_block = [compute_accepted_length_counts(row[None], torch.ones_like(row[None]))[0] for row in correct]
+    vocab = set(draft_to_target.tolist())
+    # Slot k of a block drafts position anchor + k + 1 - start.
+    in_vocab = [all(ids[a + k + 1 - start] in vocab for k in range(start, block) if a + k + 1 - start < len(ids))
+                for a in anchors]
+    reference = {"markov_logits": seen["logits"][0].float().contiguous(),
+                 "eal_per_block": torch.stack(per_block).float(),
+                 "eal_sum": metrics["eal_sum"].float().reshape(()), "eal_total": metrics["eal_total"].float().reshape(()),
+                 "target_in_draft_vocab": torch.tensor(in_vocab, dtype=torch.long)}
+    if seen["confidence"] is not None:
+        reference["confidence"] = seen["confidence"][0].float().contiguous()
+    return reference
+
+
 def with_rope_theta(model, theta):
     """The same drafter with another RoPE base, built as the package builds its rotary embedding
     (diagnose's rope:theta=<x>)."""
@@ -186,13 +261,29 @@ def selector_reference(model, target, ids, anchors):
             "selector.predecessors": predecessors[0]}
 
 
+def learn_bigrams(model, ids, scale=8.0):
+    """A vanilla Markov head whose bias after token a is `scale` at the draft id of the token
+    that follows a in `ids` (W1 = scale * I over the verifier's ids, W2 the bigram table)."""
+    head = model.markov_head
+    target_to_draft = {int(t): d for d, t in enumerate(torch.arange(model.draft_vocab_size) +
+                                                        (model.d2t if model.d2t is not None else 0))}
+    with torch.no_grad():
+        head.markov_w1.weight.copy_(scale * torch.eye(head.markov_rank))
+        head.markov_w2.weight.zero_()
+        for a, b in zip(ids, ids[1:]):
+            if b in target_to_draft:
+                head.markov_w2.weight[target_to_draft[b], a] = 1.0
+
+
 def generate_case(name, case, out_dir, seed):
     case_dir = out_dir / name
     target = make_target(case["vocab"], seed)
     target.save_pretrained(case_dir / "target", safe_serialization=True)
     model = build_drafter(case, case_dir / "target", seed + 1)
-    model.save_pretrained(case_dir / "drafter", safe_serialization=True)
     ids = greedy(target, case["prompt"], case["continuation"])
+    if case.get("markov_table"):
+        learn_bigrams(model, ids)
+    model.save_pretrained(case_dir / "drafter", safe_serialization=True)
     assert max(case["anchors"]) + case["block"] <= len(ids)
     reference = {"input_ids": torch.tensor(ids), "anchors": torch.tensor(case["anchors"]),
                  "logits": package_logits(model, target, ids, case["anchors"]).float().contiguous()}
@@ -204,6 +295,9 @@ def generate_case(name, case, out_dir, seed):
             reference["target_head_logits"] = (states @ target.lm_head.weight.T).float().contiguous()
     if "dflash2" in case:
         reference.update(selector_reference(model, target, ids, case["anchors"]))
+    if "dspark" in case:
+        draft_to_target = reference.get("draft_to_target", torch.arange(case["draft_vocab"]))
+        reference.update(dspark_reference(model, target, ids, case["anchors"], draft_to_target))
     if "rope_theta_variant" in case:
         reference["logits.rope_theta"] = package_logits(
             with_rope_theta(model, case["rope_theta_variant"]), target, ids, case["anchors"]).float().contiguous()

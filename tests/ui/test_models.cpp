@@ -134,6 +134,23 @@ class TestModels : public QObject {
     QVERIFY(cell(1, TokenTableModel::AcceptTestColumn).data(Qt::ToolTipRole).toString().contains(QStringLiteral("rejected")));
   }
 
+  // A DSpark step shows each slot's confidence and, in brackets, the product up to it.
+  void tokenTableShowsTheConfidenceAndThePrefixSurvival() {
+    TokenTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    StepRecord step = dfi::fixture::fixtureStep(0, 0, 1, 20, 3, 4);
+    auto text = [](dfi::session::TokenId id) { return QStringLiteral("tok%1").arg(id); };
+    model.setBlock(step, 4, text);
+    QVERIFY(!model.hasConfidence());
+    QVERIFY(model.index(1, TokenTableModel::ConfidenceColumn).data().toString().isEmpty());
+    step.draftConfidence = {0.75f, 0.5f, 0.25f};
+    model.setBlock(step, 4, text);
+    QVERIFY(model.hasConfidence());
+    QCOMPARE(model.index(1, TokenTableModel::ConfidenceColumn).data().toString(), QStringLiteral("0.750 (0.750)"));
+    QCOMPARE(model.index(3, TokenTableModel::ConfidenceColumn).data().toString(), QStringLiteral("0.250 (0.094)"));
+    QVERIFY(model.index(0, TokenTableModel::ConfidenceColumn).data().toString().isEmpty());  // the anchor
+  }
+
   // Each slot names the detectors that fired on it; the tooltip says what the pattern is and
   // whether the slot is part of what the drafter proposes or of the unreached tail.
   void tokenTableMarksGarblePerSlot() {

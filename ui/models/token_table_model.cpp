@@ -137,6 +137,8 @@ void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenT
                  step.candidateIds.size() % slotCount == 0 && step.candidateScores.size() == step.candidateIds.size();
   hasAcceptTest_ = slotCount > 0 && step.targetProbs.size() == slotCount && step.draftProbs.size() == slotCount &&
                    step.acceptUniforms.size() == slotCount;
+  hasConfidence_ = slotCount > 0 && step.draftConfidence.size() == slotCount;
+  double survival = 1;
   for (std::size_t i = 0; i < slotCount; ++i) {
     Row row;
     row.slot = static_cast<int>(i) + 1;
@@ -154,6 +156,11 @@ void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenT
     if (i < step.garbleFlags.size()) row.garble = step.garbleFlags[i];
     if (hasSelector_) describeSelection(step, i, text, row);
     if (hasAcceptTest_) describeAcceptTest(step, i, row);
+    if (hasConfidence_) {
+      row.confidence = step.draftConfidence[i];
+      survival *= static_cast<double>(step.draftConfidence[i]);
+      row.survival = survival;
+    }
     if (haveTopK) {
       const session::TokenId* ids = step.topKIds.data() + i * static_cast<std::size_t>(topK);
       const float* probs = step.topKProbs.data() + i * static_cast<std::size_t>(topK);
@@ -195,6 +202,11 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
         case GarbleColumn: return QString::fromStdString(analysis::garbleFlagNames(row.garble));
         case SelectorColumn: return row.selector;
         case AcceptTestColumn: return row.acceptTest;
+        case ConfidenceColumn:
+          return row.confidence ? QStringLiteral("%1 (%2)")
+                                      .arg(static_cast<double>(*row.confidence), 0, 'f', 3)
+                                      .arg(*row.survival, 0, 'f', 3)
+                                : QString();
         case DraftProbColumn: return row.draftProb ? QString::number(double(*row.draftProb), 'f', 3) : QString();
         case TargetRankColumn:
           if (row.state == SlotState::Anchor || row.topK.isEmpty()) return {};
@@ -248,7 +260,7 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
 QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
   static const char* names[] = {"Slot",   "Position", "Draft",    "Target",      "Verdict", "Tree path",
-                                "Garble", "Selector", "u·q < p", "p(draft)", "Target rank", "H top-k"};
+                                "Garble", "Selector", "u·q < p", "Confidence", "p(draft)", "Target rank", "H top-k"};
   if (role == Qt::DisplayRole && section == VerdictColumn && hasTreePath_) return tr("Chain verdict");
   if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
   if (role == Qt::ToolTipRole && section == VerdictColumn)
@@ -264,6 +276,10 @@ QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, i
   if (role == Qt::ToolTipRole && section == AcceptTestColumn)
     return tr("Sampled steps: the acceptance test of each slot with its recorded uniform u, the drafter's q and the "
               "target's p of the draft; the leading slots that pass are accepted");
+  if (role == Qt::ToolTipRole && section == ConfidenceColumn)
+    return tr("DSpark's confidence head: the slot's predicted acceptance rate, and in brackets the product up to "
+              "this slot, its predicted chance that every draft so far is accepted (what a confidence-driven verify "
+              "length thresholds)");
   if (role == Qt::ToolTipRole && section == GarbleColumn)
     return tr("The garble detectors that fired on this slot (repeats, the anchor proposed again, the mask token, "
               "ids outside the vocabulary). Red: part of what the drafter proposes; grey: the unreached tail after the first mismatch.");

@@ -27,7 +27,7 @@ class TokenTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column { SlotColumn, PositionColumn, DraftColumn, TargetColumn, VerdictColumn, TreePathColumn, GarbleColumn,
-                SelectorColumn, AcceptTestColumn, DraftProbColumn, TargetRankColumn, EntropyColumn, ColumnCount };
+                SelectorColumn, AcceptTestColumn, ConfidenceColumn, DraftProbColumn, TargetRankColumn, EntropyColumn, ColumnCount };
   enum class SlotState { Anchor, Accepted, FirstMismatch, NotReached };  // NotReached: after the first mismatch
   static constexpr int SlotStateRole = Qt::UserRole + 1;
   static constexpr int GarbleRole = Qt::UserRole + 2;  // uint: the slot's garble detector bits
@@ -48,6 +48,7 @@ class TokenTableModel : public QAbstractTableModel {
   bool hasTreePath() const { return hasTreePath_; }
   bool hasSelector() const { return hasSelector_; }        // a DFlash2 step: candidates recorded
   bool hasAcceptTest() const { return hasAcceptTest_; }    // a sampled step: p, q and u recorded
+  bool hasConfidence() const { return hasConfidence_; }    // a DSpark step: the confidence head's output
   void clear();
 
   static QColor stateColour(SlotState state);
@@ -77,6 +78,8 @@ class TokenTableModel : public QAbstractTableModel {
     QString selector, selectorTip;  // DFlash2: the chosen candidate, and every candidate
     bool overruled = false;         // the selector chose another than the drafter's argmax
     QString acceptTest, acceptTip;  // sampled: u * q against p
+    std::optional<float> confidence;   // DSpark: the slot's predicted acceptance rate...
+    std::optional<double> survival;    // ...and the product up to it (the prefix's predicted survival)
   };
   static void describeSelection(const session::StepRecord& step, std::size_t i, const TokenText& text, Row& row);
   static void describeAcceptTest(const session::StepRecord& step, std::size_t i, Row& row);
@@ -86,6 +89,7 @@ class TokenTableModel : public QAbstractTableModel {
   bool hasTreePath_ = false;
   bool hasSelector_ = false;
   bool hasAcceptTest_ = false;
+  bool hasConfidence_ = false;
 };
 
 // The chain's verdict is session::chainAcceptedCount (records.h).

@@ -62,7 +62,9 @@ PositionView::PositionView(SessionContext* context, QWidget* parent)
       tr("The drafter's probability of the token it drafted (its top-k table) against how often that token was "
          "accepted, in ten bins of probability. Teacher-forced and DDTree steps: every slot, accepted when the draft "
          "equals the target's token there; live steps: the slots the verifier reached. On the diagonal the drafter "
-         "is calibrated; below it, over-confident."));
+         "is calibrated; below it, over-confident. DSpark drafters add a dashed curve: the confidence head's "
+         "predicted survival of each draft prefix (the product of its slot confidences) against how often the "
+         "prefix was all accepted, the figure a confidence-driven verify length thresholds."));
   slotPlot_->xAxis->setTicker(integerTicker());
   reliabilityPlot_->legend->setWrap(1);  // its names carry the ECE too: one a row
   for (QCustomPlot* plot : {slotPlot_, anchorPlot_, reliabilityPlot_})
@@ -277,7 +279,9 @@ void PositionView::redraw() {
                        : series.empty()                  ? tr("The selected run has no steps yet.")
                                                          : QString();
   for (QCustomPlot* plot : {slotPlot_, anchorPlot_}) setEmptyHint(plot, series.empty() ? hint : QString());
-  const bool calibrated = std::ranges::any_of(series, [](const Series& s) { return s.metrics.calibration.scoredSlots > 0; });
+  const bool calibrated = std::ranges::any_of(series, [](const Series& s) {
+    return s.metrics.calibration.scoredSlots > 0 || s.metrics.confidenceCalibration.scoredSlots > 0;
+  });
   setEmptyHint(reliabilityPlot_, !series.empty() && !calibrated
                                      ? tr("No top-k probabilities were recorded for these runs (run with --record-top-k K).")
                                      : series.empty() ? hint : QString());
@@ -365,30 +369,36 @@ void PositionView::drawAnchors(const std::vector<Series>& series) {
 void PositionView::drawReliability(const std::vector<Series>& series) {
   reliabilityPlot_->clearGraphs();
   reliabilityPlot_->clearItems();
-  reliabilityData_ = {{tr("run"), tr("probability_from"), tr("probability_to"), tr("slots"), tr("mean_probability"),
-                       tr("accepted_fraction"), tr("ece")},
+  reliabilityData_ = {{tr("run"), tr("prediction"), tr("probability_from"), tr("probability_to"), tr("slots"),
+                       tr("mean_probability"), tr("accepted_fraction"), tr("ece")},
                       {}};
   auto* diagonal = new QCPItemStraightLine(reliabilityPlot_);
   diagonal->setPen(QPen(Qt::gray, 1, Qt::DashLine));
   diagonal->point1->setCoords(0, 0);
   diagonal->point2->setCoords(1, 1);
-  for (std::size_t i = 0; i < series.size(); ++i) {
-    const analysis::Calibration& c = series[i].metrics.calibration;
-    if (c.scoredSlots == 0) continue;
+  // The drafter's probability of its draft (solid), and for DSpark drafters the confidence
+  // head's predicted prefix survival against survival (dashed, its own name in the legend).
+  auto draw = [&](std::size_t i, const analysis::Calibration& c, bool confidence) {
+    if (c.scoredSlots == 0) return;
     QCPGraph* graph = reliabilityPlot_->addGraph();
     const QColor colour = TauTableModel::seriesColour(static_cast<int>(i));
     // ".054", not "0.054": the legend has a third of the panel's width.
     const QString ece = QString::number(c.expectedCalibrationError, 'f', 3).remove(QRegularExpression(QStringLiteral("^0(?=\\.)")));
-    graph->setName(series[i].label.isEmpty() ? tr("ECE %1").arg(ece) : tr("%1, ECE %2").arg(series[i].label, ece));
-    graph->setPen(QPen(colour, 2));
-    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
+    const QString what = confidence ? tr("confidence, ECE %1").arg(ece) : tr("ECE %1").arg(ece);
+    graph->setName(series[i].label.isEmpty() ? what : tr("%1, %2").arg(series[i].label, what));
+    graph->setPen(QPen(colour, 2, confidence ? Qt::DashLine : Qt::SolidLine));
+    graph->setScatterStyle(QCPScatterStyle(confidence ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssCircle, 5));
     for (const analysis::ReliabilityBin& r : c.bins) {
       if (r.count == 0) continue;
       graph->addData(r.meanProbability, r.acceptedFraction);
-      reliabilityData_.rows.push_back({series[i].name, number(r.begin), number(r.end), QString::number(r.count),
-                                       number(r.meanProbability), number(r.acceptedFraction),
-                                       number(c.expectedCalibrationError)});
+      reliabilityData_.rows.push_back({series[i].name, confidence ? tr("confidence") : tr("draft"), number(r.begin),
+                                       number(r.end), QString::number(r.count), number(r.meanProbability),
+                                       number(r.acceptedFraction), number(c.expectedCalibrationError)});
     }
+  };
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    draw(i, series[i].metrics.calibration, false);
+    draw(i, series[i].metrics.confidenceCalibration, true);
   }
   reliabilityPlot_->xAxis->setRange(0, 1);
   reliabilityPlot_->yAxis->setRange(0, 1.02);
@@ -403,7 +413,8 @@ CsvTable PositionView::exportData() {
   for (const QStringList& r : anchorData_.rows)
     table.rows.push_back({QStringLiteral("tau_by_anchor_position"), r[0], r[1], r[2], r[3], r[5], r[6], r[7]});
   for (const QStringList& r : reliabilityData_.rows)
-    table.rows.push_back({QStringLiteral("reliability"), r[0], r[1], r[2], r[3], r[5], r[5], r[5]});
+    table.rows.push_back({r[1] == tr("confidence") ? QStringLiteral("confidence_reliability") : QStringLiteral("reliability"),
+                          r[0], r[2], r[3], r[4], r[6], r[6], r[6]});
   return table;
 }
 

@@ -167,6 +167,7 @@ void TokenView::showOptionalColumns() {
   table_->setColumnHidden(TokenTableModel::TreePathColumn, !model_->hasTreePath());
   table_->setColumnHidden(TokenTableModel::SelectorColumn, !model_->hasSelector());
   table_->setColumnHidden(TokenTableModel::AcceptTestColumn, !model_->hasAcceptTest());
+  table_->setColumnHidden(TokenTableModel::ConfidenceColumn, !model_->hasConfidence());
 }
 
 void TokenView::showStep(const std::optional<session::StepRecord>& step) {

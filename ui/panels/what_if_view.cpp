@@ -32,10 +32,17 @@ QString intervalText(const analysis::Interval& i, const char* unit = "") {
       QString::fromUtf8(unit));
 }
 
-// One curve per kind of setting: the chain verified up to v tokens, and the DDTree budgets.
-constexpr analysis::WhatIfKind kWhatIfKinds[] = {analysis::WhatIfKind::VerifyLength, analysis::WhatIfKind::TreeBudget};
+// One curve per kind of setting: the chain verified up to v tokens, the DDTree budgets, and
+// (DSpark) the verify lengths thresholds on the confidence head choose, at their mean.
+constexpr analysis::WhatIfKind kWhatIfKinds[] = {analysis::WhatIfKind::VerifyLength, analysis::WhatIfKind::TreeBudget,
+                                                 analysis::WhatIfKind::ConfidenceThreshold};
 QString whatIfKindName(analysis::WhatIfKind kind) {
-  return kind == analysis::WhatIfKind::VerifyLength ? QObject::tr("verify length v") : QObject::tr("DDTree budget N");
+  switch (kind) {
+    case analysis::WhatIfKind::VerifyLength: return QObject::tr("verify length v");
+    case analysis::WhatIfKind::TreeBudget: return QObject::tr("DDTree budget N");
+    case analysis::WhatIfKind::ConfidenceThreshold: return QObject::tr("confidence threshold");
+  }
+  return {};
 }
 
 }  // namespace
@@ -255,7 +262,10 @@ void WhatIfView::fillTable() {
   for (int r = 0; r < static_cast<int>(rows_.size()); ++r) {
     const analysis::WhatIfRow& row = rows_[static_cast<std::size_t>(r)];
     const QStringList cells{QString::fromStdString(row.label()) + (row.best ? tr("  (best)") : QString()),
-                            QString::number(row.verifiedTokens), intervalText(row.tau),
+                            row.kind == analysis::WhatIfKind::ConfidenceThreshold
+                                ? QString::number(row.meanVerifiedTokens, 'f', 1)
+                                : QString::number(row.verifiedTokens),
+                            intervalText(row.tau),
                             row.speedup ? intervalText(*row.speedup, "x") : tr("\u2014")};
     for (int c = 0; c < cells.size(); ++c) {
       auto* item = new QTableWidgetItem(cells[c]);
@@ -298,13 +308,13 @@ void drawCurves(QCustomPlot* plot, const std::vector<analysis::WhatIfRow>& rows,
     for (const analysis::WhatIfRow& row : rows) {
       const std::optional<analysis::Interval> value = valueOf(row);
       if (row.kind != kind || !value) continue;
-      graph->addData(row.verifiedTokens, value->estimate);
+      graph->addData(row.meanVerifiedTokens, value->estimate);
       minus.push_back(value->estimate - value->low);
       plus.push_back(value->high - value->estimate);
       top = std::max(top, value->high);
       if (row.best && markBest) {
         auto* mark = new QCPItemText(plot);
-        mark->position->setCoords(row.verifiedTokens, value->high);
+        mark->position->setCoords(row.meanVerifiedTokens, value->high);
         mark->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
         mark->setText(QObject::tr("best"));
       }
@@ -350,7 +360,7 @@ CsvTable WhatIfView::exportData() {
                  {}};
   const QString run = context_ && selected_ ? context_->runName(selected_) : QString();
   for (const analysis::WhatIfRow& r : rows_)
-    table.rows.push_back({run, QString::fromStdString(r.label()), QString::number(r.verifiedTokens),
+    table.rows.push_back({run, QString::fromStdString(r.label()), csvNumber(r.meanVerifiedTokens),
                           QString::number(r.prompts), csvNumber(r.tau.estimate), csvNumber(r.tau.low), csvNumber(r.tau.high),
                           r.speedup ? csvNumber(r.speedup->estimate) : QString(),
                           r.speedup ? csvNumber(r.speedup->low) : QString(), r.speedup ? csvNumber(r.speedup->high) : QString(),

@@ -32,6 +32,7 @@ marks a candidate cause. Names are stable (the JSON and the GUI use them):
                            the target's where the config rotates all)
   vocab-map:identity       a reduced draft vocabulary's d2t ignored (draft id i as target id i)
   lm-head:target           the target's LM head instead of a reduced vocabulary's own
+  sample-from-anchor:<on|off>  speculators' sample_from_anchor read the other way
 Drafter-side hypotheses reuse one target pass per prompt; the last four rows run the target
 again. Lint findings (mask token, taps, RoPE, tokenizer, config fields, prompt format) come
 first, before any weight is read. Ctrl-C keeps every hypothesis measured so far (exit 130).

@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <numeric>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "dfi/analysis/ddtree.h"
+#include "dfi/analysis/position_metrics.h"
 #include "dfi/analysis/recorded_summary.h"
 #include "dfi/analysis/run_summary.h"
 #include "dfi/base/error.h"
@@ -40,7 +42,7 @@ std::vector<SummaryResponse> responsesUnder(std::span<const session::StepRecord>
 WhatIfRow rowOf(WhatIfKind kind, int value, int verified, std::span<const SummaryResponse> responses,
                 double confidence, int resamples) {
   const PromptTaus taus = promptTaus(responses);
-  WhatIfRow row{.kind = kind, .value = value, .verifiedTokens = verified};
+  WhatIfRow row{.kind = kind, .value = value, .verifiedTokens = verified, .meanVerifiedTokens = static_cast<double>(verified)};
   row.prompts = static_cast<std::int64_t>(taus.taus.size());
   row.tau = bootstrapMean(taus.taus, confidence, resamples);
   return row;
@@ -132,7 +134,16 @@ std::optional<CostModel> costFromStatistics(std::span<const session::StatisticRe
 }
 
 std::string WhatIfRow::label() const {
-  return (kind == WhatIfKind::VerifyLength ? "verify " : "ddtree-") + std::to_string(value);
+  switch (kind) {
+    case WhatIfKind::VerifyLength: return "verify " + std::to_string(value);
+    case WhatIfKind::TreeBudget: return "ddtree-" + std::to_string(value);
+    case WhatIfKind::ConfidenceThreshold: {
+      char text[24];
+      std::snprintf(text, sizeof text, "confidence %.2g", value / 100.0);
+      return text;
+    }
+  }
+  return {};
 }
 
 std::vector<int> defaultTreeBudgets(int blockSize, int topK) {
@@ -162,11 +173,39 @@ std::vector<WhatIfRow> budgetWhatIfs(const WhatIfInput& input, const std::option
       });
       rows.push_back(rowOf(WhatIfKind::TreeBudget, budget, budget + 1, responses, confidence, resamples));
     }
+  // Per confidence row, each step's verified tokens (the anchor and the drafts it verifies).
+  std::map<std::size_t, std::vector<int>> verifiedPerStep;
+  const bool confident = std::ranges::any_of(input.steps, [](const session::StepRecord& s) { return !s.draftConfidence.empty(); });
+  if (confident)
+    for (const double threshold : kVerifyThresholds) {
+      std::vector<int>& verified = verifiedPerStep[rows.size()];
+      const auto responses = responsesUnder(input.steps, [&](const session::StepRecord& s) {
+        const int length = confidenceVerifyLength(s, threshold);
+        verified.push_back(length + 1);
+        return std::min(s.acceptedCount, length);
+      });
+      const double mean = std::accumulate(verified.begin(), verified.end(), 0.0) / static_cast<double>(verified.size());
+      WhatIfRow row = rowOf(WhatIfKind::ConfidenceThreshold, static_cast<int>(std::lround(threshold * 100)),
+                            static_cast<int>(std::lround(mean)), responses, confidence, resamples);
+      row.meanVerifiedTokens = mean;
+      rows.push_back(row);
+    }
   if (cost && !rows.empty()) {
-    for (WhatIfRow& row : rows)
-      row.speedup = Interval{cost->speedup(row.tau.estimate, row.verifiedTokens),
-                             cost->speedup(row.tau.low, row.verifiedTokens),
-                             cost->speedup(row.tau.high, row.verifiedTokens)};
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      WhatIfRow& row = rows[i];
+      // A varying verify length: tau over the mean cost of a step, each step at its own length.
+      const auto varying = verifiedPerStep.find(i);
+      double meanTargetMs = 0;
+      if (varying != verifiedPerStep.end())
+        for (int tokens : varying->second)
+          meanTargetMs += cost->targetMilliseconds(tokens) / static_cast<double>(varying->second.size());
+      auto speedupAt = [&](double tau) {
+        return varying == verifiedPerStep.end()
+                   ? cost->speedup(tau, row.verifiedTokens)
+                   : tau * cost->targetMilliseconds(1) / (cost->drafterMilliseconds + meanTargetMs);
+      };
+      row.speedup = Interval{speedupAt(row.tau.estimate), speedupAt(row.tau.low), speedupAt(row.tau.high)};
+    }
     std::ranges::max_element(rows, {}, [](const WhatIfRow& r) { return r.speedup->estimate; })->best = true;
   }
   return rows;
@@ -216,6 +255,9 @@ std::string formatWhatIfs(std::span<const WhatIfRow> rows, const std::string& ru
   }
   out += "  verify v: the whole block drafted, its first v tokens verified. A drafter run at block size v drafts "
          "differently (measure it with run --block-size v)\n";
+  if (std::ranges::any_of(rows, [](const WhatIfRow& r) { return r.kind == WhatIfKind::ConfidenceThreshold; }))
+    out += "  confidence t: each step verifies the drafts whose predicted prefix survival (DSpark's confidence head) "
+           "is at least t; verifies: the mean, rounded\n";
   return out;
 }
 
@@ -224,9 +266,12 @@ nlohmann::json whatIfJson(std::span<const WhatIfRow> rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const WhatIfRow& r : rows) {
     nlohmann::json row{{"setting", r.label()},
-                       {"kind", r.kind == WhatIfKind::VerifyLength ? "verify-length" : "ddtree-budget"},
+                       {"kind", r.kind == WhatIfKind::VerifyLength ? "verify-length"
+                                : r.kind == WhatIfKind::TreeBudget ? "ddtree-budget"
+                                                                   : "confidence-threshold"},
                        {"value", r.value},
                        {"verified_tokens", r.verifiedTokens},
+                       {"mean_verified_tokens", r.meanVerifiedTokens},
                        {"prompts", r.prompts},
                        {"tau", interval(r.tau)},
                        {"best", r.best}};

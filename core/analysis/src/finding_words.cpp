@@ -111,6 +111,13 @@ std::optional<FindingWords> findingWords(const PlannedHypothesis& hypothesis) {
     return FindingWords{"This drafter drafts better with its draft ids read as target ids, ignoring its d2t mapping: "
                         "its LM head was probably trained over the first token ids rather than the ones d2t names.",
                         "Save the d2t and t2d the drafter was trained with, or retrain with the mapping it ships."};
+  if (is("sample-from-anchor"))
+    return FindingWords{"This drafter drafts better with sample_from_anchor read the other way: it was probably "
+                        "trained with the anchor's slot " +
+                            std::string(arg == "on" ? "drafting the next token" : "not drafting") +
+                            ", which its config does not say.",
+                        "Set sample_from_anchor in the drafter's config.json to what training used (speculators: "
+                        "DFlash defaults to false, DSpark to true)."};
   if (is("lm-head"))
     return FindingWords{"This drafter drafts better through the target's full LM head than through its own "
                         "reduced one: the reduced head or its mapping is probably not the one trained.",

@@ -33,6 +33,77 @@ void PositionTally::add(const StepRecord& step) {
   lengthSum += length;
   steps += 1;
   addCalibration(step, tally);
+  addConfidence(step, tally);
+  tally.selector.add(step);
+}
+
+void PositionTally::ReliabilityTally::add(double probability, bool accepted) {
+  probability = std::clamp(probability, 0.0, 1.0);
+  const auto bin = static_cast<std::size_t>(std::min(static_cast<int>(probability * kReliabilityBins), kReliabilityBins - 1));
+  probabilitySum[bin] += probability;
+  acceptedCount[bin] += accepted ? 1 : 0;
+  slotCount[bin] += 1;
+}
+
+Calibration PositionTally::ReliabilityTally::finish() const {
+  Calibration c;
+  double sum = 0;
+  std::int64_t accepted = 0;
+  for (int bin = 0; bin < kReliabilityBins; ++bin) {
+    const auto i = static_cast<std::size_t>(bin);
+    ReliabilityBin r{.begin = static_cast<double>(bin) / kReliabilityBins,
+                     .end = static_cast<double>(bin + 1) / kReliabilityBins,
+                     .count = slotCount[i]};
+    if (r.count > 0) {
+      r.meanProbability = probabilitySum[i] / static_cast<double>(r.count);
+      r.acceptedFraction = static_cast<double>(acceptedCount[i]) / static_cast<double>(r.count);
+    }
+    c.scoredSlots += r.count;
+    sum += probabilitySum[i];
+    accepted += acceptedCount[i];
+    c.bins.push_back(r);
+  }
+  c.unscoredSlots = unscored;
+  if (c.scoredSlots > 0) {
+    const auto total = static_cast<double>(c.scoredSlots);
+    for (const ReliabilityBin& r : c.bins)
+      c.expectedCalibrationError += static_cast<double>(r.count) / total * std::abs(r.acceptedFraction - r.meanProbability);
+    c.meanProbability = sum / total;
+    c.acceptedFraction = static_cast<double>(accepted) / total;
+  }
+  return c;
+}
+
+int confidenceVerifyLength(const StepRecord& step, double threshold) {
+  const std::size_t slots = std::min(step.draftConfidence.size(), step.draftTokens.size());
+  double survival = 1;
+  int length = 0;
+  for (std::size_t s = 0; s < slots; ++s) {
+    survival *= std::clamp(static_cast<double>(step.draftConfidence[s]), 0.0, 1.0);
+    if (survival < threshold) break;
+    ++length;
+  }
+  return length;
+}
+
+void PositionTally::addConfidence(const StepRecord& step, ModeTally& tally) {
+  const std::size_t slots = std::min(step.draftConfidence.size(), step.draftTokens.size());
+  if (slots == 0) return;
+  const int accepted = step.acceptLength() - 1;  // as counted, so the fixed block's tau is the run's
+  double survival = 1;
+  for (std::size_t s = 0; s < slots; ++s) {
+    if (step.mode != EvaluationMode::Live && (s >= step.targetTokens.size() || step.targetTokens[s] < 0)) break;
+    survival *= std::clamp(static_cast<double>(step.draftConfidence[s]), 0.0, 1.0);
+    tally.confidence.add(survival, static_cast<int>(s) < step.acceptedCount);
+  }
+  ++tally.confidenceSteps;
+  tally.drafts += static_cast<double>(step.draftTokens.size());
+  for (std::size_t t = 0; t < std::size(kVerifyThresholds); ++t) {
+    const int length = confidenceVerifyLength(step, kVerifyThresholds[t]);
+    tally.verified[t] += length;
+    tally.lengths[t] += std::min(accepted, length) + 1;
+    tally.lost[t] += accepted - std::min(accepted, length);
+  }
 }
 
 void PositionTally::addCalibration(const StepRecord& step, ModeTally& tally) const {
@@ -49,15 +120,12 @@ void PositionTally::addCalibration(const StepRecord& step, ModeTally& tally) con
     const auto ids = std::span(step.topKIds).subspan(s * k, k);
     const auto at = std::ranges::find(ids, step.draftTokens[s]);
     if (at == ids.end()) {
-      ++tally.unscored;
+      ++tally.draftProbability.unscored;
       continue;
     }
-    const double probability = std::clamp(static_cast<double>(step.topKProbs[s * k + static_cast<std::size_t>(at - ids.begin())]), 0.0, 1.0);
+    const double probability = step.topKProbs[s * k + static_cast<std::size_t>(at - ids.begin())];
     const bool accepted = live ? s < static_cast<std::size_t>(step.acceptedCount) : step.draftTokens[s] == step.targetTokens[s];
-    const auto bin = static_cast<std::size_t>(std::min(static_cast<int>(probability * kReliabilityBins), kReliabilityBins - 1));
-    tally.probabilitySum[bin] += probability;
-    tally.acceptedCount[bin] += accepted ? 1 : 0;
-    tally.slotCount[bin] += 1;
+    tally.draftProbability.add(probability, accepted);
   }
 }
 
@@ -85,30 +153,18 @@ std::vector<PositionMetrics> PositionTally::finish(double confidence, int resamp
       m.anchorBins.push_back(b);
     }
 
-    Calibration& c = m.calibration;
-    double probabilitySum = 0;
-    std::int64_t accepted = 0;
-    for (int bin = 0; bin < kReliabilityBins; ++bin) {
-      const auto i = static_cast<std::size_t>(bin);
-      ReliabilityBin r{.begin = static_cast<double>(bin) / kReliabilityBins,
-                       .end = static_cast<double>(bin + 1) / kReliabilityBins,
-                       .count = tally.slotCount[i]};
-      if (r.count > 0) {
-        r.meanProbability = tally.probabilitySum[i] / static_cast<double>(r.count);
-        r.acceptedFraction = static_cast<double>(tally.acceptedCount[i]) / static_cast<double>(r.count);
-      }
-      c.scoredSlots += r.count;
-      probabilitySum += tally.probabilitySum[i];
-      accepted += tally.acceptedCount[i];
-      c.bins.push_back(r);
-    }
-    c.unscoredSlots = tally.unscored;
-    if (c.scoredSlots > 0) {
-      const auto total = static_cast<double>(c.scoredSlots);
-      for (const ReliabilityBin& r : c.bins)
-        c.expectedCalibrationError += static_cast<double>(r.count) / total * std::abs(r.acceptedFraction - r.meanProbability);
-      c.meanProbability = probabilitySum / total;
-      c.acceptedFraction = static_cast<double>(accepted) / total;
+    m.calibration = tally.draftProbability.finish();
+    m.selector = tally.selector.finish();
+    m.confidenceCalibration = tally.confidence.finish();
+    if (tally.confidenceSteps > 0) {
+      const auto steps = static_cast<double>(tally.confidenceSteps);
+      m.fixedVerifiedDrafts = tally.drafts / steps;
+      for (std::size_t t = 0; t < std::size(kVerifyThresholds); ++t)
+        m.verifyLengths.push_back({.threshold = kVerifyThresholds[t],
+                                   .meanVerifiedDrafts = tally.verified[t] / steps,
+                                   .meanAcceptLength = tally.lengths[t] / steps,
+                                   .savedDraftsPerStep = (tally.drafts - tally.verified[t]) / steps,
+                                   .lostTokensPerStep = tally.lost[t] / steps});
     }
     result.push_back(std::move(m));
   }

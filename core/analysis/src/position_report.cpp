@@ -8,15 +8,12 @@
 
 #include "dfi/base/field_table.h"
 #include "dfi/session/record_fields.h"
+#include "fixed_text.h"
 
 namespace dfi::analysis {
 namespace {
 
-std::string fixed(double value, int digits) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
+using detail::fixed;
 
 std::string binName(std::int64_t begin, std::int64_t end) {
   char text[48];
@@ -46,6 +43,39 @@ std::string transposedTable(const std::vector<std::vector<std::string>>& rows, s
   return out;
 }
 
+// A reliability diagram's non-empty bins and its ECE line.
+std::string reliabilityTable(const Calibration& c, const std::string& predicted, const std::string& observed) {
+  std::vector<std::vector<std::string>> rows{{predicted}, {"slots"}, {"mean P"}, {observed}};
+  for (const ReliabilityBin& r : c.bins) {
+    if (r.count == 0) continue;
+    rows[0].push_back(fixed(r.begin, 1) + "-" + fixed(r.end, 1));
+    rows[1].push_back(std::to_string(r.count));
+    rows[2].push_back(fixed(r.meanProbability, 3));
+    rows[3].push_back(fixed(r.acceptedFraction, 3));
+  }
+  return transposedTable(rows, 10) + "    ECE " + fixed(c.expectedCalibrationError, 3) + " over " +
+         std::to_string(c.scoredSlots) + " slots (mean P " + fixed(c.meanProbability, 3) + ", " + observed + " " +
+         fixed(c.acceptedFraction, 3) + ")\n";
+}
+
+// DSpark's confidence head: its predicted prefix survival's reliability, and the verify lengths
+// thresholds on it would choose.
+std::string confidenceSection(const PositionMetrics& m) {
+  if (m.confidenceCalibration.scoredSlots == 0) return "";
+  std::string out = "    confidence head: predicted survival of each draft prefix\n" +
+                    reliabilityTable(m.confidenceCalibration, "P(prefix)", "survived");
+  std::vector<std::vector<std::string>> rows{{"threshold"}, {"drafts"}, {"tau"}, {"saved"}, {"lost"}};
+  for (const VerifyLengthWhatIf& v : m.verifyLengths) {
+    rows[0].push_back(fixed(v.threshold, 1));
+    rows[1].push_back(fixed(v.meanVerifiedDrafts, 2));
+    rows[2].push_back(fixed(v.meanAcceptLength, 3));
+    rows[3].push_back(fixed(v.savedDraftsPerStep, 2));
+    rows[4].push_back(fixed(v.lostTokensPerStep, 3));
+  }
+  return out + "    verify length by confidence threshold, per step (the fixed block verifies " +
+         fixed(m.fixedVerifiedDrafts, 2) + " drafts):\n" + transposedTable(rows, 10);
+}
+
 }  // namespace
 
 std::string formatPositionSection(const PositionMetrics& m, const std::string& runName) {
@@ -69,19 +99,13 @@ std::string formatPositionSection(const PositionMetrics& m, const std::string& r
   out += transposedTable(bins, 8);
 
   const Calibration& c = m.calibration;
-  if (c.scoredSlots == 0) return out + "    calibration: no top-k probabilities recorded (run --record-top-k K)\n";
-  std::vector<std::vector<std::string>> reliability{{"P(draft)"}, {"slots"}, {"mean P"}, {"accepted"}};
-  for (const ReliabilityBin& r : c.bins) {
-    if (r.count == 0) continue;
-    reliability[0].push_back(fixed(r.begin, 1) + "-" + fixed(r.end, 1));
-    reliability[1].push_back(std::to_string(r.count));
-    reliability[2].push_back(fixed(r.meanProbability, 3));
-    reliability[3].push_back(fixed(r.acceptedFraction, 3));
-  }
-  return out + transposedTable(reliability, 10) + "    ECE " + fixed(c.expectedCalibrationError, 3) + " over " +
-         std::to_string(c.scoredSlots) + " slots (mean P " + fixed(c.meanProbability, 3) + ", accepted " +
-         fixed(c.acceptedFraction, 3) + ")" +
-         (c.unscoredSlots > 0 ? "; " + std::to_string(c.unscoredSlots) + " drafts outside the top-k" : "") + "\n";
+  if (c.scoredSlots == 0)
+    out += "    calibration: no top-k probabilities recorded (run --record-top-k K)\n";
+  else
+    out += reliabilityTable(c, "P(draft)", "accepted") +
+           (c.unscoredSlots > 0 ? "    " + std::to_string(c.unscoredSlots) + " drafts outside the top-k\n" : "");
+  out += confidenceSection(m);
+  return m.selector ? out + formatSelectorMetrics(*m.selector) : out;
 }
 
 std::string positionSectionsLegend() {
@@ -91,8 +115,32 @@ std::string positionSectionsLegend() {
          "    bootstrap interval over prompts\n"
          "  P(draft): the drafter's top-k probability of its draft; accepted: the fraction of those drafts equal\n"
          "    to the target's token (teacher-forced and DDTree: every slot; live: the slots the verifier reached);\n"
-         "    ECE: sum over bins of slots / all slots * |accepted - mean P|\n";
+         "    ECE: sum over bins of slots / all slots * |accepted - mean P|\n"
+         "  P(prefix) (DSpark): the confidence head's product of slot acceptance rates up to the slot; survived:\n"
+         "    the fraction of those prefixes all accepted. threshold: verify only the drafts whose P(prefix) is at\n"
+         "    least it; drafts: verified per step; tau: the acceptance length then; saved: drafts not verified;\n"
+         "    lost: accepted tokens beyond the shorter length\n";
 }
+
+namespace {
+
+nlohmann::json calibrationJson(const Calibration& c) {
+  nlohmann::json reliability = nlohmann::json::array();
+  for (const ReliabilityBin& r : c.bins)
+    reliability.push_back({{"begin", r.begin},
+                           {"end", r.end},
+                           {"slots", r.count},
+                           {"mean_probability", r.meanProbability},
+                           {"accepted_fraction", r.acceptedFraction}});
+  return {{"slots", c.scoredSlots},
+          {"unscored_slots", c.unscoredSlots},
+          {"ece", c.expectedCalibrationError},
+          {"mean_probability", c.meanProbability},
+          {"accepted_fraction", c.acceptedFraction},
+          {"bins", reliability}};
+}
+
+}  // namespace
 
 nlohmann::json positionMetricsJson(const PositionMetrics& m) {
   nlohmann::json bins = nlohmann::json::array();
@@ -103,27 +151,24 @@ nlohmann::json positionMetricsJson(const PositionMetrics& m) {
                     {"prompts", b.prompts},
                     {"tau", b.meanLength.estimate},
                     {"tau_ci95", {b.meanLength.low, b.meanLength.high}}});
-  nlohmann::json reliability = nlohmann::json::array();
-  for (const ReliabilityBin& r : m.calibration.bins)
-    reliability.push_back({{"begin", r.begin},
-                           {"end", r.end},
-                           {"slots", r.count},
-                           {"mean_probability", r.meanProbability},
-                           {"accepted_fraction", r.acceptedFraction}});
-  const Calibration& c = m.calibration;
+  nlohmann::json verify = nlohmann::json::array();
+  for (const VerifyLengthWhatIf& v : m.verifyLengths)
+    verify.push_back({{"threshold", v.threshold},
+                      {"verified_drafts", v.meanVerifiedDrafts},
+                      {"tau", v.meanAcceptLength},
+                      {"saved_drafts", v.savedDraftsPerStep},
+                      {"lost_tokens", v.lostTokensPerStep}});
   return {{"run_id", m.runId},
           {"mode", std::string(enumName(m.mode))},
           {"block_size", m.blockSize},
           {"steps", m.steps},
           {"slot_acceptance", m.slotAcceptance},
           {"tau_by_anchor_position", bins},
-          {"calibration",
-           {{"slots", c.scoredSlots},
-            {"unscored_slots", c.unscoredSlots},
-            {"ece", c.expectedCalibrationError},
-            {"mean_probability", c.meanProbability},
-            {"accepted_fraction", c.acceptedFraction},
-            {"bins", reliability}}}};
+          {"calibration", calibrationJson(m.calibration)},
+          {"confidence_calibration", calibrationJson(m.confidenceCalibration)},
+          {"fixed_verified_drafts", m.fixedVerifiedDrafts},
+          {"verify_length_by_confidence", verify},
+          {"selector", m.selector ? selectorMetricsJson(*m.selector) : nlohmann::json(nullptr)}};
 }
 
 void exportPositionMetrics(session::Reader& reader, session::ExportFormat format, std::ostream& out) {
@@ -161,14 +206,20 @@ void exportPositionMetrics(session::Reader& reader, session::ExportFormat format
         line("tau_by_anchor_position", i, static_cast<double>(b.begin), static_cast<double>(b.end), b.steps,
              b.meanLength.estimate, b.meanLength.low, b.meanLength.high, 0);
       }
-      for (std::size_t i = 0; i < m.calibration.bins.size(); ++i) {
-        const ReliabilityBin& r = m.calibration.bins[i];
-        line("reliability", i, r.begin, r.end, r.count, r.acceptedFraction, r.acceptedFraction, r.acceptedFraction,
-             r.meanProbability);
-      }
-      const Calibration& c = m.calibration;
-      line("calibration_ece", 0, 0, 1, c.scoredSlots, c.expectedCalibrationError, c.expectedCalibrationError,
-           c.expectedCalibrationError, c.meanProbability);
+      // The draft probability's reliability, and the confidence head's (DSpark; the verify
+      // lengths its thresholds choose are in the JSON export).
+      auto reliability = [&](const Calibration& c, const char* table, const char* ece) {
+        for (std::size_t i = 0; i < c.bins.size(); ++i) {
+          const ReliabilityBin& r = c.bins[i];
+          line(table, i, r.begin, r.end, r.count, r.acceptedFraction, r.acceptedFraction, r.acceptedFraction,
+               r.meanProbability);
+        }
+        line(ece, 0, 0, 1, c.scoredSlots, c.expectedCalibrationError, c.expectedCalibrationError,
+             c.expectedCalibrationError, c.meanProbability);
+      };
+      reliability(m.calibration, "reliability", "calibration_ece");
+      if (m.confidenceCalibration.scoredSlots > 0)
+        reliability(m.confidenceCalibration, "confidence_reliability", "confidence_ece");
     }
 }
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "dfi/base/error.h"
+#include "fixed_text.h"
 
 namespace dfi::analysis {
 namespace {
@@ -19,8 +20,13 @@ const SummaryRun* runOf(std::span<const SummaryRun> runs, const std::string& dra
   return it == runs.end() ? nullptr : &*it;
 }
 
+// Per drafted slot; a drafter sampling from the anchor drafts B slots, so a step may accept
+// more than B-1 (the slots reach the longest acceptance seen, as run_metrics' do).
 std::vector<double> slotRates(const SummaryRun& run, int blockSize) {
-  std::vector<double> rates(static_cast<std::size_t>(std::max(blockSize - 1, 0)), 0.0);
+  int longest = blockSize;
+  for (const SummaryResponse& r : run.responses)
+    for (int length : r.acceptance.stepAcceptLengths) longest = std::max(longest, length);
+  std::vector<double> rates(static_cast<std::size_t>(std::max(longest - 1, 0)), 0.0);
   std::int64_t steps = 0;
   for (const SummaryResponse& r : run.responses)
     for (int length : r.acceptance.stepAcceptLengths) {
@@ -38,11 +44,7 @@ std::int64_t defaultWindow(const std::vector<SeriesPoint>& points) {
   return points.size() < 2 ? spacing : spacing / 2;
 }
 
-std::string fixed(double value, int digits = 3) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
+using detail::fixed;
 
 }  // namespace
 

@@ -182,6 +182,15 @@ void readDrafterAttentionKinds(const ConfigObject& top, std::string_view referen
 
 }  // namespace detail
 
+std::string_view markovHeadTypeName(MarkovHeadType type) {
+  switch (type) {
+    case MarkovHeadType::Vanilla: return "vanilla";
+    case MarkovHeadType::Gated: return "gated";
+    case MarkovHeadType::Rnn: return "rnn";
+  }
+  return "vanilla";
+}
+
 std::string_view drafterFormatName(DrafterFormat format) {
   return format == DrafterFormat::Speculators ? "speculators" : "z-lab";
 }

@@ -25,11 +25,10 @@ namespace {
 
 constexpr int kDefaultBlockSize = 8;          // DFlashSpeculatorConfig.block_size
 constexpr int kDefaultDraftVocabSize = 32000;  // DFlashSpeculatorConfig.draft_vocab_size
-// speculators 0.9.0's DFlash-family model types; DSpark's Markov and confidence heads are not
-// built yet.
-constexpr std::string_view kSupportedTypes[]{"dflash", "dflash2"};
+// speculators 0.9.0's DFlash-family model types.
 constexpr std::string_view kFamilyTypes[]{"dflash", "dflash2", "dspark"};
 constexpr std::string_view kDflash2 = "dflash2";
+constexpr std::string_view kDspark = "dspark";
 // DFlash2SpeculatorConfig's fields and defaults (z-lab's DFlash2 layers under the same names).
 constexpr std::pair<std::string_view, int> kDflash2Fields[]{
     {"conv_kernel_size", 2}, {"conv_group_size", 16}, {"selector_rank", 256}, {"selector_top_k", 16}};
@@ -40,17 +39,34 @@ constexpr std::string_view kTopLevel[]{
     "aux_hidden_state_layer_ids", "mask_token_id", "sliding_window_non_causal", "sample_from_anchor",
     "dtype", "torch_dtype", "transformers_version", "tie_word_embeddings", "_name_or_path", "conv_kernel_size",
     "conv_group_size", "selector_rank", "selector_top_k"};
+// DSparkSpeculatorConfig's own fields: known on a dspark drafter only (elsewhere nothing reads them).
+constexpr std::string_view kDsparkFields[]{"markov_rank", "markov_head_type", "enable_confidence_head",
+                                           "confidence_head_with_markov"};
 
 void checkModelType(const ConfigObject& top, DrafterConfig& c) {
   const std::string type = top.optionalString("speculators_model_type").value_or("");
   c.speculators->modelType = type;
-  if (contains(kSupportedTypes, type)) return;
-  const bool known = contains(kFamilyTypes, type);
+  if (contains(kFamilyTypes, type)) return;
   top.problems().add("speculators_model_type",
-                     "\"" + type + "\" " +
-                         (known ? std::string("is not supported yet")
-                                : std::string("is not a speculators DFlash-family type (dflash, dflash2, dspark)")) +
-                         " (supported: dflash, dflash2)");
+                     "\"" + type + "\" is not a speculators DFlash-family type (dflash, dflash2, dspark)");
+}
+
+// DSparkSpeculatorConfig's heads, checked as the package's constructors check them.
+void readDspark(const ConfigObject& top, DrafterConfig& c) {
+  DsparkConfig d;
+  d.markovRank = top.optionalInt("markov_rank", 0).value_or(d.markovRank);
+  const std::string type = top.optionalString("markov_head_type").value_or("vanilla");
+  if (type == "gated")
+    d.markovHeadType = MarkovHeadType::Gated;
+  else if (type == "rnn")
+    d.markovHeadType = MarkovHeadType::Rnn;
+  else if (type != "vanilla")
+    top.problems().add("markov_head_type", "\"" + type + "\" is not one of vanilla, gated, rnn");
+  d.confidenceHead = top.optionalBool("enable_confidence_head").value_or(true);
+  d.confidenceWithMarkov = top.optionalBool("confidence_head_with_markov").value_or(true);
+  if (d.confidenceHead && d.confidenceWithMarkov && d.markovRank == 0)
+    top.problems().add("confidence_head_with_markov", "true needs a Markov head, but markov_rank is 0");
+  c.dspark = d;
 }
 
 // DFlash2's convolutions and candidate selector, checked as the package's constructors check
@@ -180,21 +196,28 @@ void readSpeculatorsDrafter(const ConfigObject& top, std::optional<int> targetNu
   // Full layers always see the whole block; sliding ones causally unless told otherwise, which
   // is the engine's rule with is_causal absent (DrafterConfig::isCausal). DFlash2's config class
   // turns the non-causal window on by default.
-  const bool dflash2 = s.modelType == kDflash2;
+  const bool dflash2 = s.modelType == kDflash2, dspark = s.modelType == kDspark;
   s.slidingWindowNonCausal = top.optionalBool("sliding_window_non_causal").value_or(dflash2);
   if (s.slidingWindowNonCausal) c.isCausal = false;
-  if (top.optionalBool("sample_from_anchor").value_or(false))
+  // DSpark's config class samples from the anchor by default, DFlash's does not.
+  c.sampleFromAnchor = top.optionalBool("sample_from_anchor").value_or(dspark);
+  if (dflash2 && c.sampleFromAnchor)
     top.problems().add("sample_from_anchor",
-                       "true: every slot, the anchor's included, drafts the token after its position; the engine "
-                       "drafts DFlash's slots 1..B-1 only and cannot measure this drafter yet");
+                       "true on a DFlash2 drafter: its selector chains slots 1..B-1 from the anchor, and the engine "
+                       "does not run it from the anchor's slot");
   if (dflash2) readDflash2(top, c);
+  if (dspark) readDspark(top, c);
   readProposal(top, s);
-  if (s.speculativeTokens && *s.speculativeTokens != c.blockSize - 1)
+  if (s.speculativeTokens && *s.speculativeTokens != c.draftsPerBlock())
     c.warnings.push_back({"speculators_config.proposal_methods",
-                          "speculative_tokens " + std::to_string(*s.speculativeTokens) + " is not block_size - 1 (" +
-                              std::to_string(c.blockSize - 1) + "): the engine drafts block_size - 1 tokens"});
+                          "speculative_tokens " + std::to_string(*s.speculativeTokens) + " is not the " +
+                              std::to_string(c.draftsPerBlock()) + " drafts a block of " +
+                              std::to_string(c.blockSize) + " makes" +
+                              (c.sampleFromAnchor ? " from the anchor" : "") + ": the engine drafts " +
+                              std::to_string(c.draftsPerBlock())});
   for (const auto& [key, value] : top.json().items())
-    if (!contains(kTopLevel, key)) c.warnings.push_back({key, "not a field the engine knows; ignored"});
+    if (!contains(kTopLevel, key) && !(dspark && contains(kDsparkFields, key)))
+      c.warnings.push_back({key, "not a field the engine knows; ignored"});
 }
 
 }  // namespace dfi::modelspec::detail

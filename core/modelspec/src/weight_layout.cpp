@@ -104,6 +104,16 @@ std::vector<ExpectedTensor> expectedDrafterTensors(const DrafterConfig& c, std::
     b.add("candidate_selector.successor_codebook", {c.vocabSize, c.dflash2->selectorRank});
     b.linear("candidate_selector.hidden_projection", c.dflash2->selectorRank, c.hiddenSize);
   }
+  if (c.dspark && c.dspark->markovRank > 0) {  // W1 over the verifier's ids, W2 onto the draft's
+    const std::int64_t r = c.dspark->markovRank, h = c.hiddenSize;
+    b.add("markov_head.markov_w1.weight", {c.vocabSize, r});
+    b.linear("markov_head.markov_w2", c.draftVocabSize.value_or(c.vocabSize), r);
+    if (c.dspark->markovHeadType == MarkovHeadType::Gated) b.linear("markov_head.gate_proj", r, h + r, true);
+    if (c.dspark->markovHeadType == MarkovHeadType::Rnn) b.linear("markov_head.joint_proj", 3 * r, 2 * r + h, true);
+  }
+  if (c.dspark && c.dspark->confidenceHead)
+    b.linear("confidence_head.proj", 1,
+             c.hiddenSize + (c.dspark->confidenceWithMarkov ? c.dspark->markovRank : 0), true);
   if (c.draftVocabSize) {  // speculators' reduced vocabulary: its LM head, d2t offsets, t2d membership
     b.linear("lm_head", *c.draftVocabSize, c.hiddenSize);
     b.add("d2t", {*c.draftVocabSize});

@@ -74,14 +74,16 @@ struct SqlTable<StepRecord> {
   static constexpr std::string_view name = "steps";
   static constexpr std::string_view integerKey = fieldName(&StepRecord::stepId);
   // Before schema 3 every step counted its accepted drafts and the bonus.
-  // Before schema 4 every step was greedy and no drafter had a candidate selector.
-  static constexpr std::array<AddedColumn, 7> added{{{"counted_length", 3, "0"},
+  // Before schema 4 every step was greedy and no drafter had a candidate selector; before
+  // schema 6 none had a confidence head.
+  static constexpr std::array<AddedColumn, 8> added{{{"counted_length", 3, "0"},
                                                      {"target_probs", 4, "x''"},
                                                      {"draft_probs", 4, "x''"},
                                                      {"accept_uniforms", 4, "x''"},
                                                      {"candidate_ids", 4, "x''"},
                                                      {"candidate_scores", 4, "x''"},
-                                                     {"chosen_candidates", 4, "x''"}}};
+                                                     {"chosen_candidates", 4, "x''"},
+                                                     {"draft_confidence", 6, "x''"}}};
 };
 
 template <>

@@ -116,6 +116,34 @@ TEST(BudgetWhatIf, SpeedupMapsTheTauIntervalAndMarksTheBest) {
   EXPECT_TRUE(rowNamed(rows, "verify 4").best);
 }
 
+// DSpark: a threshold on the confidence head's predicted prefix survival verifies a different
+// number of drafts at each step; tau and the speedup (each step at its own cost) by hand.
+TEST(BudgetWhatIf, ConfidenceThresholdsVerifyEachStepsOwnLength) {
+  std::vector<StepRecord> steps = threeSteps();  // accepted 5, 1 | 3
+  // Survival products: .75 .375 ... (length 1 at 0.5); 1 1 .5 .25 .. (length 3); .5 .25 .. (length 1).
+  steps[0].draftConfidence = {0.75f, 0.5f, 0.5f, 0.5f, 0.5f};
+  steps[1].draftConfidence = {1.0f, 1.0f, 0.5f, 0.5f, 0.5f};
+  steps[2].draftConfidence = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f};
+  const CostModel cost{.target = {{1, 20.0}, {6, 30.0}}, .drafterMilliseconds = 2.0, .source = "test"};
+  const auto rows = budgetWhatIfs({.steps = steps, .blockSize = kBlock}, cost);
+  const WhatIfRow& half = rowNamed(rows, "confidence 0.5");
+  EXPECT_EQ(half.kind, WhatIfKind::ConfidenceThreshold);
+  EXPECT_EQ(half.value, 50);
+  // Lengths 1, 3 | 1: accepted min(5,1)+1 = 2, min(1,3)+1 = 2 | min(3,1)+1 = 2: tau 2.
+  EXPECT_DOUBLE_EQ(half.tau.estimate, 2.0);
+  EXPECT_DOUBLE_EQ(half.meanVerifiedTokens, (2 + 4 + 2) / 3.0);
+  EXPECT_EQ(half.verifiedTokens, 3);
+  // Each step at its own cost: 22, 26, 22 ms for the target (2 ms a token past the first).
+  EXPECT_DOUBLE_EQ(half.speedup->estimate, 2.0 * 20.0 / (2.0 + (22.0 + 26.0 + 22.0) / 3));
+  const nlohmann::json json = whatIfJson(rows);
+  EXPECT_EQ(json.back()["kind"], "confidence-threshold");
+  EXPECT_NE(formatWhatIfs(rows, "dspark", cost).find("confidence 0.5"), std::string::npos);
+  // No confidence, no such rows.
+  const auto plain = threeSteps();
+  for (const WhatIfRow& r : budgetWhatIfs({.steps = plain, .blockSize = kBlock}, std::nullopt))
+    EXPECT_NE(r.kind, WhatIfKind::ConfidenceThreshold);
+}
+
 TEST(BudgetWhatIf, RefusesStepsOfAnotherMode) {
   auto steps = threeSteps();
   steps[1].mode = EvaluationMode::Live;

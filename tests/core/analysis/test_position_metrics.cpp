@@ -227,3 +227,60 @@ TEST(PositionMetrics, ExportAndSummaryShowTheComputedFigures) {
   EXPECT_NE(section.find("[0,32)"), std::string::npos) << section;
   EXPECT_NE(section.find("2.500"), std::string::npos) << section;
 }
+
+// DSpark's confidence head: the predicted survival of each prefix (the product of the slot
+// confidences) in reliability bins against whether the prefix was accepted, and the verify
+// lengths a threshold on it chooses, worked out by hand.
+TEST(PositionMetrics, ConfidenceCalibrationAndVerifyLengthsMatchTheHandComputation) {
+  RunRecord run;
+  run.blockSize = 4;
+  PositionTally tally(run);
+  // Confidences exact in binary, so no product lands on a bin's edge by rounding.
+  StepRecord a = step(TF, 0, 10, 2, {1, 2, 3}, {1, 2, 9}, {}, {});
+  a.draftConfidence = {0.75f, 0.5f, 0.5f};  // survival .75 .375 .1875; survived y y n
+  StepRecord b = step(TF, 0, 20, 0, {4, 5, 6}, {7, 5, 6}, {}, {});
+  b.draftConfidence = {0.875f, 0.75f, 0.75f};  // survival .875 .65625 .4921875; survived n n n
+  tally.add(a);
+  tally.add(b);
+  const auto all = tally.finish();
+  const PositionMetrics& m = ofMode(all, TF);
+  const Calibration& c = m.confidenceCalibration;
+  EXPECT_EQ(c.scoredSlots, 6);
+  EXPECT_EQ(c.bins[7].count, 1);
+  EXPECT_DOUBLE_EQ(c.bins[7].acceptedFraction, 1.0);
+  EXPECT_EQ(c.bins[3].count, 1);
+  EXPECT_DOUBLE_EQ(c.bins[3].acceptedFraction, 1.0);
+  EXPECT_EQ(c.bins[1].count, 1);
+  EXPECT_EQ(c.bins[8].count, 1);
+  EXPECT_DOUBLE_EQ(c.bins[8].acceptedFraction, 0.0);
+  EXPECT_NEAR(c.expectedCalibrationError, (0.25 + 0.625 + 0.1875 + 0.875 + 0.65625 + 0.4921875) / 6, 1e-12);
+  EXPECT_NEAR(c.acceptedFraction, 2.0 / 6, 1e-12);
+  EXPECT_DOUBLE_EQ(m.fixedVerifiedDrafts, 3.0);
+  ASSERT_EQ(m.verifyLengths.size(), std::size(kVerifyThresholds));
+  const VerifyLengthWhatIf& half = m.verifyLengths[4];  // threshold .5: lengths 1 and 2
+  EXPECT_DOUBLE_EQ(half.threshold, 0.5);
+  EXPECT_DOUBLE_EQ(half.meanVerifiedDrafts, 1.5);
+  EXPECT_DOUBLE_EQ(half.meanAcceptLength, 1.5);  // (min(2,1)+1 + min(0,2)+1) / 2
+  EXPECT_DOUBLE_EQ(half.savedDraftsPerStep, 1.5);
+  EXPECT_DOUBLE_EQ(half.lostTokensPerStep, 0.5);  // a's second accepted draft
+  const VerifyLengthWhatIf& high = m.verifyLengths[8];  // threshold .9: nothing verified
+  EXPECT_DOUBLE_EQ(high.meanVerifiedDrafts, 0.0);
+  EXPECT_DOUBLE_EQ(high.meanAcceptLength, 1.0);
+  EXPECT_DOUBLE_EQ(high.savedDraftsPerStep, 3.0);
+  EXPECT_DOUBLE_EQ(high.lostTokensPerStep, 1.0);
+  const std::string text = formatPositionSection(m, "dspark");
+  EXPECT_NE(text.find("confidence head: predicted survival"), std::string::npos) << text;
+  EXPECT_NE(text.find("ECE 0.514"), std::string::npos) << text;
+  EXPECT_EQ(positionMetricsJson(m)["verify_length_by_confidence"][4]["tau"], 1.5);
+}
+
+TEST(PositionMetrics, NoConfidenceMeansNoConfidenceSection) {
+  RunRecord run;
+  run.blockSize = 4;
+  PositionTally tally(run);
+  tally.add(step(TF, 0, 10, 2, {1, 2, 3}, {1, 2, 9}, {}, {}));
+  const PositionMetrics m = tally.finish().front();
+  EXPECT_EQ(m.confidenceCalibration.scoredSlots, 0);
+  EXPECT_TRUE(m.verifyLengths.empty());
+  EXPECT_EQ(formatPositionSection(m, "plain").find("confidence head"), std::string::npos);
+}

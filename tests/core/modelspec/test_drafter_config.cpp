@@ -285,7 +285,13 @@ TEST(SpeculatorsDrafterConfig, EachProblemNamesItsField) {
   j["speculators_model_type"] = "eagle3";
   problem(j, "speculators_model_type", "not a speculators DFlash-family type");
   j["speculators_model_type"] = "dspark";
-  problem(j, "speculators_model_type", "not supported yet");
+  j["markov_head_type"] = "lstm";
+  problem(j, "markov_head_type", "\"lstm\" is not one of vanilla, gated, rnn");
+  j["markov_head_type"] = "gated";
+  j["markov_rank"] = 0;
+  problem(j, "confidence_head_with_markov", "markov_rank is 0");
+  j.erase("markov_rank");
+  j.erase("markov_head_type");
   j["speculators_model_type"] = "dflash2";  // the package's DFlash2 scores the full vocabulary only
   problem(j, "draft_vocab_size", "requires the full verifier vocabulary");
   j["draft_vocab_size"] = 151936;
@@ -295,8 +301,10 @@ TEST(SpeculatorsDrafterConfig, EachProblemNamesItsField) {
   problem(j, "conv_kernel_size", "exceeds block_size 16");
 
   j = speculatorsConfig();
+  j["speculators_model_type"] = "dflash2";
+  j["draft_vocab_size"] = 151936;
   j["sample_from_anchor"] = true;
-  problem(j, "sample_from_anchor", "slots 1..B-1 only");
+  problem(j, "sample_from_anchor", "true on a DFlash2 drafter");
 
   j = speculatorsConfig();
   j["aux_hidden_state_layer_ids"] = {0, 10, 18, 26, 34};
@@ -317,6 +325,30 @@ TEST(SpeculatorsDrafterConfig, EachProblemNamesItsField) {
   EXPECT_FALSE(drafterProblems(j, 36).empty());
   j.erase("transformer_layer_config");
   problem(j, "transformer_layer_config", "required");
+}
+
+TEST(SpeculatorsDrafterConfig, DsparkReadsItsHeadsAndSamplesFromTheAnchorByDefault) {
+  nlohmann::json j = speculatorsConfig();
+  j["speculators_model_type"] = "dspark";
+  j.erase("sample_from_anchor");
+  j["markov_rank"] = 32;
+  j["markov_head_type"] = "rnn";
+  j["enable_confidence_head"] = false;
+  j["speculators_config"]["proposal_methods"][0]["speculative_tokens"] = 16;
+  const DrafterConfig c = parseDrafter(j, 36);
+  ASSERT_TRUE(c.dspark.has_value());
+  EXPECT_EQ(c.dspark->markovRank, 32);
+  EXPECT_EQ(c.dspark->markovHeadType, MarkovHeadType::Rnn);
+  EXPECT_FALSE(c.dspark->confidenceHead);
+  EXPECT_TRUE(c.sampleFromAnchor);  // DSparkSpeculatorConfig's default
+  EXPECT_EQ(c.draftsPerBlock(), 16);
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings.front().field << ": " << c.warnings.front().message;
+
+  j["sample_from_anchor"] = false;  // then 15 drafts, and speculative_tokens 16 disagrees
+  const DrafterConfig off = parseDrafter(j, 36);
+  EXPECT_EQ(off.draftsPerBlock(), 15);
+  ASSERT_EQ(off.warnings.size(), 1u);
+  EXPECT_EQ(off.warnings.front().field, "speculators_config.proposal_methods");
 }
 
 TEST(SpeculatorsDrafterConfig, UnknownFieldsAreWarnedWherePutAndSpeculativeTokensChecked) {

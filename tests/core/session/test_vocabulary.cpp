@@ -33,7 +33,7 @@ std::set<std::string_view> namesOf() {
 
 TEST(SessionVocabulary, EveryTableNamesEachFieldOnce) {
   EXPECT_EQ(namesOf<RunRecord>().size(), 25u);
-  EXPECT_EQ(namesOf<StepRecord>().size(), 22u);
+  EXPECT_EQ(namesOf<StepRecord>().size(), 23u);
   namesOf<PromptRecord>();
   namesOf<TreeRecord>();
   namesOf<StatisticRecord>();
@@ -120,6 +120,7 @@ std::string writeVersion1Session(const std::string& name) {
           "ALTER TABLE steps DROP COLUMN target_probs; ALTER TABLE steps DROP COLUMN draft_probs; "
           "ALTER TABLE steps DROP COLUMN accept_uniforms; ALTER TABLE steps DROP COLUMN candidate_ids; "
           "ALTER TABLE steps DROP COLUMN candidate_scores; ALTER TABLE steps DROP COLUMN chosen_candidates; "
+          "ALTER TABLE steps DROP COLUMN draft_confidence; "
           "ALTER TABLE runs DROP COLUMN hypothesis; ALTER TABLE runs DROP COLUMN origin; "
           "PRAGMA user_version=1;");
   return path;
@@ -193,6 +194,7 @@ TEST(SessionVocabulary, SampledRunsAndStepsRoundTripAndOlderOnesAreGreedy) {
           "ALTER TABLE steps DROP COLUMN target_probs; ALTER TABLE steps DROP COLUMN draft_probs; "
           "ALTER TABLE steps DROP COLUMN accept_uniforms; ALTER TABLE steps DROP COLUMN candidate_ids; "
           "ALTER TABLE steps DROP COLUMN candidate_scores; ALTER TABLE steps DROP COLUMN chosen_candidates; "
+          "ALTER TABLE steps DROP COLUMN draft_confidence; "
           "ALTER TABLE runs DROP COLUMN hypothesis; ALTER TABLE runs DROP COLUMN origin; "
           "PRAGMA user_version=3;");
   Reader older(path);
@@ -223,7 +225,9 @@ TEST(SessionVocabulary, DiagnosisAndImportFieldsRoundTripAndOlderRunsHaveNone) {
     EXPECT_EQ(reader.runs().at(0).hypothesis, run.hypothesis);
     EXPECT_EQ(reader.runs().at(0).origin, run.origin);
   }
-  execSql(path, "ALTER TABLE runs DROP COLUMN hypothesis; ALTER TABLE runs DROP COLUMN origin; PRAGMA user_version=4;");
+  execSql(path,
+          "ALTER TABLE runs DROP COLUMN hypothesis; ALTER TABLE runs DROP COLUMN origin; "
+          "ALTER TABLE steps DROP COLUMN draft_confidence; PRAGMA user_version=4;");
   {
     Reader older(path);
     EXPECT_EQ(older.runs().at(0).hypothesis, "");
@@ -238,6 +242,41 @@ TEST(SessionVocabulary, DiagnosisAndImportFieldsRoundTripAndOlderRunsHaveNone) {
   ASSERT_EQ(migrated.runs().size(), 2u);
   EXPECT_EQ(migrated.runs().at(0).hypothesis, "");
   EXPECT_EQ(migrated.runs().at(1).hypothesis, run.hypothesis);
+}
+
+// Schema 6 added DSpark's per-slot confidence; a version 5 file's steps carry none, and appending
+// to it migrates it.
+TEST(SessionVocabulary, DraftConfidenceRoundTripsAndOlderStepsHaveNone) {
+  const std::string path = testutil::freshPath("v5.dfi");
+  StepRecord step;
+  RunId id = 0;
+  {
+    Writer writer(path, {.mode = OpenMode::Overwrite});
+    id = writer.addRun(synthetic::run("dspark"));
+    writer.addPrompt(synthetic::prompt(id, 0));
+    step = synthetic::step(id, 0, 0);
+    step.draftConfidence = {0.875f, 0.5f, 1e-3f};
+    step.stepId = writer.addStep(step);
+    writer.close();
+  }
+  {
+    Reader reader(path);
+    reader.forEachStep(id, [&](const StepRecord& s) { EXPECT_EQ(s, step); });
+  }
+  execSql(path, "ALTER TABLE steps DROP COLUMN draft_confidence; PRAGMA user_version=5;");
+  {
+    Writer writer(path, {.mode = OpenMode::Append});
+    StepRecord later = synthetic::step(id, 0, 1);
+    later.draftConfidence = {0.25f};
+    writer.addStep(later);
+    writer.close();
+  }
+  Reader migrated(path);
+  std::vector<StepRecord> steps;
+  migrated.forEachStep(id, [&](const StepRecord& s) { steps.push_back(s); });
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_TRUE(steps[0].draftConfidence.empty());
+  EXPECT_EQ(steps[1].draftConfidence, (std::vector<float>{0.25f}));
 }
 
 TEST(SessionVocabulary, Version1FilesReadTheirRunsTyped) {

@@ -1,5 +1,6 @@
 #include "dfi/engine/evaluation.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -47,6 +48,11 @@ struct RunKey {
 
 // Live decoding runs with the reference mask only: other variants need features the live
 // loop does not have (the anchor's own) or change positions; they are measured teacher-forced.
+// DSpark's Markov head: each slot's distribution depends on the draft before it.
+bool conditionsSlotsOnDrafts(const DFlashDrafter& drafter) {
+  return drafter.config().dspark && drafter.config().dspark->markovRank > 0;
+}
+
 std::vector<RunKey> runKeys(const EvaluationSettings& settings) {
   std::vector<RunKey> keys;
   for (EvaluationMode mode : settings.modes) {
@@ -89,9 +95,22 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
   });
   c10::InferenceMode inference;
   const bool wantsTrees = std::ranges::count(settings.modes, EvaluationMode::DDTree) > 0;
+  // A tree from per-slot top-k assumes each slot's distribution does not depend on the branch
+  // above it; a Markov head's does, so the tree's off-path nodes would be scored wrongly: such a
+  // drafter gets no DDTree run, and says so.
+  const auto keys = runKeys(settings);
+  const bool onlyTrees = std::ranges::all_of(keys, [](const RunKey& k) { return k.mode == EvaluationMode::DDTree; });
+  for (const LoadedDrafter& d : models.drafters) {
+    if (!wantsTrees || !conditionsSlotsOnDrafts(*d.model)) continue;
+    const std::string why = d.dir.string() + ": no DDTree run: its Markov head (DSpark, markov_rank " +
+                            std::to_string(d.model->config().dspark->markovRank) +
+                            ") conditions every slot on the token drafted before it, and a tree built from per-slot "
+                            "top-k would score each branch with the drafted path's bias";
+    if (onlyTrees) throw UsageError(why + "; run it live or teacher-forced");
+    logText("engine", LogLevel::Warn, why);
+  }
   const int k = std::max(settings.topK, wantsTrees ? settings.ddtreeBudget : 0);
   const auto stops = stopTokens(models);
-  const auto keys = runKeys(settings);
   const std::string settingsJson = settings::settingsJson(settings);  // every run of the evaluation shares them
   TokenStringBook book(models.tokenizer, sink);
   // Every drafter, and for a sampled evaluation every repeat of it: one set of runs each.
@@ -106,6 +125,7 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
     const LoadedDrafter& drafter = *pass;
     std::vector<EvaluatedRun> runs;
     for (const RunKey& key : keys) {
+      if (key.mode == EvaluationMode::DDTree && conditionsSlotsOnDrafts(*drafter.model)) continue;
       session::RunRecord run = runRecordOf(models, drafter, settings);
       run.name = runName(drafter.dir, key.mode, key.variant, settings, repeat);
       run.mode = key.mode;

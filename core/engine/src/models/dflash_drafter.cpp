@@ -109,11 +109,12 @@ at::Tensor DFlashDrafter::contextStates(const at::Tensor& targetFeatures, Drafte
 at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
                                 std::int64_t anchorToken, std::int64_t anchor,
                                 MaskVariant variant, DrafterProbes* probes, int blockLength,
-                                at::Tensor* slotStates) const {
+                                at::Tensor* blockStates) const {
   c10::InferenceMode inference;
-  if (blockLength != 0 && (blockLength < 2 || blockLength > blockSize()))
-    throw UsageError("a drafted block has 2 .. " + std::to_string(blockSize()) + " slots, not " +
-                     std::to_string(blockLength));
+  const int shortest = firstDraftRow() + 1;
+  if (blockLength != 0 && (blockLength < shortest || blockLength > blockSize()))
+    throw UsageError("a drafted block has " + std::to_string(shortest) + " .. " + std::to_string(blockSize()) +
+                     " slots, not " + std::to_string(blockLength));
   const int b = blockLength != 0 ? blockLength : blockSize();
   const std::int64_t contextLength = analysis::inferenceContextLength(variant, anchor);
   if (cache.length() + newContextFeatures.size(0) != contextLength)
@@ -142,8 +143,8 @@ at::Tensor DFlashDrafter::draft(DrafterKvCache& cache, const at::Tensor& newCont
   const at::Tensor anchorTokens = at::full({1}, anchorToken, at::TensorOptions().dtype(at::kLong));
   const at::Tensor states =
       decode(blockEmbeddings(anchorTokens, b), contextStates(newContextFeatures, probes), layout, cache);
-  if (slotStates) *slotStates = states.narrow(0, 1, b - 1);
-  return logits(states.narrow(0, 1, b - 1));
+  if (blockStates) *blockStates = states;
+  return logits(states.narrow(0, firstDraftRow(), b - firstDraftRow()));
 }
 
 std::optional<CandidateSelector> DFlashDrafter::selector() const {
@@ -151,11 +152,16 @@ std::optional<CandidateSelector> DFlashDrafter::selector() const {
   return CandidateSelector(*weights_.selector, config_.dflash2->selectorTopK);
 }
 
+std::optional<DsparkHeads> DFlashDrafter::dsparkHeads() const {
+  if (!weights_.dspark) return std::nullopt;
+  return DsparkHeads(*weights_.dspark, *config_.dspark, weights_.vocabulary ? &*weights_.vocabulary : nullptr);
+}
+
 at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Tensor& tokens,
                                         std::span<const std::int64_t> anchors, MaskVariant variant,
                                         std::int64_t anchorsPerForward, DrafterProbes* probes) const {
   c10::InferenceMode inference;
-  at::Tensor out = at::empty({static_cast<std::int64_t>(anchors.size()), blockSize() - 1, target_.lmHead.size(0)},
+  at::Tensor out = at::empty({static_cast<std::int64_t>(anchors.size()), draftsPerBlock(), target_.lmHead.size(0)},
                              target_.lmHead.options());
   teacherForcedChunks(
       features, tokens, anchors, variant, anchorsPerForward,
@@ -203,7 +209,7 @@ void DFlashDrafter::teacherForcedChunks(const at::Tensor& features, const at::Te
   const std::int64_t chunk = chunkLength(anchorsPerForward, std::ssize(anchors));
   // One buffer for every forward's logits: fresh pages per forward cost as much as the
   // LM head's product itself on the CPU.
-  const at::Tensor logits = at::empty({chunk, blockSize() - 1, target_.lmHead.size(0)}, target_.lmHead.options());
+  const at::Tensor logits = at::empty({chunk, draftsPerBlock(), target_.lmHead.size(0)}, target_.lmHead.options());
   std::vector<std::vector<at::Tensor>> layerOutputs;  // per chunk, per layer
   if (probes) {
     probes->attention.clear();
@@ -216,23 +222,26 @@ void DFlashDrafter::teacherForcedChunks(const at::Tensor& features, const at::Te
                  const auto n = static_cast<std::int64_t>(part.size());
                  const QueryLayout layout = trainingLayout(part, variant, length, probes);
                  const at::Tensor states = decode(blockEmbeddings(anchorTokens), ctx, layout, cache);
-                 const at::Tensor slotStates = states.view({n, b, config_.hiddenSize}).narrow(1, 1, b - 1);
+                 const at::Tensor blockStates = states.view({n, b, config_.hiddenSize});
                  const at::Tensor partLogits = logits.narrow(0, 0, n);
-                 logitsInto(slotStates, partLogits);
-                 sink(first, partLogits, slotStates);
+                 logitsInto(blockStates.narrow(1, firstDraftRow(), draftsPerBlock()), partLogits);
+                 sink(first, partLogits, blockStates);
                  if (probes && probes->wantLayerOutputs) layerOutputs.push_back(std::exchange(probes->layerOutputs, {}));
                });
   if (probes && probes->wantLayerOutputs) probes->layerOutputs = concatenatePerLayer(layerOutputs);
 }
 
-bool DFlashDrafter::draftsStopAtRejection() const { return !config_.dflash2; }
+bool DFlashDrafter::draftsStopAtRejection() const {
+  return !config_.dflash2 && !config_.dspark && !config_.sampleFromAnchor;
+}
 
 at::Tensor DFlashDrafter::draftsUntilRejected(std::span<const at::Tensor> features, const at::Tensor& tokens,
                                               std::span<const std::int64_t> anchors, MaskVariant variant,
                                               const at::Tensor& expected, std::int64_t anchorsPerForward) const {
   c10::InferenceMode inference;
   if (!draftsStopAtRejection())
-    throw UsageError("a DFlash2 drafter mixes every slot of its block: its drafts cannot stop at a rejection");
+    throw UsageError("a DFlash2 or DSpark drafter, or one sampling from the anchor, chooses its drafts past the "
+                     "backbone's argmax of slots 1..B-1: its drafts cannot stop at a rejection");
   const int b = blockSize();
   const auto n = static_cast<std::int64_t>(anchors.size());
   if (expected.dim() != 2 || expected.size(0) != n || expected.size(1) != b - 1)

@@ -2,7 +2,9 @@
 // The DFlash block-diffusion drafter (docs/dflash.md 2): target features of the committed
 // context enter every layer as extra keys and values (KV injection); a block of
 // [anchor, MASK x (B-1)] embeddings is denoised in one forward; the target's LM head turns
-// slots 1..B-1 into draft logits for positions anchor+1 .. anchor+B-1.
+// slots 1..B-1 into draft logits for positions anchor+1 .. anchor+B-1 (the drafted rows). A
+// drafter that samples from the anchor (speculators' sample_from_anchor, DSpark's default)
+// drafts from every slot, the anchor's included: slot i for position anchor+i+1, B drafts.
 //
 // Two layouts, one decoder (so they cannot drift apart):
 //  - draft(): one block against the context cache (the live speculative-decoding step);
@@ -23,6 +25,7 @@
 #include "dfi/modelspec/drafter_config.h"
 #include "kernels/rotary.h"
 #include "models/candidate_selector.h"
+#include "models/dspark_heads.h"
 #include "models/dflash_kv_cache.h"
 #include "models/dflash_weights.h"
 
@@ -70,6 +73,10 @@ class DFlashDrafter {
   analysis::MaskSpec maskSpec(analysis::MaskVariant variant, analysis::LayerAttention kind) const;
   bool hasLayersOf(analysis::LayerAttention kind) const;
   int blockSize() const { return config_.blockSize; }
+  // Drafts per block: B - 1, or B when sampling from the anchor.
+  int draftsPerBlock() const { return config_.draftsPerBlock(); }
+  // The rows of a block of `blockLength` slots that draft (the last draftsPerBlock() of them).
+  int firstDraftRow() const { return config_.sampleFromAnchor ? 0 : 1; }
   DrafterKvCache newCache() const { return DrafterKvCache(config_.numHiddenLayers); }
 
   // ctx = hidden_norm(fc(features)): [S, F*Ht] -> [S, H]; `probes` may keep both stages.
@@ -78,22 +85,24 @@ class DFlashDrafter {
   // Drafts the block anchored at position `anchor` (slot 0 holds `anchorToken`).
   // `newContextFeatures` [S, F*Ht] are the target features of positions cache.length() ..
   // cache.length()+S-1; they are appended to `cache`, which must then reach the context the
-  // variant lets the block see (analysis::inferenceContextLength). Returns [B-1, V] logits for
-  // slots 1..B-1 in the LM head's dtype. `blockLength` in [2, B] drafts a shorter block of
-  // that many slots, anchor included (dflash 0.1.0's last block of a token budget); 0: B.
-  // `slotStates`, when given, receives the final-normed states of slots 1.. [b-1, H] (the
-  // candidate selector's input).
+  // variant lets the block see (analysis::inferenceContextLength). Returns [g, V] logits of the
+  // drafted rows (g = draftsPerBlock()) in the LM head's dtype. `blockLength` in [2, B] ([1, B]
+  // from the anchor) drafts a shorter block of that many slots, anchor included (dflash 0.1.0's
+  // last block of a token budget); 0: B. `blockStates`, when given, receives the final-normed
+  // states of every row [b, H] (the candidate selector's and DSpark's heads' input).
   at::Tensor draft(DrafterKvCache& cache, const at::Tensor& newContextFeatures,
                    std::int64_t anchorToken, std::int64_t anchor,
                    analysis::MaskVariant variant = analysis::MaskVariant::Reference,
-                   DrafterProbes* probes = nullptr, int blockLength = 0, at::Tensor* slotStates = nullptr) const;
+                   DrafterProbes* probes = nullptr, int blockLength = 0, at::Tensor* blockStates = nullptr) const;
 
   // DFlash2's candidate selector over this drafter's weights; nullopt for a DFlash drafter,
   // whose drafts are the argmax of the logits.
   std::optional<CandidateSelector> selector() const;
+  // DSpark's Markov and confidence heads; nullopt for other drafters.
+  std::optional<DsparkHeads> dsparkHeads() const;
 
   // Teacher-forced drafting of a whole sequence: `features` [T, F*Ht] and `tokens` [T] (int64)
-  // of positions 0..T-1, `anchors` in [0, T). Returns [N, B-1, V] logits. All anchors go
+  // of positions 0..T-1, `anchors` in [0, T). Returns [N, g, V] logits. All anchors go
   // through one forward, or `anchorsPerForward` at a time (the scores of one forward take
   // heads * N*B * (T + N*B) floats); the result is the same either way. `probes` gets the
   // layer outputs of every chunk concatenated and the context of all T positions.
@@ -102,13 +111,13 @@ class DFlashDrafter {
                            analysis::MaskVariant variant = analysis::MaskVariant::Reference,
                            std::int64_t anchorsPerForward = 0, DrafterProbes* probes = nullptr) const;
 
-  // Receives one forward's logits [n, B-1, V] for anchors[first .. first+n), and the slots'
-  // final-normed states [n, B-1, H]. The tensors are overwritten by the next forward: copy what
-  // must outlive the call.
+  // Receives one forward's logits of the drafted rows [n, g, V] for anchors[first .. first+n),
+  // and the final-normed states of every row [n, B, H]. The tensors are overwritten by the next
+  // forward: copy what must outlive the call.
   using ChunkLogitsSink =
       std::function<void(std::size_t first, const at::Tensor& logits, const at::Tensor& slotStates)>;
 
-  // teacherForced() without the [N, B-1, V] result: each forward's logits go to `sink` and are
+  // teacherForced() without the [N, g, V] result: each forward's logits go to `sink` and are
   // dropped. For every anchor of a long sequence over a real vocabulary the whole result is
   // tens of GB (2048 x 15 x 151936 floats); this keeps one forward's worth.
   void teacherForcedChunks(const at::Tensor& features, const at::Tensor& tokens,
@@ -125,8 +134,9 @@ class DFlashDrafter {
   // B-1. Several feature sets of the same tokens (G, each [T, F*Ht]) go through one forward,
   // as G times the blocks: the tap hypotheses of a diagnosis. Returns [G, N, B-1] int64 on the
   // host; each slot it fills is teacherForced()'s argmax on that set (up to rounding: fewer
-  // rows may take another product kernel). Not for DFlash2 (draftsStopAtRejection()), whose
-  // block mixing and selector read every slot.
+  // rows may take another product kernel). Only for drafters whose drafts are the argmax of
+  // slots 1..B-1 (draftsStopAtRejection()): not DFlash2, whose block mixing and selector read
+  // every slot, nor DSpark or a drafter sampling from the anchor.
   bool draftsStopAtRejection() const;
   at::Tensor draftsUntilRejected(std::span<const at::Tensor> features, const at::Tensor& tokens,
                                  std::span<const std::int64_t> anchors, analysis::MaskVariant variant,

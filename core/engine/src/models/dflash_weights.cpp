@@ -87,6 +87,15 @@ DrafterWeights loadDrafterWeights(tensorfile::Checkpoint opened, const modelspec
     w.selector = SelectorWeights{take("candidate_selector.predecessor_codebook"),
                                  take("candidate_selector.successor_codebook"),
                                  take("candidate_selector.hidden_projection.weight")};
+  if (config.dspark)
+    w.dspark = DsparkWeights{.markovW1 = take("markov_head.markov_w1.weight"),
+                             .markovW2 = take("markov_head.markov_w2.weight"),
+                             .gateWeight = take("markov_head.gate_proj.weight"),
+                             .gateBias = take("markov_head.gate_proj.bias"),
+                             .jointWeight = take("markov_head.joint_proj.weight"),
+                             .jointBias = take("markov_head.joint_proj.bias"),
+                             .confidenceWeight = take("confidence_head.proj.weight"),
+                             .confidenceBias = take("confidence_head.proj.bias")};
   if (config.draftVocabSize) w.vocabulary = loadDraftVocabulary(loader, config, device);
   return w;
 }

@@ -31,6 +31,15 @@ struct SelectorWeights {
   at::Tensor hiddenProjection;     // [r, H]
 };
 
+// DSpark's heads (models/dspark_heads.h); a tensor is undefined where the config has no use for it.
+struct DsparkWeights {
+  at::Tensor markovW1;                 // [Vt, r]: the previous token's embedding
+  at::Tensor markovW2;                 // [Vd, r]: onto the draft vocabulary
+  at::Tensor gateWeight, gateBias;     // gated: [r, H + r], [r]
+  at::Tensor jointWeight, jointBias;   // rnn: [3r, 2r + H], [3r] (gate; candidate; output)
+  at::Tensor confidenceWeight, confidenceBias;  // [1, H (+ r)], [1]
+};
+
 struct DrafterLayerWeights {
   at::Tensor inputLayernorm;
   at::Tensor qProj, kProj, vProj, oProj;
@@ -49,6 +58,7 @@ struct DrafterWeights {
   std::vector<DrafterLayerWeights> layers;
   at::Tensor norm;        // [H]
   std::optional<SelectorWeights> selector;  // DFlash2 only
+  std::optional<DsparkWeights> dspark;       // DSpark only
   std::optional<DraftVocabulary> vocabulary;  // a reduced draft vocabulary (speculators) only
 };
 

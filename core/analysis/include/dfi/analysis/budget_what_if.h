@@ -63,18 +63,22 @@ std::vector<session::StatisticRecord> costStatistics(const CostModel& cost, sess
 std::optional<CostModel> costFromStatistics(std::span<const session::StatisticRecord> statistics,
                                             const std::string& source);
 
-enum class WhatIfKind { VerifyLength, TreeBudget };
+// ConfidenceThreshold (DSpark drafters with a confidence head): each step verifies the drafts
+// whose predicted prefix survival reaches the threshold (position_metrics.h), so its verified
+// tokens vary by step; the speedup then divides the tokens by each step's own cost.
+enum class WhatIfKind { VerifyLength, TreeBudget, ConfidenceThreshold };
 
 struct WhatIfRow {
   WhatIfKind kind = WhatIfKind::VerifyLength;
-  int value = 0;           // v (anchor + v-1 drafts), or the DDTree budget N
-  int verifiedTokens = 0;  // what the target verifies per step: v, or N + 1
+  int value = 0;           // v (anchor + v-1 drafts), the DDTree budget N, or the threshold in %
+  int verifiedTokens = 0;  // what the target verifies per step: v, N + 1, or the mean rounded
+  double meanVerifiedTokens = 0;  // the same, unrounded
   std::int64_t prompts = 0;
   Interval tau;
   std::optional<Interval> speedup;  // with a cost model: the tau interval's ends mapped through it
   bool best = false;                // the highest expected speedup of all rows (a cost model's)
 
-  std::string label() const;  // "verify 8", "ddtree-32"
+  std::string label() const;  // "verify 8", "ddtree-32", "confidence 0.5"
   bool operator==(const WhatIfRow&) const = default;
 };
 
@@ -85,8 +89,9 @@ struct WhatIfInput {
   std::vector<int> treeBudgets;               // DDTree budgets to try
 };
 
-// Every verify length 1..B, then each tree budget (when the steps carry top-k), tau intervals by
-// the summary's bootstrap over prompts. Throws dfi::Error for steps of another mode.
+// Every verify length 1..B, then each tree budget (when the steps carry top-k), then each
+// confidence threshold (when they carry draft_confidence), tau intervals by the summary's
+// bootstrap over prompts. Throws dfi::Error for steps of another mode.
 std::vector<WhatIfRow> budgetWhatIfs(const WhatIfInput& input, const std::optional<CostModel>& cost,
                                      double confidence = 0.95, int resamples = kBootstrapResamples);
 

@@ -11,9 +11,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "dfi/analysis/selector_metrics.h"
 #include "dfi/analysis/statistics.h"
 #include "dfi/session/reader.h"
 #include "dfi/session/records.h"
@@ -67,6 +69,27 @@ struct Calibration {
   double acceptedFraction = 0;  // over every scored slot
 };
 
+// DSpark's confidence head predicts each slot's acceptance rate; the product of the rates up to
+// slot s is its prediction that the first s drafts all survive verification, which is what a
+// confidence-driven verify length thresholds. Scored on every slot with a draft (and, teacher-
+// forced, a target token): the prefix survives when s < the step's accepted drafts (past the
+// first mismatch every longer prefix is known to fail, live too).
+//
+// The verify length a threshold t chooses: the leading slots whose predicted survival is at least
+// t (a prefix: survival only falls). Against the fixed block, per step: the drafts it would not
+// have verified, and the accepted tokens it would have lost (accepted beyond the length).
+struct VerifyLengthWhatIf {
+  double threshold = 0;
+  double meanVerifiedDrafts = 0;  // per step
+  double meanAcceptLength = 0;    // tau under the threshold: min(accepted, length) + 1
+  double savedDraftsPerStep = 0;  // drafts - length
+  double lostTokensPerStep = 0;   // accepted - min(accepted, length)
+};
+inline constexpr double kVerifyThresholds[] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
+// The drafts of `step` a threshold verifies: the leading ones whose predicted prefix survival
+// (the product of draft_confidence up to them) is at least `threshold`; 0 without confidence.
+int confidenceVerifyLength(const session::StepRecord& step, double threshold);
+
 // One per (run, step mode) present, as RunMetrics: live, teacher-forced and DDTree steps of a
 // run are not mixed.
 struct PositionMetrics {
@@ -83,6 +106,11 @@ struct PositionMetrics {
   std::vector<double> slotAcceptance;
   std::vector<AnchorBinTau> anchorBins;  // the bins that have steps, by position
   Calibration calibration;
+  // DSpark drafters with a confidence head (empty bins otherwise): predicted prefix survival.
+  Calibration confidenceCalibration;
+  std::vector<VerifyLengthWhatIf> verifyLengths;  // one per kVerifyThresholds; empty without confidence
+  double fixedVerifiedDrafts = 0;                 // per step, the drafts a fixed block verifies
+  std::optional<SelectorMetrics> selector;        // DFlash2 drafters: their candidate selector
 };
 
 // Adds a run's steps one at a time (any order, any mode) and returns its metrics per mode; keeps
@@ -94,16 +122,31 @@ class PositionTally {
   std::vector<PositionMetrics> finish(double confidence = 0.95, int resamples = kBootstrapResamples) const;
 
  private:
-  struct ModeTally {
-    std::vector<int> acceptLengths;
-    // bin -> prompt -> (sum of lengths, steps)
-    std::map<int, std::map<session::PromptId, std::pair<double, double>>> bins;
+  // A reliability diagram being filled: per bin the predictions' sum, the outcomes and the count.
+  struct ReliabilityTally {
     std::vector<double> probabilitySum = std::vector<double>(kReliabilityBins, 0.0);
     std::vector<std::int64_t> acceptedCount = std::vector<std::int64_t>(kReliabilityBins, 0);
     std::vector<std::int64_t> slotCount = std::vector<std::int64_t>(kReliabilityBins, 0);
     std::int64_t unscored = 0;
+    void add(double probability, bool accepted);
+    Calibration finish() const;
+  };
+  struct ModeTally {
+    std::vector<int> acceptLengths;
+    // bin -> prompt -> (sum of lengths, steps)
+    std::map<int, std::map<session::PromptId, std::pair<double, double>>> bins;
+    ReliabilityTally draftProbability, confidence;
+    // Per kVerifyThresholds: sums over the steps with confidence of the verified drafts, the
+    // accepted length under the threshold, and the lost tokens; and those steps' drafts.
+    std::vector<double> verified = std::vector<double>(std::size(kVerifyThresholds), 0.0);
+    std::vector<double> lengths = std::vector<double>(std::size(kVerifyThresholds), 0.0);
+    std::vector<double> lost = std::vector<double>(std::size(kVerifyThresholds), 0.0);
+    std::int64_t confidenceSteps = 0;
+    double drafts = 0;
+    SelectorTally selector;
   };
   void addCalibration(const session::StepRecord& step, ModeTally& tally) const;
+  static void addConfidence(const session::StepRecord& step, ModeTally& tally);
 
   session::RunId runId_;
   std::int32_t blockSize_;

@@ -7,7 +7,8 @@
 // File contents (dtype = the compute dtype unless stated; <path> is "inference" or "training"):
 //   input_ids                [T] I64
 //   anchors                  [N] I64, in the order given
-//   <path>.logits            [N, B-1, V]  slot i drafts position anchor+i+1
+//   <path>.logits            [N, g, V]    draft i drafts position anchor+i+1 (g = B-1, or B for a
+//                                         drafter sampling from the anchor); DSpark: before its bias
 //   <path>.layer.<l>         [N, B, H]    block rows after drafter layer l (residual stream)
 //   context.fc               [T, H]       fc(concatenated target taps) of every position
 //   context.hidden_norm      [T, H]       hidden_norm of that: the drafter's context rows
@@ -18,6 +19,8 @@
 //   selector.candidates      [N, B-1, k] I64 (training path), each slot's top-k by logit,
 //   selector.scores          [N, B-1, k] F32 their path scores,
 //   selector.chosen          [N, B-1] I64    and the index chosen (0: the drafter's argmax)
+//   dspark.draft_tokens      [N, g] I64      DSpark only: the heads' greedy chain (training path)
+//   dspark.confidence        [N, g] F32      and the confidence head's output, when it has one
 // Metadata: target, drafter, mask variants, dtype.
 
 #include <cstdint>

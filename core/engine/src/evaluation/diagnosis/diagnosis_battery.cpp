@@ -203,6 +203,18 @@ std::vector<Hypothesis> planHypotheses(const BatteryInputs& in) {
                         "the target's LM head over its whole vocabulary instead of the drafter's own " +
                             (d.draftVocabSize ? std::to_string(*d.draftVocabSize) + "-row" : std::string()) + " one"};
   out.push_back(d.draftVocabSize ? targetHead : notApplicable(targetHead, noMapping));
+
+  // speculators' sample_from_anchor read the other way round (DFlash's default is off, DSpark's
+  // on): the anchor's slot drafting the next token, or not drafting at all.
+  Hypothesis anchor{.kind = K::SampleFromAnchor, .fromAnchor = !d.sampleFromAnchor};
+  anchor.planned = {std::string("sample-from-anchor:") + (anchor.fromAnchor ? "on" : "off"),
+                    anchor.fromAnchor ? "every slot drafts, the anchor's included (B drafts a block; the config says "
+                                        "slots 1..B-1)"
+                                      : "slots 1..B-1 draft, the anchor's slot does not (the config samples from the "
+                                        "anchor)"};
+  out.push_back(d.speculators ? anchor
+                              : notApplicable(anchor, "z-lab's format has no sample_from_anchor: its drafts are slots "
+                                                      "1..B-1"));
   return out;
 }
 

@@ -33,6 +33,7 @@ struct Hypothesis {
     TargetLmHead,     // lm-head:target (a reduced draft vocabulary's LM head replaced by the target's)
     RopeTheta,        // rope:theta=<x> (the drafter's RoPE base replaced by the target's)
     RopePartial,      // rope:partial=<f> (another fraction of each head rotated)
+    SampleFromAnchor, // sample-from-anchor:<on|off> (speculators' field read the other way)
   };
   Kind kind = Kind::Mask;
   analysis::PlannedHypothesis planned;
@@ -45,6 +46,7 @@ struct Hypothesis {
   std::string dtype;   // TargetDtype
   bool recurrent = false;  // DeltaRuleForm
   double rope = 0;         // RopeTheta: the base; RopePartial: the rotated fraction
+  bool fromAnchor = false;  // SampleFromAnchor: every slot drafts (on) or slots 1..B-1 (off)
 
   // Changes only the taps the drafter reads: the drafter, mask and tokens stay the baseline's.
   bool tapsOnly() const { return kind == Kind::TapShift || kind == Kind::TapAblate || kind == Kind::TapNoise; }

@@ -54,6 +54,20 @@ void writeSelection(tensorfile::SafetensorsWriter& writer, const std::vector<ses
   addTensor(writer, "selector.chosen", at::tensor(chosen, at::kLong).view({n, slots}));
 }
 
+// DSpark: the drafts of the heads' greedy chain at every anchor (training path, as the
+// teacher-forced run records it) [N, g], and the confidence head's output [N, g] when present.
+void writeDsparkPath(tensorfile::SafetensorsWriter& writer, const std::vector<session::StepRecord>& steps) {
+  std::vector<std::int64_t> drafts;
+  std::vector<float> confidence;
+  for (const session::StepRecord& step : steps) {
+    drafts.insert(drafts.end(), step.draftTokens.begin(), step.draftTokens.end());
+    confidence.insert(confidence.end(), step.draftConfidence.begin(), step.draftConfidence.end());
+  }
+  const auto n = static_cast<std::int64_t>(steps.size());
+  addTensor(writer, "dspark.draft_tokens", at::tensor(drafts, at::kLong).view({n, -1}));
+  if (!confidence.empty()) addTensor(writer, "dspark.confidence", at::tensor(confidence, at::kFloat).view({n, -1}));
+}
+
 }  // namespace
 
 DraftPath parseDraftPath(const std::string& text) {
@@ -105,9 +119,12 @@ DraftPassSummary runDraftPass(const DraftPassRequest& request) {
     writeLayers(writer, "training", probes, blocks);
   }
 
-  if (drafter.selector())
-    writeSelection(writer, teacherForcedSteps(sequence, drafter, request.anchors,
-                                              request.trainingVariant.value_or(request.variant), 0));
+  if (drafter.selector() || drafter.dsparkHeads()) {
+    const std::vector<session::StepRecord> steps =
+        teacherForcedSteps(sequence, drafter, request.anchors, request.trainingVariant.value_or(request.variant), 0);
+    if (drafter.selector()) writeSelection(writer, steps);
+    if (drafter.dsparkHeads()) writeDsparkPath(writer, steps);
+  }
 
   DraftPassSummary summary{.blockSize = drafter.blockSize(), .layers = drafter.config().numHiddenLayers, .parity = {}};
   if (request.path == DraftPath::Both) {

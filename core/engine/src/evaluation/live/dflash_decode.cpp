@@ -76,9 +76,10 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
   const bool dflash = options.counting == StepCounting::Dflash;
   const bool sampled = !options.sampling.greedy();
   SamplingStream stream(options.sampling.seed);
-  const int b = drafter.blockSize();
+  const int firstDraftRow = drafter.firstDraftRow();
   const std::vector<int>& taps = drafter.config().targetLayerIds;
   const std::optional<CandidateSelector> selector = drafter.selector();  // DFlash2
+  const std::optional<DsparkHeads> dspark = drafter.dsparkHeads();
 
   SpeculativeResult result;
   result.promptLength = static_cast<std::int64_t>(prompt.size());
@@ -102,26 +103,40 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
   // verify the anchor (start + 1 == maxLength).
   bool done = dflash && isStop(result.tokens.back());
   while (!done && (dflash ? start + 1 < maxLength : start < maxLength)) {
-    const int verified = dflash ? static_cast<int>(std::min<std::int64_t>(b, maxLength - start)) : b;
+    // The drafts of this block: all of a block's, or (dflash) within the budget, at least one.
+    const int drafts = dflash ? static_cast<int>(std::min<std::int64_t>(drafter.draftsPerBlock(), maxLength - start - 1))
+                              : drafter.draftsPerBlock();
+    const int blockLength = drafts + firstDraftRow;
     const std::int64_t anchorToken = result.tokens[static_cast<std::size_t>(start)];
-    at::Tensor slotStates;
-    const at::Tensor draftLogits = drafter.draft(draftCache, newContext, anchorToken, start, analysis::MaskVariant::Reference,
-                                                 nullptr, verified, selector ? &slotStates : nullptr);
+    at::Tensor blockStates;
+    at::Tensor draftLogits =
+        drafter.draft(draftCache, newContext, anchorToken, start, analysis::MaskVariant::Reference, nullptr,
+                      blockLength, selector || dspark ? &blockStates : nullptr);
     BlockChoice choice;
     at::Tensor draftProbs;  // sampled: [g, V], the distribution each draft was drawn from
     std::optional<SelectorPath> path;
+    std::optional<DsparkPath> dsparkPath;
     if (selector) {
       // DFlash2: the selector's path; sampled, its draws over the candidates, spread over the
       // vocabulary (zero elsewhere) for the acceptance test and the residual, as the package's
       // draft_indices do.
-      path = selector->select(slotStates, draftLogits, anchorToken, sampled ? &options.sampling : nullptr, &stream);
+      path = selector->select(blockStates.narrow(0, 1, blockLength - 1), draftLogits, anchorToken,
+                              sampled ? &options.sampling : nullptr, &stream);
       choice.drafts = path->tokens;
       if (sampled)
         draftProbs = at::zeros(draftLogits.sizes(), draftLogits.options().dtype(at::kFloat))
                          .scatter(-1, path->candidates.to(draftLogits.device()), path->probs.to(draftLogits.device()));
+    } else if (dspark) {
+      // DSpark: slot by slot, each draft chosen from the logits its Markov bias gives after the
+      // draft before it; sampled, q of each slot is that biased distribution.
+      dsparkPath = dspark->run(blockStates, draftLogits, anchorToken,
+                               sampled ? DsparkHeads::sampled(options.sampling, stream) : DsparkHeads::greedy());
+      choice.drafts = dsparkPath->tokens;
+      draftLogits = dsparkPath->logits;
+      if (sampled) draftProbs = samplingProbs(draftLogits, options.sampling);
     } else if (sampled) {
       draftProbs = samplingProbs(draftLogits, options.sampling);
-      std::vector<double> uniforms(static_cast<std::size_t>(verified - 1));
+      std::vector<double> uniforms(static_cast<std::size_t>(drafts));
       for (double& u : uniforms) u = stream.tokenUniform();
       choice.drafts = drawTokens(draftProbs, uniforms);
     } else {
@@ -135,7 +150,7 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
     // posterior[i]: the target's argmax for position start+i+1, given the block up to slot i.
     const std::vector<std::int64_t> posterior = toVector(argmaxLastDim(verify.logits[0]));
     if (sampled) {
-      for (int i = 0; i < verified - 1; ++i) choice.u.push_back(stream.acceptUniform());
+      for (int i = 0; i < drafts; ++i) choice.u.push_back(stream.acceptUniform());
       RejectionOutcome outcome = rejectionSample(
           choice.drafts, samplingProbs(verify.logits[0], options.sampling), draftProbs, choice.u);
       choice.accepted = outcome.accepted;
@@ -174,7 +189,7 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
     step.anchorPosition = start;
     step.anchorToken = static_cast<session::TokenId>(anchorToken);
     step.draftTokens = toTokenIds(choice.drafts);
-    step.targetTokens = toTokenIds(std::span(posterior).first(static_cast<std::size_t>(verified - 1)));
+    step.targetTokens = toTokenIds(std::span(posterior).first(static_cast<std::size_t>(drafts)));
     step.acceptedCount = accepted;
     step.bonusToken = static_cast<session::TokenId>(choice.last);
     step.countedLength = produced < accepted + 1 ? produced : 0;
@@ -183,6 +198,7 @@ SpeculativeResult speculativeDecode(const TargetModel& target, const DFlashDraft
     step.draftProbs = std::move(choice.q);
     step.acceptUniforms = std::move(choice.u);
     if (path) recordSelection(*path, step);
+    if (dsparkPath) recordDsparkPath(*dsparkPath, step);
     if (options.topK > 0) fillTopK(draftLogits, options.topK, step.topKIds, step.topKProbs);
     result.steps.push_back(std::move(step));
 

@@ -21,16 +21,16 @@ namespace {
 // 170 MB for a 32-head, B=16 drafter on a 2048-token sequence.
 constexpr std::int64_t kAnchorsPerForward = 32;
 
-// One step's tokens from a sequence: the drafts of its B-1 slots, the target's token for each
-// (kUnknownToken past the sequence), the accepted run and the bonus token.
+// One step's tokens from a sequence: its drafts (B-1, or B from the anchor), the target's token
+// for each (kUnknownToken past the sequence), the accepted run and the bonus token.
 class StepMaker {
  public:
-  StepMaker(const SequenceFeatures& sequence, analysis::MaskVariant variant, int blockSize)
+  StepMaker(const SequenceFeatures& sequence, analysis::MaskVariant variant, int drafts)
       : predictions_(sequence.predictions.to(at::kLong).contiguous()),
         ids_(sequence.ids.to(at::kLong).contiguous()),
         length_(sequence.ids.size(0)),
         variant_(enumName(variant)),
-        slots_(blockSize - 1) {}
+        slots_(drafts) {}
 
   // The target's token for slot i's position (anchor+i+1), if the sequence reaches it.
   session::TokenId target(std::int64_t anchor, int slot) const {
@@ -53,7 +53,7 @@ class StepMaker {
     return step;
   }
 
-  // After the drafts are final (DFlash2's selector may replace them).
+  // After the drafts are final (DFlash2's selector and DSpark's heads may replace them).
   void accept(session::StepRecord& step) const {
     const auto slots = static_cast<std::size_t>(slots_);
     auto& n = step.acceptedCount;
@@ -110,33 +110,44 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
                                                     const DFlashDrafter::ChunkLogitsSink& alsoSee,
                                                     DrafterProbes* probes) {
   c10::InferenceMode inference;
-  const int b = drafter.blockSize();
-  const StepMaker make(sequence, variant, b);
+  const int b = drafter.blockSize(), g = drafter.draftsPerBlock();
+  const StepMaker make(sequence, variant, g);
   std::vector<session::StepRecord> steps;
   steps.reserve(anchors.size());
   const std::optional<CandidateSelector> selector = drafter.selector();
-  auto record = [&](std::size_t first, const at::Tensor& logits, const at::Tensor& slotStates) {  // [n, B-1, V]
+  const std::optional<DsparkHeads> dspark = drafter.dsparkHeads();
+  // logits [n, g, V] of the drafted rows, blockStates [n, B, H] of every row.
+  auto record = [&](std::size_t first, const at::Tensor& logits, const at::Tensor& blockStates) {
     const at::Tensor drafts = argmaxLastDim(logits).to(at::kCPU, at::kLong).contiguous();
     const std::int64_t* draft = drafts.data_ptr<std::int64_t>();
-    // One top-k over the forward's slots: [n, B-1, k] row-major, anchor-major.
+    // One top-k over the forward's slots: [n, g, k] row-major, anchor-major.
     std::vector<session::TokenId> topIds;
     std::vector<float> topProbs;
-    if (topK > 0) fillTopK(logits, topK, topIds, topProbs);
-    const auto perAnchor = static_cast<std::ptrdiff_t>(b - 1) * topK;
+    if (topK > 0 && !dspark) fillTopK(logits, topK, topIds, topProbs);
+    const auto perAnchor = static_cast<std::ptrdiff_t>(g) * topK;
     for (std::int64_t j = 0; j < logits.size(0); ++j) {
       session::StepRecord step = make(static_cast<std::int32_t>(steps.size()),
-                                      anchors[first + static_cast<std::size_t>(j)], draft + j * (b - 1));
+                                      anchors[first + static_cast<std::size_t>(j)], draft + j * g);
       // DFlash2: the drafts are the selector's greedy path from the anchor, not the argmax.
-      if (selector) recordSelection(selector->select(slotStates[j], logits[j], step.anchorToken), step);
+      if (selector)
+        recordSelection(selector->select(blockStates[j].narrow(0, 1, b - 1), logits[j], step.anchorToken), step);
+      // DSpark: each draft is the argmax after the Markov bias of the draft before it, as served
+      // (before a rejection the drafts are the sequence's tokens, so the accepted run is the
+      // one training's teacher-forced bias would give); its top-k is of the biased logits.
+      if (dspark) {
+        const DsparkPath path = dspark->run(blockStates[j], logits[j], step.anchorToken, DsparkHeads::greedy());
+        recordDsparkPath(path, step);
+        if (topK > 0) fillTopK(path.logits, topK, step.topKIds, step.topKProbs);
+      }
       make.accept(step);
-      if (topK > 0) {
+      if (topK > 0 && !dspark) {
         const auto from = static_cast<std::ptrdiff_t>(j) * perAnchor;
         step.topKIds.assign(topIds.begin() + from, topIds.begin() + from + perAnchor);
         step.topKProbs.assign(topProbs.begin() + from, topProbs.begin() + from + perAnchor);
       }
       steps.push_back(std::move(step));
     }
-    if (alsoSee) alsoSee(first, logits, slotStates);
+    if (alsoSee) alsoSee(first, logits, blockStates);
   };
   drafter.teacherForcedChunks(sequence.features, sequence.ids, anchors, variant, kAnchorsPerForward, record, probes);
   return steps;
@@ -158,7 +169,7 @@ std::vector<std::vector<session::StepRecord>> stepsUntilRejected(const SequenceF
   }
   c10::InferenceMode inference;
   const int b = drafter.blockSize();
-  const StepMaker make(sequence, variant, b);
+  const StepMaker make(sequence, variant, b - 1);  // drafts of slots 1..B-1 (draftsStopAtRejection)
   const auto n = static_cast<std::int64_t>(anchors.size());
   at::Tensor expected = at::empty({n, b - 1}, at::kLong);
   for (std::int64_t j = 0; j < n; ++j)

@@ -33,6 +33,18 @@ struct Dflash2Config {
   int selectorTopK = 0;    // candidates per slot
 };
 
+// DSpark (speculators' DSparkDraftModel): after the block's logits, a low-rank Markov head
+// biases each slot by the token drafted before it (B = W2(f(W1[prev]))), and a confidence head
+// predicts each slot's acceptance rate from its final-normed state.
+enum class MarkovHeadType { Vanilla, Gated, Rnn };
+struct DsparkConfig {
+  int markovRank = 256;  // 0: no Markov head (the backbone's logits alone)
+  MarkovHeadType markovHeadType = MarkovHeadType::Vanilla;
+  bool confidenceHead = true;
+  bool confidenceWithMarkov = true;  // the head's input is [state, W1[prev]]; needs markovRank > 0
+};
+std::string_view markovHeadTypeName(MarkovHeadType type);  // "vanilla", "gated", "rnn"
+
 enum class DrafterFormat { ZLab, Speculators };
 
 // speculators' fields with no z-lab counterpart, as the file states them (info shows them).
@@ -75,6 +87,11 @@ struct DrafterConfig : DecoderGeometry {
   // ...then, when present and > 0, capped: c * tanh(logits / c).
   std::optional<double> finalLogitSoftcapping;
   std::optional<Dflash2Config> dflash2;  // set for a DFlash2DraftModel
+  std::optional<DsparkConfig> dspark;    // set for speculators' DSpark
+  // speculators' sample_from_anchor: every slot drafts the token after its own position, the
+  // anchor's slot included (B drafts per block); false: DFlash's slots 1..B-1 (B-1 drafts).
+  bool sampleFromAnchor = false;
+  int draftsPerBlock() const { return sampleFromAnchor ? blockSize : blockSize - 1; }
   // A reduced draft vocabulary (speculators' draft_vocab_size below vocab_size, the target's):
   // the checkpoint's own lm_head scores draft ids, which its d2t maps to target ids.
   std::optional<int> draftVocabSize;

@@ -145,7 +145,10 @@ struct FieldTable<session::StepRecord> {
                {.unit = "float32[]", .bulky = true}),
       field<R>("chosen_candidates", &R::chosenCandidates,
                "DFlash2: per slot the index of the chosen candidate (the draft) in candidate_ids",
-               {.unit = "int32[]"})};
+               {.unit = "int32[]"}),
+      field<R>("draft_confidence", &R::draftConfidence,
+               "DSpark: per slot the confidence head's predicted acceptance rate (empty otherwise)",
+               {.unit = "float32[]"})};
 };
 
 template <>

@@ -115,6 +115,9 @@ struct StepRecord {
   std::vector<TokenId> candidateIds;
   std::vector<float> candidateScores;
   std::vector<std::int32_t> chosenCandidates;
+  // DSpark drafters with a confidence head, per drafted slot (empty otherwise): the head's
+  // predicted acceptance rate of the slot, in (0, 1).
+  std::vector<float> draftConfidence;
 
   // The step's acceptance length: its accepted drafts and the bonus, as counted.
   std::int32_t acceptLength() const { return countedLength > 0 ? countedLength : acceptedCount + 1; }

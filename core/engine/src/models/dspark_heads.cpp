@@ -1,0 +1,100 @@
+#include "models/dspark_heads.h"
+
+#include <algorithm>
+
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/addmv.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/mv.h>
+#include <ATen/ops/sigmoid.h>
+#include <ATen/ops/stack.h>
+#include <ATen/ops/tanh.h>
+#include <ATen/ops/zeros.h>
+
+#include "evaluation/live/speculative_sampling.h"
+#include "kernels/argmax.h"
+#include "kernels/tensor_cast.h"
+#include "models/draft_vocabulary.h"
+
+namespace dfi::engine {
+
+DsparkHeads::Chooser DsparkHeads::greedy() {
+  return [](int, const at::Tensor& logits) { return argmaxLastDim(logits).item<std::int64_t>(); };
+}
+
+DsparkHeads::Chooser DsparkHeads::sampled(const SamplingOptions& sampling, SamplingStream& stream) {
+  return [&sampling, &stream](int, const at::Tensor& logits) {
+    const double u[] = {stream.tokenUniform()};
+    return drawTokens(samplingProbs(logits.unsqueeze(0), sampling), u).front();
+  };
+}
+
+DsparkHeads::Chooser DsparkHeads::forced(std::vector<std::int64_t> tokens) {
+  return [tokens = std::move(tokens)](int index, const at::Tensor&) { return tokens.at(static_cast<std::size_t>(index)); };
+}
+
+DsparkPath DsparkHeads::run(const at::Tensor& blockStates, const at::Tensor& logits, std::int64_t anchorToken,
+                            const Chooser& choose) const {
+  const bool markov = config_.markovRank > 0;
+  const at::Tensor& anyWeight = markov ? w_.markovW2 : w_.confidenceWeight;
+  const at::Device device = anyWeight.device();
+  const at::ScalarType dtype = anyWeight.scalar_type();
+  const at::Tensor states = onDevice(blockStates, device, dtype);
+  const std::int64_t rows = states.size(0), drafts = logits.size(0);
+  const std::int64_t first = rows - drafts;  // the first drafting row: 0 from the anchor, else 1
+  DsparkPath path;
+  std::vector<at::Tensor> biased;
+  at::Tensor rnnState = markov ? at::zeros({config_.markovRank}, states.options()) : at::Tensor();
+  for (std::int64_t row = 0; row < rows; ++row) {
+    const std::int64_t index = row - first;  // the draft this row makes; < 0: the anchor's row
+    const bool rnn = markov && config_.markovHeadType == modelspec::MarkovHeadType::Rnn;
+    if (index < 0 && !rnn) continue;
+    const std::int64_t previous = index <= 0 ? anchorToken : path.tokens.back();
+    const at::Tensor h = states[row];
+    const at::Tensor prevEmb = markov ? w_.markovW1[previous] : at::Tensor();
+    at::Tensor bias;  // [Vd]
+    if (markov) {
+      switch (config_.markovHeadType) {
+        case modelspec::MarkovHeadType::Vanilla:
+          bias = at::mv(w_.markovW2, prevEmb);
+          break;
+        case modelspec::MarkovHeadType::Gated:
+          bias = at::mv(w_.markovW2, at::sigmoid(at::addmv(w_.gateBias, w_.gateWeight, at::cat({h, prevEmb}))) * prevEmb);
+          break;
+        case modelspec::MarkovHeadType::Rnn: {
+          const at::Tensor z = at::addmv(w_.jointBias, w_.jointWeight, at::cat({rnnState, prevEmb, h}));
+          const std::vector<at::Tensor> parts = z.chunk(3);
+          const at::Tensor gate = at::sigmoid(parts[0]);
+          rnnState = gate * rnnState + (1.0 - gate) * at::tanh(parts[1]);
+          bias = at::mv(w_.markovW2, at::tanh(parts[2]));
+          break;
+        }
+      }
+    }
+    if (index < 0) continue;
+    at::Tensor row_logits = logits[index].clone();
+    if (markov) {
+      const at::Tensor b = bias.to(row_logits.device(), row_logits.scalar_type());
+      if (vocabulary_)
+        row_logits.index_add_(0, vocabulary_->targetIds.to(row_logits.device()), b);
+      else
+        row_logits += b;
+    }
+    if (config_.confidenceHead) {
+      const at::Tensor features = config_.confidenceWithMarkov ? at::cat({h, prevEmb}) : h;
+      const at::Tensor c = at::sigmoid(at::addmv(w_.confidenceBias, w_.confidenceWeight, features).to(at::kFloat));
+      path.confidence.push_back(c.item<float>());
+    }
+    path.tokens.push_back(choose(static_cast<int>(index), row_logits));
+    biased.push_back(std::move(row_logits));
+  }
+  path.logits = at::stack(biased);
+  return path;
+}
+
+void recordDsparkPath(const DsparkPath& path, session::StepRecord& step) {
+  step.draftTokens.assign(path.tokens.begin(), path.tokens.end());
+  step.draftConfidence = path.confidence;
+}
+
+}  // namespace dfi::engine

@@ -1,0 +1,254 @@
+// DSpark drafters (speculators 0.9.0's DSparkDraftModel, tests/oracle/gen_speculators.py's
+// dspark_* cases: each Markov head type, the confidence head with and without the Markov input
+// and off, sample_from_anchor both ways, reduced and full vocabularies), built and saved by the
+// package itself. Held to the package's own forward at the same anchors (fp32, within 1e-4):
+// the backbone's logits of the drafted rows, the logits after the Markov bias (each slot's
+// previous token the sequence's, as the package trains), and the confidence head's output; the
+// engine's teacher-forced acceptance per block equal to the package's compute_accepted_length_counts
+// where the package's draft-id argmax can agree with the verifier's; a live loop lossless.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "dfi/base/error.h"
+#include "dfi/modelspec/drafter_config.h"
+#include "dfi/tensorfile/safetensors_file.h"
+#include "evaluation/diagnosis/diagnosis_battery.h"
+#include "evaluation/diagnosis/hypotheses.h"
+#include "evaluation/evaluation_models.h"
+#include "evaluation/live/dflash_decode.h"
+#include "evaluation/teacher_forced/dflash_teacher_forced.h"
+#include "models/dflash_drafter.h"
+#include "models/dspark_heads.h"
+#include "models/target_model.h"
+#include "reference_tensors.h"
+
+namespace dfi::engine {
+namespace {
+
+using test::maxAbsDiff;
+using test::referenceTensor;
+using test::toVector;
+
+constexpr double kTolerance = 1e-4;
+const std::filesystem::path kDir = std::filesystem::path(DFI_BINARY_DIR) / "tests/oracle/speculators";
+const char* const kCases[] = {"dspark_vanilla", "dspark_gated", "dspark_rnn", "dspark_rnn_anchor"};
+
+struct DsparkCase {
+  explicit DsparkCase(const std::string& name)
+      : name(name),
+        dir(kDir / name),
+        reference(tensorfile::SafetensorsFile::open(dir / "reference.safetensors")),
+        target(TargetModel::load(dir / "target", ModelOptions{})),
+        drafter(loadDrafter(dir / "drafter", *target)),
+        ids(toVector(referenceTensor(reference, "input_ids"))),
+        anchors(toVector(referenceTensor(reference, "anchors"))),
+        sequence(sequenceFeatures(*target, *drafter, ids)) {}
+
+  std::int64_t n() const { return static_cast<std::int64_t>(anchors.size()); }
+  // The package's rows [N*B, Vd] of `name`, as [N, g, Vt] over target ids (-inf where the
+  // draft vocabulary has no id): the drafted rows only.
+  at::Tensor packageDrafted(const char* tensor) const {
+    const int b = drafter->blockSize(), g = drafter->draftsPerBlock();
+    const at::Tensor rows = referenceTensor(reference, tensor);
+    const at::Tensor drafted = rows.view({n(), b, rows.size(-1)}).narrow(1, b - g, g);
+    if (!reference.find("draft_to_target")) return drafted;
+    at::Tensor out = at::full({n(), g, drafter->config().vocabSize}, -INFINITY, at::kFloat);
+    out.index_copy_(2, referenceTensor(reference, "draft_to_target").to(at::kLong), drafted);
+    return out;
+  }
+
+  std::string name;
+  std::filesystem::path dir;
+  tensorfile::SafetensorsFile reference;
+  std::unique_ptr<TargetModel> target;
+  std::unique_ptr<DFlashDrafter> drafter;
+  std::vector<std::int64_t> ids, anchors;
+  SequenceFeatures sequence;
+};
+
+// Max |a - b| where both are finite, and whether they are -inf at the same ids.
+double finiteDiff(const at::Tensor& a, const at::Tensor& b) {
+  EXPECT_TRUE(at::equal(at::isinf(a), at::isinf(b)));
+  const at::Tensor finite = at::isfinite(a) & at::isfinite(b);
+  return maxAbsDiff(a.masked_select(finite), b.masked_select(finite));
+}
+
+TEST(DsparkDrafter, ConfigReadsTheHeads) {
+  const DsparkCase rnn("dspark_rnn");
+  const modelspec::DrafterConfig& c = rnn.drafter->config();
+  ASSERT_TRUE(c.dspark.has_value());
+  EXPECT_EQ(c.dspark->markovRank, 6);
+  EXPECT_EQ(c.dspark->markovHeadType, modelspec::MarkovHeadType::Rnn);
+  EXPECT_TRUE(c.dspark->confidenceHead && c.dspark->confidenceWithMarkov);
+  EXPECT_FALSE(c.sampleFromAnchor);
+  EXPECT_EQ(c.draftsPerBlock(), 5);
+  EXPECT_TRUE(c.warnings.empty()) << c.warnings.front().field << ": " << c.warnings.front().message;
+  const DsparkCase anchor("dspark_rnn_anchor");
+  EXPECT_TRUE(anchor.drafter->config().sampleFromAnchor);
+  EXPECT_EQ(anchor.drafter->config().draftsPerBlock(), 6);  // speculative_tokens 6: no warning
+  EXPECT_TRUE(anchor.drafter->config().warnings.empty());
+  EXPECT_FALSE(anchor.drafter->config().dspark->confidenceHead);
+}
+
+TEST(DsparkDrafter, LogitsBiasAndConfidenceAreThePackages) {
+  for (const char* name : kCases) {
+    SCOPED_TRACE(name);
+    const DsparkCase c(name);
+    const std::optional<DsparkHeads> heads = c.drafter->dsparkHeads();
+    ASSERT_TRUE(heads.has_value());
+    const int b = c.drafter->blockSize(), g = c.drafter->draftsPerBlock();
+    std::vector<at::Tensor> backbone, biased;
+    std::vector<float> confidence;
+    c.drafter->teacherForcedChunks(
+        c.sequence.features, c.sequence.ids, c.anchors, analysis::MaskVariant::Reference, 0,
+        [&](std::size_t, const at::Tensor& logits, const at::Tensor& blockStates) {
+          for (std::int64_t j = 0; j < logits.size(0); ++j) {
+            const std::int64_t anchor = c.anchors[static_cast<std::size_t>(j)];
+            // The package's previous tokens: the sequence's, so the forced drafts are its tokens.
+            std::vector<std::int64_t> forced(c.ids.begin() + anchor + 1, c.ids.begin() + anchor + 1 + g);
+            const DsparkPath path = heads->run(blockStates[j], logits[j], c.ids[static_cast<std::size_t>(anchor)],
+                                               DsparkHeads::forced(forced));
+            backbone.push_back(logits[j].clone());
+            biased.push_back(path.logits);
+            confidence.insert(confidence.end(), path.confidence.begin(), path.confidence.end());
+          }
+        });
+    const double backboneDiff = finiteDiff(at::stack(backbone), c.packageDrafted("logits").view({c.n(), g, -1}));
+    const double biasedDiff = finiteDiff(at::stack(biased), c.packageDrafted("markov_logits"));
+    EXPECT_LE(backboneDiff, kTolerance);
+    EXPECT_LE(biasedDiff, kTolerance);
+    double confidenceDiff = 0;
+    if (c.reference.find("confidence")) {
+      const at::Tensor package =
+          at::sigmoid(referenceTensor(c.reference, "confidence").view({c.n(), b}).narrow(1, b - g, g)).reshape(-1);
+      ASSERT_EQ(static_cast<std::int64_t>(confidence.size()), package.numel());
+      confidenceDiff = maxAbsDiff(at::tensor(confidence), package);
+      EXPECT_LE(confidenceDiff, kTolerance);
+    } else {
+      EXPECT_TRUE(confidence.empty());
+    }
+    std::cout << name << ": backbone " << backboneDiff << ", after the Markov bias " << biasedDiff
+              << ", confidence " << confidenceDiff << "\n";
+  }
+}
+
+TEST(DsparkDrafter, TeacherForcedAcceptanceIsThePackagesPerBlock) {
+  for (const char* name : kCases) {
+    SCOPED_TRACE(name);
+    const DsparkCase c(name);
+    const std::vector<session::StepRecord> steps =
+        teacherForcedSteps(c.sequence, *c.drafter, c.anchors, analysis::MaskVariant::Reference, 0);
+    const at::Tensor perBlock = referenceTensor(c.reference, "eal_per_block");
+    const std::vector<std::int64_t> comparable = toVector(referenceTensor(c.reference, "target_in_draft_vocab"));
+    ASSERT_EQ(steps.size(), c.anchors.size());
+    int compared = 0, longest = 0;
+    for (std::size_t j = 0; j < steps.size(); ++j) {
+      EXPECT_EQ(static_cast<int>(steps[j].draftTokens.size()), c.drafter->draftsPerBlock());
+      EXPECT_EQ(steps[j].draftConfidence.size(),
+                c.drafter->config().dspark->confidenceHead ? steps[j].draftTokens.size() : 0u);
+      longest = std::max(longest, steps[j].acceptLength());
+      if (!comparable[j]) continue;
+      ++compared;
+      EXPECT_EQ(steps[j].acceptLength(), static_cast<int>(perBlock[static_cast<std::int64_t>(j)].item<float>()))
+          << "block " << j << " at anchor " << c.anchors[j];
+    }
+    if (!c.reference.find("draft_to_target")) {  // every block comparable: the package's eal too
+      double sum = 0;
+      for (const session::StepRecord& s : steps) sum += s.acceptLength();
+      EXPECT_EQ(sum, referenceTensor(c.reference, "eal_sum").item<float>());
+      EXPECT_EQ(static_cast<double>(steps.size()), referenceTensor(c.reference, "eal_total").item<float>());
+    }
+    std::cout << name << ": " << compared << " of " << steps.size() << " blocks compared, longest acceptance "
+              << longest << "\n";
+  }
+}
+
+TEST(DsparkDrafter, LiveLoopIsLosslessGreedyAndRecordsConfidence) {
+  for (const char* name : kCases) {
+    SCOPED_TRACE(name);
+    const DsparkCase c(name);
+    const std::size_t promptLength = 6;
+    const std::vector<std::int64_t> prompt(c.ids.begin(), c.ids.begin() + promptLength);
+    SpeculativeOptions options;
+    options.maxNewTokens = static_cast<int>(c.ids.size() - promptLength);
+    options.counting = StepCounting::FullBlocks;
+    const SpeculativeResult result = speculativeDecode(*c.target, *c.drafter, prompt, options);
+    ASSERT_GE(result.tokens.size(), c.ids.size());
+    EXPECT_EQ(std::vector<std::int64_t>(result.tokens.begin(), result.tokens.begin() + c.ids.size()), c.ids);
+    for (const session::StepRecord& step : result.steps) {
+      EXPECT_EQ(static_cast<int>(step.draftTokens.size()), c.drafter->draftsPerBlock());
+      EXPECT_LE(step.acceptedCount, c.drafter->draftsPerBlock());
+      for (float confidence : step.draftConfidence) EXPECT_TRUE(confidence > 0 && confidence < 1);
+    }
+    std::cout << name << ": live " << result.steps.size() << " steps, tau " << result.meanAcceptLength() << "\n";
+  }
+}
+
+TEST(DsparkDrafter, SampledLiveLoopRecordsTheBiasedDistribution) {
+  const DsparkCase c("dspark_vanilla");
+  const std::vector<std::int64_t> prompt(c.ids.begin(), c.ids.begin() + 6);
+  SpeculativeOptions options;
+  options.maxNewTokens = 24;
+  options.sampling.temperature = 1.0;
+  options.sampling.seed = 7;
+  const SpeculativeResult result = speculativeDecode(*c.target, *c.drafter, prompt, options);
+  ASSERT_FALSE(result.steps.empty());
+  for (const session::StepRecord& step : result.steps) {
+    ASSERT_EQ(step.draftProbs.size(), step.draftTokens.size());
+    // A draft outside the draft vocabulary has probability zero: never drawn.
+    for (float q : step.draftProbs) EXPECT_GT(q, 0.0f);
+  }
+}
+
+// A diagnosis's early-stopping teacher forcing takes the backbone's argmax; a DSpark drafter's
+// drafts come from its heads, so it takes the full forward.
+TEST(DsparkDrafter, DiagnosisDraftsThroughTheHeads) {
+  const DsparkCase c("dspark_vanilla");
+  EXPECT_FALSE(c.drafter->draftsStopAtRejection());
+  const std::vector<session::StepRecord> full =
+      teacherForcedSteps(c.sequence, *c.drafter, c.anchors, analysis::MaskVariant::Reference, 0);
+  const std::vector<session::StepRecord> stopping =
+      stepsUntilRejected(c.sequence, *c.drafter, c.anchors, analysis::MaskVariant::Reference);
+  ASSERT_EQ(full.size(), stopping.size());
+  for (std::size_t j = 0; j < full.size(); ++j) EXPECT_EQ(full[j].acceptLength(), stopping[j].acceptLength());
+}
+
+// diagnose's sample-from-anchor:<on|off>: the same checkpoint with the field read the other way.
+// Off on a drafter that samples from the anchor drafts slots 1..B-1 only: the package's backbone
+// rows 1..B-1. The battery plans it for speculators drafters, flipped from what the config says.
+TEST(DsparkDrafter, SampleFromAnchorHypothesisReadsTheFieldTheOtherWay) {
+  const DsparkCase c("dspark_vanilla");
+  const DrafterFiles files = openDrafter(c.dir / "drafter", c.target->config().numHiddenLayers);
+  const auto off = variantDrafter({.kind = Hypothesis::Kind::SampleFromAnchor, .fromAnchor = false}, files, *c.target);
+  ASSERT_NE(off, nullptr);
+  EXPECT_EQ(off->draftsPerBlock(), 5);
+  const int b = c.drafter->blockSize();
+  const at::Tensor rows = referenceTensor(c.reference, "logits");
+  const at::Tensor slotsOneOn = rows.view({c.n(), b, rows.size(-1)}).narrow(1, 1, b - 1);
+  const at::Tensor engine = off->teacherForced(c.sequence.features, c.sequence.ids, c.anchors)
+                                .index_select(-1, referenceTensor(c.reference, "draft_to_target").to(at::kLong));
+  EXPECT_LE(maxAbsDiff(engine, slotsOneOn), kTolerance);
+
+  const DiagnosisSettings settings;
+  const std::optional<tokenizer::Tokenizer> noTokenizer;
+  const std::vector<PromptSpec> noPrompts;
+  bool planned = false;
+  for (const Hypothesis& h : planHypotheses({settings, files.config, c.target->config(), noTokenizer, noPrompts}))
+    if (h.kind == Hypothesis::Kind::SampleFromAnchor) {
+      planned = true;
+      EXPECT_TRUE(h.planned.applicable);
+      EXPECT_EQ(h.planned.name, "sample-from-anchor:off");
+    }
+  EXPECT_TRUE(planned);
+}
+
+}  // namespace
+}  // namespace dfi::engine
