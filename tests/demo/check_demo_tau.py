@@ -10,7 +10,10 @@ score lower live; the good drafter evaluated with the anchor-visible mask (the e
 scores lower than with the reference mask, teacher-forced and DDTree; and the bugged drafter
 scores higher under its own training mask than in the live loop it is served in; the drafter
 trained on taps one layer earlier than its config names (drafter-tap-shifted) scores lower live
-than the good one.
+than the good one. The speculators-format copy of the good drafter (a reduced draft vocabulary
+that holds every answer token) drafts as the good drafter; the DSpark drafter (the good drafter's
+backbone with trained Markov and confidence heads) scores above it, gets no DDTree run, and its
+live run carries the confidence head's calibration.
 
 The demo also diagnoses its drafters into the same session (`dflash-eval diagnose`): each
 drafter with a planted bug must have that bug as its top hypothesis, with a paired interval
@@ -56,6 +59,20 @@ def diagnosis_failures(engine, session, demo_dir):
     return failures
 
 
+def confidence_failures(engine, session):
+    """The DSpark drafter's live steps record one confidence per draft, and the summary scores them."""
+    positions = json.loads(subprocess.run([engine, "summary", str(session), "--json"], check=True,
+                                          capture_output=True, text=True).stdout)["positions"]
+    live = [p for p in positions if p["run"] == "drafter-dspark/live/reference"]
+    if not live:
+        return ["confidence: no positions for drafter-dspark/live/reference"]
+    calibration = live[0]["confidence_calibration"]
+    print(f"drafter-dspark confidence head: ECE {calibration['ece']:.3f} over {calibration['slots']} prefixes")
+    if calibration["slots"] == 0 or len(live[0]["verify_length_by_confidence"]) != 9:
+        return ["confidence: the DSpark drafter's live run has no confidence calibration or verify lengths"]
+    return []
+
+
 def main():
     engine, demo_dir, work = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
     work.mkdir(parents=True, exist_ok=True)
@@ -93,7 +110,16 @@ def main():
         "bugged drafter higher under its training mask than served live":
             tau.get("drafter-anchor-visible/teacher-forced/anchor-visible", 0)
             > tau.get("drafter-anchor-visible/live/reference", 99),
+        # The good drafter saved by speculators with a 1024-id draft vocabulary holding every answer
+        # token drafts as the good drafter does.
+        "speculators-format good drafter (reduced vocabulary) as the good drafter live":
+            abs(tau.get("drafter-speculators-reduced/live/reference", 99) - good) <= tolerance,
+        "DSpark heads on the good drafter's backbone above the good drafter live":
+            tau.get("drafter-dspark/live/reference", 0) > good,
+        "no DDTree run for the DSpark drafter (its Markov head)":
+            not any(name.startswith("drafter-dspark/ddtree/") for name in tau),
     }
+    failures += confidence_failures(engine, session)
     failures += [f"story: {claim}" for claim, holds in story.items() if not holds]
     failures += diagnosis_failures(engine, session, demo_dir)
     for name in sorted(tau):

@@ -112,10 +112,10 @@ TEST(DsparkDrafter, LogitsBiasAndConfidenceAreThePackages) {
         [&](std::size_t, const at::Tensor& logits, const at::Tensor& blockStates) {
           for (std::int64_t j = 0; j < logits.size(0); ++j) {
             const std::int64_t anchor = c.anchors[static_cast<std::size_t>(j)];
-            // The package's previous tokens: the sequence's, so the forced drafts are its tokens.
-            std::vector<std::int64_t> forced(c.ids.begin() + anchor + 1, c.ids.begin() + anchor + 1 + g);
+            // The package's previous tokens: the sequence's.
+            const std::vector<std::int64_t> text(c.ids.begin() + anchor + 1, c.ids.begin() + anchor + 1 + g);
             const DsparkPath path = heads->run(blockStates[j], logits[j], c.ids[static_cast<std::size_t>(anchor)],
-                                               DsparkHeads::forced(forced));
+                                               DsparkHeads::greedy(), text);
             backbone.push_back(logits[j].clone());
             biased.push_back(path.logits);
             confidence.insert(confidence.end(), path.confidence.begin(), path.confidence.end());

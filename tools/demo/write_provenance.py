@@ -23,7 +23,8 @@ def main():
             if line.strip():
                 name, s = line.split()
                 prov["seconds"][name] = int(s)
-    for name in ("target_train", "gen_data", "drafter-good", "drafter-anchor-visible", "drafter-tap-shifted"):
+    for name in ("target_train", "gen_data", "drafter-good", "drafter-anchor-visible", "drafter-tap-shifted",
+                 "drafter-speculators-reduced", "drafter-dspark"):
         f = common.WORK / f"{name}.json"
         if f.exists():
             prov["steps"][name] = json.loads(f.read_text())

@@ -29,12 +29,8 @@ DsparkHeads::Chooser DsparkHeads::sampled(const SamplingOptions& sampling, Sampl
   };
 }
 
-DsparkHeads::Chooser DsparkHeads::forced(std::vector<std::int64_t> tokens) {
-  return [tokens = std::move(tokens)](int index, const at::Tensor&) { return tokens.at(static_cast<std::size_t>(index)); };
-}
-
 DsparkPath DsparkHeads::run(const at::Tensor& blockStates, const at::Tensor& logits, std::int64_t anchorToken,
-                            const Chooser& choose) const {
+                            const Chooser& choose, std::span<const std::int64_t> text) const {
   const bool markov = config_.markovRank > 0;
   const at::Tensor& anyWeight = markov ? w_.markovW2 : w_.confidenceWeight;
   const at::Device device = anyWeight.device();
@@ -44,12 +40,16 @@ DsparkPath DsparkHeads::run(const at::Tensor& blockStates, const at::Tensor& log
   const std::int64_t first = rows - drafts;  // the first drafting row: 0 from the anchor, else 1
   DsparkPath path;
   std::vector<at::Tensor> biased;
+  // The token at the position of draft i: the text's where given, else the draft.
+  auto tokenOfDraft = [&](std::size_t i) {
+    return i < text.size() && text[i] >= 0 ? text[i] : path.tokens[i];
+  };
   at::Tensor rnnState = markov ? at::zeros({config_.markovRank}, states.options()) : at::Tensor();
   for (std::int64_t row = 0; row < rows; ++row) {
     const std::int64_t index = row - first;  // the draft this row makes; < 0: the anchor's row
     const bool rnn = markov && config_.markovHeadType == modelspec::MarkovHeadType::Rnn;
     if (index < 0 && !rnn) continue;
-    const std::int64_t previous = index <= 0 ? anchorToken : path.tokens.back();
+    const std::int64_t previous = index <= 0 ? anchorToken : tokenOfDraft(static_cast<std::size_t>(index - 1));
     const at::Tensor h = states[row];
     const at::Tensor prevEmb = markov ? w_.markovW1[previous] : at::Tensor();
     at::Tensor bias;  // [Vd]

@@ -42,14 +42,14 @@ class DsparkHeads {
   static Chooser greedy();
   // A draw from the sampling rule's distribution with the stream's next token uniform.
   static Chooser sampled(const SamplingOptions& sampling, SamplingStream& stream);
-  // The given tokens (teacher forcing as the package trains: the sequence's own tokens).
-  static Chooser forced(std::vector<std::int64_t> tokens);
 
   // `blockStates` [b, H]: the final-normed states of every row of the block (row 0 the
   // anchor's); `logits` [g, Vt]: the backbone's logits of the drafted rows, the last g of them
-  // (g = b from the anchor, b - 1 otherwise).
+  // (g = b from the anchor, b - 1 otherwise). Each slot's previous token is the draft before it,
+  // as served, or, where `text` gives one (>= 0), the text's token at that position: teacher
+  // forcing as the package trains, every slot drafting after the true prefix.
   DsparkPath run(const at::Tensor& blockStates, const at::Tensor& logits, std::int64_t anchorToken,
-                 const Chooser& choose) const;
+                 const Chooser& choose, std::span<const std::int64_t> text = {}) const;
 
  private:
   const DsparkWeights& w_;

@@ -32,6 +32,13 @@ class StepMaker {
         variant_(enumName(variant)),
         slots_(drafts) {}
 
+  // The text's tokens at positions anchor+1 .. anchor+n, -1 past the sequence.
+  std::vector<std::int64_t> textAfter(std::int64_t anchor, int n) const {
+    std::vector<std::int64_t> out;
+    for (std::int64_t p = anchor + 1; p <= anchor + n; ++p) out.push_back(p < length_ ? ids_.data_ptr<std::int64_t>()[p] : -1);
+    return out;
+  }
+
   // The target's token for slot i's position (anchor+i+1), if the sequence reaches it.
   session::TokenId target(std::int64_t anchor, int slot) const {
     const std::int64_t p = anchor + slot;
@@ -131,11 +138,13 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
       // DFlash2: the drafts are the selector's greedy path from the anchor, not the argmax.
       if (selector)
         recordSelection(selector->select(blockStates[j].narrow(0, 1, b - 1), logits[j], step.anchorToken), step);
-      // DSpark: each draft is the argmax after the Markov bias of the draft before it, as served
-      // (before a rejection the drafts are the sequence's tokens, so the accepted run is the
-      // one training's teacher-forced bias would give); its top-k is of the biased logits.
+      // DSpark: each slot's Markov bias after the text's token before it, as the package trains
+      // (every slot drafts after the true prefix, like the backbone's slots; up to the first
+      // rejection these are the drafts, so the accepted run is serving's); its top-k is of the
+      // biased logits.
       if (dspark) {
-        const DsparkPath path = dspark->run(blockStates[j], logits[j], step.anchorToken, DsparkHeads::greedy());
+        const DsparkPath path = dspark->run(blockStates[j], logits[j], step.anchorToken, DsparkHeads::greedy(),
+                                            make.textAfter(step.anchorPosition, g));
         recordDsparkPath(path, step);
         if (topK > 0) fillTopK(path.logits, topK, step.topKIds, step.topKProbs);
       }
