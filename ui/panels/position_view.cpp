@@ -396,10 +396,14 @@ void PositionView::drawReliability(const std::vector<Series>& series) {
                                        number(r.acceptedFraction), number(c.expectedCalibrationError)});
     }
   };
+  bool confidence = false;
   for (std::size_t i = 0; i < series.size(); ++i) {
     draw(i, series[i].metrics.calibration, false);
     draw(i, series[i].metrics.confidenceCalibration, true);
+    confidence = confidence || series[i].metrics.confidenceCalibration.scoredSlots > 0;
   }
+  reliabilityPlot_->xAxis->setLabel(confidence ? tr("predicted: the draft (solid), its prefix surviving (dashed)")
+                                               : tr("drafter's probability of its draft"));
   reliabilityPlot_->xAxis->setRange(0, 1);
   reliabilityPlot_->yAxis->setRange(0, 1.02);
   reliabilityPlot_->legend->setVisible(reliabilityPlot_->graphCount() > 0);

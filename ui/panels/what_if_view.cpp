@@ -160,6 +160,7 @@ void WhatIfView::reload() {
         read.emplace();
         read->blockSize = record.blockSize;
         read->topK = record.topK;
+        read->treeBudgets = analysis::treeBudgetsFor(record);
         read->teacherForced = record.mode == session::EvaluationMode::TeacherForced;
         if (read->teacherForced)
           for (const session::PromptRecord& prompt : shared->prompts(run))
@@ -220,7 +221,7 @@ void WhatIfView::recompute() {
       rows_ = analysis::budgetWhatIfs({.steps = run.steps,
                                        .blockSize = run.blockSize,
                                        .topK = run.topK,
-                                       .treeBudgets = analysis::defaultTreeBudgets(run.blockSize, run.topK)},
+                                       .treeBudgets = run.treeBudgets},
                                       cost_);
     } catch (const Error& e) {  // steps that do not fit their run record: a damaged file
       if (context_) context_->reportError(tr("Cannot compute the what-ifs"), QString::fromStdString(e.what()));

@@ -64,6 +64,7 @@ class WhatIfView : public QWidget, public SessionViewer, public ExportableView {
     std::optional<analysis::CostModel> cost;
     int blockSize = 0;
     int topK = 0;
+    std::vector<int> treeBudgets;  // analysis::treeBudgetsFor the run
     bool teacherForced = false;
   };
   void finish(quint64 generation, session::RunId run, std::optional<RunRead> read, const QString& error);

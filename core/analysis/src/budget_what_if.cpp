@@ -14,6 +14,7 @@
 #include "dfi/analysis/recorded_summary.h"
 #include "dfi/analysis/run_summary.h"
 #include "dfi/base/error.h"
+#include "dfi/modelspec/drafter_config.h"
 #include "dfi/session/reader.h"
 #include "dfi/session/record_fields.h"
 
@@ -154,6 +155,17 @@ std::vector<int> defaultTreeBudgets(int blockSize, int topK) {
   return budgets;
 }
 
+std::vector<int> treeBudgetsFor(const session::RunRecord& run) {
+  try {
+    const modelspec::DrafterConfig drafter =
+        modelspec::parseDrafterConfigText(run.drafter.configJson, run.drafter.path + "/config.json");
+    if (drafter.dspark && drafter.dspark->markovRank > 0) return {};
+  } catch (const std::exception&) {
+    // A config this build cannot read: its DDTree runs were built, so their budgets stand.
+  }
+  return defaultTreeBudgets(run.blockSize, run.topK);
+}
+
 std::vector<WhatIfRow> budgetWhatIfs(const WhatIfInput& input, const std::optional<CostModel>& cost, double confidence,
                                      int resamples) {
   for (const session::StepRecord& step : input.steps)
@@ -230,7 +242,7 @@ std::vector<RecordedWhatIfs> recordedWhatIfs(const std::string& sessionPath, con
     const WhatIfInput input{.steps = steps,
                             .blockSize = first->blockSize,
                             .topK = first->topK,
-                            .treeBudgets = defaultTreeBudgets(first->blockSize, first->topK)};
+                            .treeBudgets = treeBudgetsFor(*first)};
     out.push_back({evaluation.drafter + " " + evaluation.variant, evaluation.runIds, cost, budgetWhatIfs(input, cost)});
   }
   return out;

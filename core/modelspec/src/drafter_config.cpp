@@ -29,6 +29,13 @@ constexpr std::string_view kDflashFields[]{"block_size", "mask_token_id", "targe
                                                         "input_embedding_scale", "output_multiplier",
                                                         "final_logit_softcapping", "conv_kernel_size",
                                                         "conv_group_size", "selector_rank", "selector_top_k"};
+// SpecForge 0.2.0's DSparkDraftModel: dflash_config.projector_type "dspark" and its heads' keys
+// (build_markov_head, _init_draft_head), known only beside that projector type.
+constexpr std::string_view kSpecforgeDsparkFields[]{"projector_type",         "attention_mode",
+                                                    "markov_rank",            "markov_head_type",
+                                                    "enable_confidence_head", "confidence_head_alpha",
+                                                    "confidence_head_with_markov"};
+constexpr const char* kSpecforgeDsparkArchitecture = "DSparkDraftModel";
 constexpr std::string_view kQwen3ConfigFields[]{
     "_name_or_path", "architectures", "auto_map", "model_type", "transformers_version", "dtype", "torch_dtype",
     "attention_bias", "attention_dropout", "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id",
@@ -64,7 +71,29 @@ void noteUnknownFields(const ConfigObject& top, const std::optional<ConfigObject
       c.warnings.push_back({key, "not a field the engine knows; ignored"});
   if (dflash)
     for (const auto& [key, value] : dflash->json().items())
-      if (!contains(kDflashFields, key)) c.warnings.push_back({dflash->pathOf(key), "not a field the engine knows; ignored"});
+      if (!contains(kDflashFields, key) && !(c.dspark && contains(kSpecforgeDsparkFields, key)))
+        c.warnings.push_back({dflash->pathOf(key), "not a field the engine knows; ignored"});
+}
+
+// SpecForge's DSpark heads under dflash_config, with its defaults (no Markov head unless
+// markov_rank says, the confidence head when its loss weight is positive, no Markov input).
+void readSpecforgeDspark(const std::optional<ConfigObject>& dflash, DrafterConfig& c) {
+  if (!dflash || dflash->optionalString("projector_type").value_or("") != "dspark") return;
+  DsparkConfig d{.markovRank = dflash->optionalInt("markov_rank", 0).value_or(0),
+                 .confidenceWithMarkov = dflash->optionalBool("confidence_head_with_markov").value_or(false),
+                 .rnnStepsOverAnchorRow = false};
+  const std::string type = dflash->optionalString("markov_head_type").value_or("vanilla");
+  if (type == "gated")
+    d.markovHeadType = MarkovHeadType::Gated;
+  else if (type == "rnn")
+    d.markovHeadType = MarkovHeadType::Rnn;
+  else if (type != "vanilla")
+    dflash->problems().add(dflash->pathOf("markov_head_type"), "\"" + type + "\" is not one of vanilla, gated, rnn");
+  d.confidenceHead = dflash->optionalBool("enable_confidence_head")
+                         .value_or(dflash->optionalNumber("confidence_head_alpha").value_or(0) > 0);
+  if (d.confidenceHead && d.confidenceWithMarkov && d.markovRank == 0)
+    dflash->problems().add(dflash->pathOf("confidence_head_with_markov"), "true needs a Markov head, but markov_rank is 0");
+  c.dspark = d;
 }
 
 // A value some writers put at the top level and newer ones under dflash_config: read both,
@@ -111,10 +140,12 @@ void checkIdentity(const ConfigObject& top, const std::optional<ConfigObject>& d
                                          " (supported drafter model_type: qwen3)");
   c.architectures = top.optionalStringList("architectures").value_or(std::vector<std::string>{});
   for (std::size_t i = 0; i < c.architectures.size(); ++i) {
-    if (c.architectures[i] != kDrafterArchitecture && c.architectures[i] != kDflash2Architecture)
+    if (c.architectures[i] != kDrafterArchitecture && c.architectures[i] != kDflash2Architecture &&
+        c.architectures[i] != kSpecforgeDsparkArchitecture)
       top.problems().add("architectures[" + std::to_string(i) + "]",
                          "unsupported drafter architecture \"" + c.architectures[i] + "\" (supported: " +
-                             kDrafterArchitecture + ", " + kDflash2Architecture + ")");
+                             kDrafterArchitecture + ", " + kDflash2Architecture + ", " +
+                             kSpecforgeDsparkArchitecture + ")");
   }
   if (c.architectures.empty() && !dflash && !top.has("block_size"))
     top.problems().add("architectures", std::string("not a DFlash drafter config: no ") + kDrafterArchitecture +
@@ -238,6 +269,7 @@ DrafterConfig parseDrafterConfigText(std::string_view jsonText, const std::strin
   c.targetHiddenSize = top.optionalInt("target_hidden_size", 1);
   readOutputFields(top, dflash, c);
   readDflash2Fields(top, dflash, c);
+  readSpecforgeDspark(dflash, c);
   noteUnknownFields(top, dflash, c);
   problems.throwIfAny(origin);
   return c;

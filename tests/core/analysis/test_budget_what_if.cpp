@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <nlohmann/json.hpp>
 
 #include "dfi/analysis/budget_what_if.h"
@@ -142,6 +145,24 @@ TEST(BudgetWhatIf, ConfidenceThresholdsVerifyEachStepsOwnLength) {
   const auto plain = threeSteps();
   for (const WhatIfRow& r : budgetWhatIfs({.steps = plain, .blockSize = kBlock}, std::nullopt))
     EXPECT_NE(r.kind, WhatIfKind::ConfidenceThreshold);
+}
+
+// No DDTree budget for a drafter with a Markov head (the demo's DSpark drafter), the default
+// ones for the good drafter: read from the config each run records.
+TEST(BudgetWhatIf, NoTreeBudgetsForADrafterWhoseSlotsFollowTheirDrafts) {
+  auto runOf = [](const std::string& drafter) {
+    session::RunRecord run;
+    run.blockSize = 16;
+    run.topK = 8;
+    if (!drafter.empty()) {
+      std::ifstream file(std::string(DFI_SOURCE_DIR) + "/resources/demo/" + drafter + "/config.json");
+      run.drafter.configJson.assign(std::istreambuf_iterator<char>(file), {});
+    }
+    return run;
+  };
+  EXPECT_TRUE(treeBudgetsFor(runOf("drafter-dspark")).empty());
+  EXPECT_EQ(treeBudgetsFor(runOf("drafter-good")), defaultTreeBudgets(16, 8));
+  EXPECT_EQ(treeBudgetsFor(runOf("")), defaultTreeBudgets(16, 8));  // no config to read
 }
 
 TEST(BudgetWhatIf, RefusesStepsOfAnotherMode) {

@@ -193,7 +193,7 @@ TEST(DrafterConfig, YarnRopeIsRead) {
 TEST(DrafterConfig, NotADrafterOrAnUnsupportedOne) {
   EXPECT_THAT(problemAt(problemsOf([] { parseDrafterConfig(configFixture("qwen3_8b.json")); }), "architectures[0]")
                   .message,
-              HasSubstr("unsupported drafter architecture \"Qwen3ForCausalLM\" (supported: DFlashDraftModel, DFlash2DraftModel)"));
+              HasSubstr("unsupported drafter architecture \"Qwen3ForCausalLM\" (supported: DFlashDraftModel, DFlash2DraftModel, DSparkDraftModel)"));
   nlohmann::json j = fixtureJson("zlab_qwen3_8b_dflash_b16.json");
   j.erase("architectures");
   j.erase("dflash_config");
@@ -239,6 +239,41 @@ TEST(SpeculatorsDrafterConfig, PackageWrittenQwen3_8B) {
 }
 
 nlohmann::json speculatorsConfig() { return fixtureJson("speculators_qwen3_8b_dflash.json"); }
+
+// SpecForge 0.2.0's DSparkDraftModel in z-lab's layout: dflash_config.projector_type "dspark"
+// and its heads' keys, with its defaults (build_markov_head, _init_draft_head).
+TEST(DrafterConfig, SpecforgeDsparkReadsItsHeadsWithItsDefaults) {
+  nlohmann::json j = fixtureJson("zlab_qwen3_8b_dflash_b16.json");
+  j["architectures"] = {"DSparkDraftModel"};
+  j["dflash_config"]["projector_type"] = "dspark";
+  j["dflash_config"]["attention_mode"] = "gqa";
+  DrafterConfig plain = parseDrafter(j);
+  ASSERT_TRUE(plain.dspark.has_value());
+  EXPECT_EQ(plain.dspark->markovRank, 0);           // no Markov head unless markov_rank says
+  EXPECT_FALSE(plain.dspark->confidenceHead);       // confidence_head_alpha 0
+  EXPECT_FALSE(plain.dspark->confidenceWithMarkov);
+  EXPECT_FALSE(plain.dspark->rnnStepsOverAnchorRow);  // SpecForge's rnn starts at the first draft
+  EXPECT_FALSE(plain.sampleFromAnchor);
+  EXPECT_TRUE(plain.warnings.empty()) << plain.warnings.front().field;
+
+  j["dflash_config"]["markov_rank"] = 32;
+  j["dflash_config"]["markov_head_type"] = "rnn";
+  j["dflash_config"]["confidence_head_alpha"] = 0.5;
+  const DrafterConfig heads = parseDrafter(j);
+  EXPECT_EQ(heads.dspark->markovRank, 32);
+  EXPECT_EQ(heads.dspark->markovHeadType, MarkovHeadType::Rnn);
+  EXPECT_TRUE(heads.dspark->confidenceHead);
+
+  j["dflash_config"]["markov_head_type"] = "lstm";
+  EXPECT_THAT(problemAt(drafterProblems(j, 36), "dflash_config.markov_head_type").message,
+              HasSubstr("not one of vanilla, gated, rnn"));
+  // Without projector_type dspark its keys are unknown fields.
+  j["dflash_config"].erase("projector_type");
+  j["dflash_config"]["markov_head_type"] = "rnn";
+  std::vector<std::string> fields;
+  for (const auto& w : parseDrafter(j).warnings) fields.push_back(w.field);
+  EXPECT_THAT(fields, ::testing::Contains("dflash_config.markov_rank"));
+}
 
 TEST(SpeculatorsDrafterConfig, DefaultsAreTheConfigClasss) {
   nlohmann::json j = speculatorsConfig();

@@ -48,7 +48,7 @@ DsparkPath DsparkHeads::run(const at::Tensor& blockStates, const at::Tensor& log
   for (std::int64_t row = 0; row < rows; ++row) {
     const std::int64_t index = row - first;  // the draft this row makes; < 0: the anchor's row
     const bool rnn = markov && config_.markovHeadType == modelspec::MarkovHeadType::Rnn;
-    if (index < 0 && !rnn) continue;
+    if (index < 0 && !(rnn && config_.rnnStepsOverAnchorRow)) continue;
     const std::int64_t previous = index <= 0 ? anchorToken : tokenOfDraft(static_cast<std::size_t>(index - 1));
     const at::Tensor h = states[row];
     const at::Tensor prevEmb = markov ? w_.markovW1[previous] : at::Tensor();

@@ -8,9 +8,10 @@
 //
 // Head types: vanilla bias = W2 W1[prev]; gated bias = W2 (sigmoid(G [h; W1[prev]]) * W1[prev]);
 // rnn keeps a state s over the block rows, s = g*s + (1-g)*tanh(c), bias = W2 tanh(o) with
-// [g; c; o] = J [s; W1[prev]; h]. The rnn steps over every row, the anchor's included when the
-// anchor's slot does not draft (its previous token is then the anchor, as the package's
-// training shift makes it).
+// [g; c; o] = J [s; W1[prev]; h]. speculators' rnn steps over every row, the anchor's included
+// when the anchor's slot does not draft (its previous token is then the anchor, as the package's
+// training shift makes it); SpecForge's starts at the first drafted slot
+// (DsparkConfig::rnnStepsOverAnchorRow).
 
 #include <cstdint>
 #include <functional>

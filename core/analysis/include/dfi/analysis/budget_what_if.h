@@ -97,6 +97,10 @@ std::vector<WhatIfRow> budgetWhatIfs(const WhatIfInput& input, const std::option
 
 // The default DDTree budgets a what-if tries: powers of two from 2 to 256 the top-k can fill.
 std::vector<int> defaultTreeBudgets(int blockSize, int topK);
+// The same for a recorded run, and none when its drafter's slots condition on the drafts before
+// them (DSpark's Markov head, read from the run's drafter config): per-slot top-k cannot score a
+// tree's branches then, as the engine's DDTree mode refuses.
+std::vector<int> treeBudgetsFor(const session::RunRecord& run);
 
 // The what-ifs of every teacher-forced evaluation a session recorded (its shards joined, as the
 // run summary joins them; a diagnosis's runs left out), under `entered` costs, or else the last

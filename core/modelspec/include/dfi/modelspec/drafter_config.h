@@ -33,7 +33,8 @@ struct Dflash2Config {
   int selectorTopK = 0;    // candidates per slot
 };
 
-// DSpark (speculators' DSparkDraftModel): after the block's logits, a low-rank Markov head
+// DSpark (speculators' DSparkDraftModel, SpecForge's in z-lab's layout with
+// dflash_config.projector_type "dspark"): after the block's logits, a low-rank Markov head
 // biases each slot by the token drafted before it (B = W2(f(W1[prev]))), and a confidence head
 // predicts each slot's acceptance rate from its final-normed state.
 enum class MarkovHeadType { Vanilla, Gated, Rnn };
@@ -42,6 +43,10 @@ struct DsparkConfig {
   MarkovHeadType markovHeadType = MarkovHeadType::Vanilla;
   bool confidenceHead = true;
   bool confidenceWithMarkov = true;  // the head's input is [state, W1[prev]]; needs markovRank > 0
+  // The rnn head's state over the block: speculators steps it over every row, the anchor's
+  // included when that row does not draft (its training forward does, so its served drafts
+  // must); SpecForge starts it at zero at the first drafted slot (its sample_block_tokens).
+  bool rnnStepsOverAnchorRow = true;
 };
 std::string_view markovHeadTypeName(MarkovHeadType type);  // "vanilla", "gated", "rnn"
 
