@@ -11,11 +11,13 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
 
 #include "dfi/base/error.h"
 #include "dfi/modelspec/drafter_config.h"
@@ -248,6 +250,29 @@ TEST(DsparkDrafter, SampleFromAnchorHypothesisReadsTheFieldTheOtherWay) {
       EXPECT_EQ(h.planned.name, "sample-from-anchor:off");
     }
   EXPECT_TRUE(planned);
+}
+
+// A config whose markov_rank disagrees with the saved head: refused before a forward, naming the
+// directory, the tensor and both shapes.
+TEST(DsparkDrafter, MarkovHeadShapeAgainstMarkovRankIsRefusedByName) {
+  const std::filesystem::path source = kDir / "dspark_gated" / "drafter";
+  const std::filesystem::path bad = std::filesystem::temp_directory_path() / "dfi_dspark_rank_mismatch";
+  std::filesystem::create_directories(bad);
+  std::filesystem::copy_file(source / "model.safetensors", bad / "model.safetensors",
+                             std::filesystem::copy_options::overwrite_existing);
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(source / "config.json"));
+  config["markov_rank"] = 5;  // the head was saved with rank 8
+  std::ofstream(bad / "config.json") << config.dump();
+  const auto target = TargetModel::load(kDir / "dspark_gated" / "target", ModelOptions{});
+  try {
+    loadDrafter(bad, *target);
+    ADD_FAILURE() << "loaded";
+  } catch (const ValidationError& e) {
+    const std::string what = e.what();
+    for (const std::string fragment : {bad.string(), std::string("markov_head.markov_w1.weight"), std::string("[64, 5]"),
+                                       std::string("[64, 8]")})
+      EXPECT_NE(what.find(fragment), std::string::npos) << what;
+  }
 }
 
 }  // namespace

@@ -19,11 +19,11 @@
 namespace dfi::engine {
 
 DsparkHeads::Chooser DsparkHeads::greedy() {
-  return [](int, const at::Tensor& logits) { return argmaxLastDim(logits).item<std::int64_t>(); };
+  return [](const at::Tensor& logits) { return argmaxLastDim(logits).item<std::int64_t>(); };
 }
 
 DsparkHeads::Chooser DsparkHeads::sampled(const SamplingOptions& sampling, SamplingStream& stream) {
-  return [&sampling, &stream](int, const at::Tensor& logits) {
+  return [&sampling, &stream](const at::Tensor& logits) {
     const double u[] = {stream.tokenUniform()};
     return drawTokens(samplingProbs(logits.unsqueeze(0), sampling), u).front();
   };
@@ -45,9 +45,9 @@ DsparkPath DsparkHeads::run(const at::Tensor& blockStates, const at::Tensor& log
     return i < text.size() && text[i] >= 0 ? text[i] : path.tokens[i];
   };
   at::Tensor rnnState = markov ? at::zeros({config_.markovRank}, states.options()) : at::Tensor();
+  const bool rnn = markov && config_.markovHeadType == modelspec::MarkovHeadType::Rnn;
   for (std::int64_t row = 0; row < rows; ++row) {
     const std::int64_t index = row - first;  // the draft this row makes; < 0: the anchor's row
-    const bool rnn = markov && config_.markovHeadType == modelspec::MarkovHeadType::Rnn;
     if (index < 0 && !(rnn && config_.rnnStepsOverAnchorRow)) continue;
     const std::int64_t previous = index <= 0 ? anchorToken : tokenOfDraft(static_cast<std::size_t>(index - 1));
     const at::Tensor h = states[row];
@@ -72,21 +72,21 @@ DsparkPath DsparkHeads::run(const at::Tensor& blockStates, const at::Tensor& log
       }
     }
     if (index < 0) continue;
-    at::Tensor row_logits = logits[index].clone();
+    at::Tensor rowLogits = logits[index].clone();
     if (markov) {
-      const at::Tensor b = bias.to(row_logits.device(), row_logits.scalar_type());
+      const at::Tensor b = bias.to(rowLogits.device(), rowLogits.scalar_type());
       if (vocabulary_)
-        row_logits.index_add_(0, vocabulary_->targetIds.to(row_logits.device()), b);
+        rowLogits.index_add_(0, vocabulary_->targetIds.to(rowLogits.device()), b);
       else
-        row_logits += b;
+        rowLogits += b;
     }
     if (config_.confidenceHead) {
       const at::Tensor features = config_.confidenceWithMarkov ? at::cat({h, prevEmb}) : h;
       const at::Tensor c = at::sigmoid(at::addmv(w_.confidenceBias, w_.confidenceWeight, features).to(at::kFloat));
       path.confidence.push_back(c.item<float>());
     }
-    path.tokens.push_back(choose(static_cast<int>(index), row_logits));
-    biased.push_back(std::move(row_logits));
+    path.tokens.push_back(choose(rowLogits));
+    biased.push_back(std::move(rowLogits));
   }
   path.logits = at::stack(biased);
   return path;

@@ -38,8 +38,8 @@ class DsparkHeads {
   DsparkHeads(const DsparkWeights& weights, const modelspec::DsparkConfig& config, const DraftVocabulary* vocabulary)
       : w_(weights), config_(config), vocabulary_(vocabulary) {}
 
-  // Picks draft `index` from its biased logits [Vt].
-  using Chooser = std::function<std::int64_t(int index, const at::Tensor& biasedLogits)>;
+  // Picks a slot's draft from its biased logits [Vt].
+  using Chooser = std::function<std::int64_t(const at::Tensor& biasedLogits)>;
   static Chooser greedy();
   // A draw from the sampling rule's distribution with the stream's next token uniform.
   static Chooser sampled(const SamplingOptions& sampling, SamplingStream& stream);
