@@ -8,6 +8,7 @@
 // where the package's draft-id argmax can agree with the verifier's; a live loop lossless.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -256,7 +257,9 @@ TEST(DsparkDrafter, SampleFromAnchorHypothesisReadsTheFieldTheOtherWay) {
 // directory, the tensor and both shapes.
 TEST(DsparkDrafter, MarkovHeadShapeAgainstMarkovRankIsRefusedByName) {
   const std::filesystem::path source = kDir / "dspark_gated" / "drafter";
-  const std::filesystem::path bad = std::filesystem::temp_directory_path() / "dfi_dspark_rank_mismatch";
+  // One directory per process: the ATen-path run of this binary may run beside it.
+  const std::filesystem::path bad =
+      std::filesystem::temp_directory_path() / ("dfi_dspark_rank_mismatch_" + std::to_string(::getpid()));
   std::filesystem::create_directories(bad);
   std::filesystem::copy_file(source / "model.safetensors", bad / "model.safetensors",
                              std::filesystem::copy_options::overwrite_existing);
@@ -273,6 +276,7 @@ TEST(DsparkDrafter, MarkovHeadShapeAgainstMarkovRankIsRefusedByName) {
                                        std::string("[64, 8]")})
       EXPECT_NE(what.find(fragment), std::string::npos) << what;
   }
+  std::filesystem::remove_all(bad);
 }
 
 }  // namespace
