@@ -129,6 +129,8 @@ void geometry(std::ostream& out, const json& g, bool drafter) {
                           ? std::string("confidence head") +
                                 (d["confidence_head_with_markov"].get<bool>() ? " (with the previous token)" : "")
                           : std::string("no confidence head"))
+          << (d["markov_head_type"] == "rnn" && markov ? ", rnn state from the " + d["rnn_state_starts"].get<std::string>()
+                                                       : std::string())
           << "\n";
     }
   } else {

@@ -134,7 +134,11 @@ json drafterJson(const DrafterConfig& c) {
     j["dspark"] = {{"markov_rank", c.dspark->markovRank},
                    {"markov_head_type", std::string(markovHeadTypeName(c.dspark->markovHeadType))},
                    {"enable_confidence_head", c.dspark->confidenceHead},
-                   {"confidence_head_with_markov", c.dspark->confidenceWithMarkov}};
+                   {"confidence_head_with_markov", c.dspark->confidenceWithMarkov},
+                   // Where the rnn head's state starts: the two packages differ, and the same weights
+                   // read the other way draft otherwise.
+                   {"rnn_state_starts", c.dspark->rnnStepsOverAnchorRow ? "anchor row (speculators)"
+                                                                         : "first drafted slot (SpecForge)"}};
   // Where the drafts come from: DFlash's slots 1..B-1, or every slot from the anchor (B drafts).
   j["sample_from_anchor"] = c.sampleFromAnchor;
   j["drafts_per_block"] = c.draftsPerBlock();
