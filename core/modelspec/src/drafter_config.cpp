@@ -79,21 +79,11 @@ void noteUnknownFields(const ConfigObject& top, const std::optional<ConfigObject
 // markov_rank says, the confidence head when its loss weight is positive, no Markov input).
 void readSpecforgeDspark(const std::optional<ConfigObject>& dflash, DrafterConfig& c) {
   if (!dflash || dflash->optionalString("projector_type").value_or("") != "dspark") return;
-  DsparkConfig d{.markovRank = dflash->optionalInt("markov_rank", 0).value_or(0),
-                 .confidenceWithMarkov = dflash->optionalBool("confidence_head_with_markov").value_or(false),
-                 .rnnStepsOverAnchorRow = false};
-  const std::string type = dflash->optionalString("markov_head_type").value_or("vanilla");
-  if (type == "gated")
-    d.markovHeadType = MarkovHeadType::Gated;
-  else if (type == "rnn")
-    d.markovHeadType = MarkovHeadType::Rnn;
-  else if (type != "vanilla")
-    dflash->problems().add(dflash->pathOf("markov_head_type"), "\"" + type + "\" is not one of vanilla, gated, rnn");
-  d.confidenceHead = dflash->optionalBool("enable_confidence_head")
-                         .value_or(dflash->optionalNumber("confidence_head_alpha").value_or(0) > 0);
-  if (d.confidenceHead && d.confidenceWithMarkov && d.markovRank == 0)
-    dflash->problems().add(dflash->pathOf("confidence_head_with_markov"), "true needs a Markov head, but markov_rank is 0");
-  c.dspark = d;
+  c.dspark = detail::readDsparkHeads(
+      *dflash, {.markovRank = 0,
+                .confidenceHead = dflash->optionalNumber("confidence_head_alpha").value_or(0) > 0,
+                .confidenceWithMarkov = false,
+                .rnnStepsOverAnchorRow = false});
 }
 
 // A value some writers put at the top level and newer ones under dflash_config: read both,
@@ -187,6 +177,22 @@ void readTaps(const ConfigObject& top, const std::optional<ConfigObject>& dflash
 namespace detail {
 
 bool isQwen3ConfigField(std::string_view key) { return contains(kQwen3ConfigFields, key); }
+
+DsparkConfig readDsparkHeads(const ConfigObject& level, DsparkConfig d) {
+  d.markovRank = level.optionalInt("markov_rank", 0).value_or(d.markovRank);
+  const std::string type = level.optionalString("markov_head_type").value_or("vanilla");
+  if (type == "gated")
+    d.markovHeadType = MarkovHeadType::Gated;
+  else if (type == "rnn")
+    d.markovHeadType = MarkovHeadType::Rnn;
+  else if (type != "vanilla")
+    level.problems().add(level.pathOf("markov_head_type"), "\"" + type + "\" is not one of vanilla, gated, rnn");
+  d.confidenceHead = level.optionalBool("enable_confidence_head").value_or(d.confidenceHead);
+  d.confidenceWithMarkov = level.optionalBool("confidence_head_with_markov").value_or(d.confidenceWithMarkov);
+  if (d.confidenceHead && d.confidenceWithMarkov && d.markovRank == 0)
+    level.problems().add(level.pathOf("confidence_head_with_markov"), "true needs a Markov head, but markov_rank is 0");
+  return d;
+}
 
 void readDrafterAttentionKinds(const ConfigObject& top, std::string_view reference, DrafterConfig& c) {
   // Engines window sliding layers by sliding_window whatever use_sliding_window says; the

@@ -29,6 +29,11 @@ bool isQwen3ConfigField(std::string_view key);
 // Qwen3Config drops the window when use_sliding_window is off (the warning says so).
 void readDrafterAttentionKinds(const ConfigObject& level, std::string_view reference, DrafterConfig& c);
 
+// DSpark's heads from `level` (speculators' top level, SpecForge's dflash_config) over the
+// format's defaults `d`: markov_rank, markov_head_type, enable_confidence_head and
+// confidence_head_with_markov, checked as both packages' constructors check them.
+DsparkConfig readDsparkHeads(const ConfigObject& level, DsparkConfig d);
+
 // A speculators-format config (speculators_model_type present) into the same DrafterConfig.
 void readSpeculatorsDrafter(const ConfigObject& top, std::optional<int> targetNumLayers, DrafterConfig& c);
 

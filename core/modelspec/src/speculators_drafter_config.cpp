@@ -51,24 +51,6 @@ void checkModelType(const ConfigObject& top, DrafterConfig& c) {
                      "\"" + type + "\" is not a speculators DFlash-family type (dflash, dflash2, dspark)");
 }
 
-// DSparkSpeculatorConfig's heads, checked as the package's constructors check them.
-void readDspark(const ConfigObject& top, DrafterConfig& c) {
-  DsparkConfig d;
-  d.markovRank = top.optionalInt("markov_rank", 0).value_or(d.markovRank);
-  const std::string type = top.optionalString("markov_head_type").value_or("vanilla");
-  if (type == "gated")
-    d.markovHeadType = MarkovHeadType::Gated;
-  else if (type == "rnn")
-    d.markovHeadType = MarkovHeadType::Rnn;
-  else if (type != "vanilla")
-    top.problems().add("markov_head_type", "\"" + type + "\" is not one of vanilla, gated, rnn");
-  d.confidenceHead = top.optionalBool("enable_confidence_head").value_or(true);
-  d.confidenceWithMarkov = top.optionalBool("confidence_head_with_markov").value_or(true);
-  if (d.confidenceHead && d.confidenceWithMarkov && d.markovRank == 0)
-    top.problems().add("confidence_head_with_markov", "true needs a Markov head, but markov_rank is 0");
-  c.dspark = d;
-}
-
 // DFlash2's convolutions and candidate selector, checked as the package's constructors check
 // them; its selector scores the verifier's vocabulary, so the package refuses a reduced one.
 void readDflash2(const ConfigObject& top, DrafterConfig& c) {
@@ -206,7 +188,7 @@ void readSpeculatorsDrafter(const ConfigObject& top, std::optional<int> targetNu
                        "true on a DFlash2 drafter: its selector chains slots 1..B-1 from the anchor, and the engine "
                        "does not run it from the anchor's slot");
   if (dflash2) readDflash2(top, c);
-  if (dspark) readDspark(top, c);
+  if (dspark) c.dspark = readDsparkHeads(top, DsparkConfig{});  // DSparkSpeculatorConfig's defaults
   readProposal(top, s);
   if (s.speculativeTokens && *s.speculativeTokens != c.draftsPerBlock())
     c.warnings.push_back({"speculators_config.proposal_methods",
