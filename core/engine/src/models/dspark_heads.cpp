@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/addmm.h>
 #include <ATen/ops/addmv.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/mv.h>
@@ -39,7 +40,7 @@ DsparkPath DsparkHeads::run(const at::Tensor& blockStates, const at::Tensor& log
   const std::int64_t rows = states.size(0), drafts = logits.size(0);
   const std::int64_t first = rows - drafts;  // the first drafting row: 0 from the anchor, else 1
   DsparkPath path;
-  std::vector<at::Tensor> biased;
+  std::vector<at::Tensor> biased, confidenceFeatures;
   // The token at the position of draft i: the text's where given, else the draft.
   auto tokenOfDraft = [&](std::size_t i) {
     return i < text.size() && text[i] >= 0 ? text[i] : path.tokens[i];
@@ -80,15 +81,16 @@ DsparkPath DsparkHeads::run(const at::Tensor& blockStates, const at::Tensor& log
       else
         rowLogits += b;
     }
-    if (config_.confidenceHead) {
-      const at::Tensor features = config_.confidenceWithMarkov ? at::cat({h, prevEmb}) : h;
-      const at::Tensor c = at::sigmoid(at::addmv(w_.confidenceBias, w_.confidenceWeight, features).to(at::kFloat));
-      path.confidence.push_back(c.item<float>());
-    }
+    if (config_.confidenceHead) confidenceFeatures.push_back(config_.confidenceWithMarkov ? at::cat({h, prevEmb}) : h);
     path.tokens.push_back(choose(rowLogits));
     biased.push_back(std::move(rowLogits));
   }
   path.logits = at::stack(biased);
+  if (!confidenceFeatures.empty()) {  // one product and one copy to the host for the whole block
+    const at::Tensor logits = at::addmm(w_.confidenceBias, at::stack(confidenceFeatures), w_.confidenceWeight.t());
+    const at::Tensor c = at::sigmoid(logits.to(at::kFloat)).to(at::kCPU).contiguous();
+    path.confidence.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  }
   return path;
 }
 
