@@ -68,9 +68,9 @@ std::string formatDiagnosis(const analysis::Diagnosis& d, int rows) {
 
 std::vector<analysis::Diagnosis> readSessionDiagnoses(const std::string& sessionPath) {
   session::Reader reader(sessionPath);
-  return analysis::readDiagnoses(reader.runs(), [&](session::RunId run, const auto& visit) {
-    reader.forEachStepSummary(run, visit);
-  });
+  return analysis::readDiagnoses(
+      reader.runs(), [&](session::RunId run, const auto& visit) { reader.forEachStepSummary(run, visit); },
+      [&](session::RunId run, const auto& visit) { reader.forEachStep(run, visit); });
 }
 
 std::string diagnosesJson(const std::vector<analysis::Diagnosis>& diagnoses) {

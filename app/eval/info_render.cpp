@@ -84,13 +84,6 @@ void geometry(std::ostream& out, const json& g, bool drafter) {
     out << "  dflash     block size " << g["block_size"] << ", taps " << ints(g["target_layer_ids"]) << " ("
         << g["target_layer_ids_source"].get<std::string>() << "), mask token "
         << (g["mask_token_id"].is_null() ? "absent" : g["mask_token_id"].dump()) << "\n";
-    if (g.contains("taps_by_format")) {
-      const json& t = g["taps_by_format"];
-      out << "  taps as    z-lab target_layer_ids " << ints(t["zlab_target_layer_ids"])
-          << " = speculators aux_hidden_state_layer_ids " << ints(t["speculators_aux_hidden_state_layer_ids"])
-          << " = transformers hidden_states " << ints(t["transformers_hidden_states"])
-          << " (index 0: the embedding output)\n";
-    }
     const std::string version =
         g.contains("speculators") ? " " + g["speculators"]["speculators_model_type"].get<std::string>() + " " +
                                         g["speculators"]["speculators_version"].get<std::string>()
@@ -120,6 +113,12 @@ void geometry(std::ostream& out, const json& g, bool drafter) {
     if (g.value("sample_from_anchor", false))
       out << "  drafts     " << g["drafts_per_block"] << " a block, from every slot (sample_from_anchor: the anchor's "
           << "slot drafts the next token)\n";
+    if (g.contains("conventions")) {
+      out << "  conventions, as stated here and as another format's reader would take them:\n";
+      for (const json& c : g["conventions"])
+        out << "    " << c["field"].get<std::string>() << std::string(12 - std::min<std::size_t>(11, c["field"].get<std::string>().size()), ' ')
+            << c["stated"].get<std::string>() << "\n" << std::string(16, ' ') << c["other_readers"].get<std::string>() << "\n";
+    }
     if (g.contains("dspark")) {
       const json& d = g["dspark"];
       const bool markov = d["markov_rank"].get<int>() > 0;

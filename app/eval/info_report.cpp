@@ -108,6 +108,83 @@ std::string attentionStyle(const DrafterConfig& c) {
   return std::string(causality(true)) + " sliding + " + causality(false) + " full";
 }
 
+std::string intList(const std::vector<int>& values) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "]";
+}
+
+// The fields two formats (z-lab's dflash 0.1.0 and SpecForge, which share its numbering, and
+// vLLM's speculators) would state or read differently for this checkpoint: what it states, and
+// what another reader would do with it. Each difference is a reported train/serve mismatch.
+json conventionsJson(const DrafterConfig& c) {
+  json out = json::array();
+  auto add = [&](const std::string& field, const std::string& stated, const std::string& elsewhere) {
+    out.push_back({{"field", field}, {"stated", stated}, {"other_readers", elsewhere}});
+  };
+  std::vector<int> hiddenStates;
+  for (int tap : c.targetLayerIds) hiddenStates.push_back(tap + 1);
+  if (c.format == DrafterFormat::Speculators)
+    add("taps", "aux_hidden_state_layer_ids " + intList(hiddenStates) + " (hidden_states; 0 is the embedding output)",
+        "z-lab and SpecForge state these as dflash_config.target_layer_ids " + intList(c.targetLayerIds) +
+            " (layer outputs); the same numbers copied there tap one layer later");
+  else
+    add("taps", "dflash_config.target_layer_ids " + intList(c.targetLayerIds) + " (layer outputs, as SpecForge)",
+        "speculators states these as aux_hidden_state_layer_ids " + intList(hiddenStates) +
+            " (hidden_states); the same numbers copied there tap one layer earlier");
+  add("mask", c.maskTokenId ? "token id " + std::to_string(*c.maskTokenId) + ", embedded by the target's embedding"
+                            : "no mask token id",
+      "z-lab and SpecForge read dflash_config.mask_token_id, speculators the top-level mask_token_id; none of the "
+      "three saves a learned mask embedding");
+  if (c.sampleFromAnchor)
+    add("drafts", "sample_from_anchor: " + std::to_string(c.draftsPerBlock()) + " drafts a block, the anchor's slot included",
+        "z-lab's loop has no such field and drafts slots 1..B-1, one row later than trained; speculators' DSpark "
+        "defaults to this when the field is absent, its DFlash does not");
+  else
+    add("drafts", std::to_string(c.draftsPerBlock()) + " drafts a block, slots 1..B-1",
+        c.dspark ? "speculators' DSpark samples from the anchor when sample_from_anchor is absent: state it false"
+                 : "as every reader does when sample_from_anchor is absent");
+  if (c.draftVocabSize)
+    add("vocabulary", std::to_string(*c.draftVocabSize) + " draft ids through the checkpoint's own lm_head, mapped by "
+                          "d2t to target ids; the target's embedding",
+        "a loader that ignores d2t scores draft id i as target id i (diagnose vocab-map:identity); one that takes "
+        "the target's LM head drops the drafter's own rows (lm-head:target)");
+  else
+    add("vocabulary", "the target's: its embedding and its LM head (no lm_head of its own)",
+        "the same in every format");
+  const int rotary = c.rope.rotaryDim(c.headDim);
+  add("rope", "theta " + std::to_string(static_cast<long long>(c.rope.theta)) + ", rotary dim " +
+                  std::to_string(rotary) + " of " + std::to_string(c.headDim),
+      rotary < c.headDim ? "a trainer that ignores partial_rotary_factor rotates all " + std::to_string(c.headDim) +
+                               " channels (diagnose rope:partial)"
+                         : "a drafter trained with another base reads this one's positions wrong (diagnose rope:theta)");
+  if (std::ranges::count(c.layerTypes, LayerType::SlidingAttention) > 0) {
+    const bool causal = c.isCausal.value_or(true);  // sliding layers: causal unless told otherwise
+    const std::string window = "window " + std::to_string(c.slidingWindow.value_or(0)) + ", " +
+                               (causal ? "causal" : "non-causal") + ", ";
+    if (c.format == DrafterFormat::Speculators)
+      add("sliding", window + "served counting back from each slot (the serving rule)",
+          std::string("speculators trained it counting from the anchor, the W positions before it for every slot: "
+                      "slot i saw i + 1 positions more than served (diagnose window-from:anchor); z-lab reads "
+                      "is_causal only, without which its sliding layers are causal") +
+              (causal ? "" : ", unlike this drafter's"));
+    else
+      add("sliding", window + "counted back from each slot's position (z-lab, SpecForge, the serving rule)",
+          "speculators counts it from the anchor (slot i sees i + 1 positions more; diagnose window-from:anchor) and "
+          "reads sliding_window_non_causal for the causality (DFlash2 defaults it true)");
+  }
+  add("block", "block size " + std::to_string(c.blockSize),
+      c.speculators && c.speculators->speculativeTokens
+          ? "speculators' speculative_tokens " + std::to_string(*c.speculators->speculativeTokens) +
+                " (the drafts a block) must agree with it"
+          : "servers verify " + std::to_string(c.draftsPerBlock()) + " drafts a block");
+  if (c.dspark && c.dspark->markovRank > 0 && c.dspark->markovHeadType == MarkovHeadType::Rnn)
+    add("rnn state", c.dspark->rnnStepsOverAnchorRow ? "steps over the anchor's row first (speculators)"
+                                                     : "starts at the first drafted slot (SpecForge)",
+        "the other package starts it the other way: the same weights draft otherwise");
+  return out;
+}
+
 json drafterJson(const DrafterConfig& c) {
   json j = geometryJson(c);
   j.update({{"model_type", c.modelType},
@@ -150,6 +227,7 @@ json drafterJson(const DrafterConfig& c) {
   j["taps_by_format"] = {{"zlab_target_layer_ids", c.targetLayerIds},
                          {"speculators_aux_hidden_state_layer_ids", hiddenStates},
                          {"transformers_hidden_states", hiddenStates}};
+  j["conventions"] = conventionsJson(c);
   j["format"] = drafterFormatName(c.format);
   j["draft_vocab_size"] = c.draftVocabSize ? json(*c.draftVocabSize) : json(nullptr);
   if (c.speculators) {

@@ -2,8 +2,10 @@
 // Test helpers: reference tensors from a .safetensors file (written by the Python oracles)
 // as owned at::Tensors, and the comparison figure the oracle tests use.
 
-#include <filesystem>
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,19 @@ inline std::vector<std::int64_t> toVector(const at::Tensor& t) {
 
 inline double maxAbsDiff(const at::Tensor& a, const at::Tensor& b) {
   return (a.to(at::kCPU, at::kDouble) - b.to(at::kCPU, at::kDouble)).abs().max().item<double>();
+}
+
+// The largest |engine - reference| over a drafter's layer outputs: the engine's (DrafterProbes::
+// layerOutputs, [N*B, H] each) against the reference's "layer.<i>"; every layer must be there.
+inline double layerOutputsDiff(const std::vector<at::Tensor>& engine, const tensorfile::SafetensorsFile& reference) {
+  double worst = 0;
+  std::size_t layers = 0;
+  for (; reference.find("layer." + std::to_string(layers)); ++layers) {
+    if (layers >= engine.size()) return INFINITY;
+    const at::Tensor expected = referenceTensor(reference, "layer." + std::to_string(layers));
+    worst = std::max(worst, maxAbsDiff(engine[layers].reshape(expected.sizes()), expected));
+  }
+  return layers == engine.size() && layers > 0 ? worst : INFINITY;
 }
 
 inline std::filesystem::path oracleRoot() { return std::filesystem::path(DFI_BINARY_DIR) / "oracle"; }

@@ -236,7 +236,7 @@ TEST(DiagnosisCancel, KeepsWhatWasMeasuredPairedOverThePromptsReached) {
                CancelledError);
   session::Reader reader(path.string());
   const auto diagnoses = analysis::readDiagnoses(
-      reader.runs(), [&](session::RunId run, const auto& visit) { reader.forEachStepSummary(run, visit); }, 200);
+      reader.runs(), [&](session::RunId run, const auto& visit) { reader.forEachStepSummary(run, visit); }, {}, 200);
   ASSERT_EQ(diagnoses.size(), 1u);
   int measured = 0;
   for (const auto& h : diagnoses[0].hypotheses) {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,8 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include "dfi/analysis/ddtree.h"
+#include "dfi/analysis/position_metrics.h"
 #include "dfi/base/error.h"
 #include "dfi/modelspec/drafter_config.h"
 #include "dfi/tensorfile/safetensors_file.h"
@@ -27,8 +30,10 @@
 #include "evaluation/diagnosis/hypotheses.h"
 #include "evaluation/evaluation_models.h"
 #include "evaluation/live/dflash_decode.h"
+#include "evaluation/live/draft_distribution.h"
 #include "evaluation/teacher_forced/dflash_teacher_forced.h"
 #include "models/dflash_drafter.h"
+#include "models/dflash_weights.h"
 #include "models/dspark_heads.h"
 #include "models/target_model.h"
 #include "reference_tensors.h"
@@ -36,13 +41,24 @@
 namespace dfi::engine {
 namespace {
 
+using test::layerOutputsDiff;
 using test::maxAbsDiff;
 using test::referenceTensor;
 using test::toVector;
 
 constexpr double kTolerance = 1e-4;
 const std::filesystem::path kDir = std::filesystem::path(DFI_BINARY_DIR) / "tests/oracle/speculators";
-const char* const kCases[] = {"dspark_vanilla", "dspark_gated", "dspark_rnn", "dspark_rnn_anchor"};
+const char* const kCases[] = {"dspark_vanilla", "dspark_gated", "dspark_rnn", "dspark_rnn_anchor", "dspark_sliding"};
+
+// The drafter as the package trained it: a sliding window counted from the anchor (diagnose's
+// window-from:anchor; served, it counts back from each slot, test_speculators_drafters shows the
+// difference).
+std::unique_ptr<DFlashDrafter> asTrained(const std::filesystem::path& dir, const TargetModel& target) {
+  const DrafterFiles files = openDrafter(dir, target.config().numHiddenLayers);
+  if (std::ranges::count(files.config.layerTypes, modelspec::LayerType::SlidingAttention) == 0)
+    return loadDrafter(dir, target);
+  return variantDrafter({.kind = Hypothesis::Kind::WindowFrom, .fromAnchor = true}, files, target);
+}
 
 struct DsparkCase {
   explicit DsparkCase(const std::string& name)
@@ -50,7 +66,7 @@ struct DsparkCase {
         dir(kDir / name),
         reference(tensorfile::SafetensorsFile::open(dir / "reference.safetensors")),
         target(TargetModel::load(dir / "target", ModelOptions{})),
-        drafter(loadDrafter(dir / "drafter", *target)),
+        drafter(asTrained(dir / "drafter", *target)),
         ids(toVector(referenceTensor(reference, "input_ids"))),
         anchors(toVector(referenceTensor(reference, "anchors"))),
         sequence(sequenceFeatures(*target, *drafter, ids)) {}
@@ -110,6 +126,7 @@ TEST(DsparkDrafter, LogitsBiasAndConfidenceAreThePackages) {
     const int b = c.drafter->blockSize(), g = c.drafter->draftsPerBlock();
     std::vector<at::Tensor> backbone, biased;
     std::vector<float> confidence;
+    DrafterProbes probes{.wantLayerOutputs = true};
     c.drafter->teacherForcedChunks(
         c.sequence.features, c.sequence.ids, c.anchors, analysis::MaskVariant::Reference, 0,
         [&](std::size_t, const at::Tensor& logits, const at::Tensor& blockStates) {
@@ -123,7 +140,10 @@ TEST(DsparkDrafter, LogitsBiasAndConfidenceAreThePackages) {
             biased.push_back(path.logits);
             confidence.insert(confidence.end(), path.confidence.begin(), path.confidence.end());
           }
-        });
+        },
+        &probes);
+    const double layersDiff = layerOutputsDiff(probes.layerOutputs, c.reference);
+    EXPECT_LE(layersDiff, kTolerance);
     const double backboneDiff = finiteDiff(at::stack(backbone), c.packageDrafted("logits").view({c.n(), g, -1}));
     const double biasedDiff = finiteDiff(at::stack(biased), c.packageDrafted("markov_logits"));
     EXPECT_LE(backboneDiff, kTolerance);
@@ -138,7 +158,7 @@ TEST(DsparkDrafter, LogitsBiasAndConfidenceAreThePackages) {
     } else {
       EXPECT_TRUE(confidence.empty());
     }
-    std::cout << name << ": backbone " << backboneDiff << ", after the Markov bias " << biasedDiff
+    std::cout << name << ": layers " << layersDiff << ", backbone " << backboneDiff << ", after the Markov bias " << biasedDiff
               << ", confidence " << confidenceDiff << "\n";
   }
 }
@@ -174,6 +194,54 @@ TEST(DsparkDrafter, TeacherForcedAcceptanceIsThePackagesPerBlock) {
   }
 }
 
+// speculators' analytic accept_len (what its training log reports): per block 1 plus the running
+// products of the slots' 1 - TV. Over the full vocabulary the engine's recorded slot_overlap
+// gives the package's figure block for block, and the positions section's mean its metrics
+// dict's. With a reduced draft vocabulary the package renormalizes the verifier's distribution
+// over the draft ids, which can only raise a slot's overlap: the engine's, over the target's
+// whole vocabulary (what sampling would accept), is below it.
+TEST(DsparkDrafter, AnalyticAcceptLengthIsThePackagesAcceptLen) {
+  for (const char* name : kCases) {
+    SCOPED_TRACE(name);
+    const DsparkCase c(name);
+    const bool reduced = c.reference.find("draft_to_target") != nullptr;
+    const std::vector<session::StepRecord> steps =
+        teacherForcedSteps(c.sequence, *c.drafter, c.anchors, analysis::MaskVariant::Reference, 0);
+    const at::Tensor package = referenceTensor(c.reference, "accept_len_per_block");
+    ASSERT_EQ(package.numel(), static_cast<std::int64_t>(steps.size()));
+    session::RunRecord run;
+    run.blockSize = c.drafter->blockSize();
+    analysis::PositionTally tally(run);
+    double worst = 0, engineSum = 0, packageSum = 0;
+    for (std::size_t j = 0; j < steps.size(); ++j) {
+      ASSERT_EQ(static_cast<int>(steps[j].slotOverlap.size()), c.drafter->draftsPerBlock());
+      const double engine = *analysis::analyticAcceptLength(steps[j]);
+      const double expected = package[static_cast<std::int64_t>(j)].item<float>();
+      engineSum += engine;
+      packageSum += expected;
+      if (reduced)
+        EXPECT_LE(engine, expected + 1e-5) << "block " << j;
+      else
+        worst = std::max(worst, std::abs(engine - expected));
+      tally.add(steps[j]);
+    }
+    const std::vector<analysis::PositionMetrics> metrics = tally.finish();
+    ASSERT_EQ(metrics.size(), 1u);
+    ASSERT_TRUE(metrics[0].analyticAcceptLength.has_value());
+    const double mean = metrics[0].analyticAcceptLength->estimate;
+    const double packageMean = referenceTensor(c.reference, "accept_len_sum").item<float>() /
+                               referenceTensor(c.reference, "accept_len_total").item<float>();
+    if (reduced) {
+      EXPECT_LT(engineSum, packageSum - 0.05 * static_cast<double>(steps.size()));  // the draft vocabulary's missing mass
+    } else {
+      EXPECT_LE(worst, kTolerance);
+      EXPECT_NEAR(mean, packageMean, kTolerance);
+    }
+    std::cout << name << ": analytic accept_len " << mean << ", the package's " << packageMean
+              << (reduced ? " (over the draft vocabulary)" : "") << ", largest block difference " << worst << "\n";
+  }
+}
+
 TEST(DsparkDrafter, LiveLoopIsLosslessGreedyAndRecordsConfidence) {
   for (const char* name : kCases) {
     SCOPED_TRACE(name);
@@ -192,6 +260,61 @@ TEST(DsparkDrafter, LiveLoopIsLosslessGreedyAndRecordsConfidence) {
       for (float confidence : step.draftConfidence) EXPECT_TRUE(confidence > 0 && confidence < 1);
     }
     std::cout << name << ": live " << result.steps.size() << " steps, tau " << result.meanAcceptLength() << "\n";
+  }
+}
+
+// DDTree through the heads (DsparkHeads::tree; no published code to hold it to): every node's
+// weight is its parent's plus its log-probability among its parent's children, its first branch
+// is the greedy chain the heads draft, and with the Markov bias zeroed it is the factorised
+// DDTree over the backbone's top-k (analysis::buildDDTree, held to the authors' code elsewhere).
+// The evaluation's DDTree run takes these trees.
+TEST(DsparkDrafter, TreesThroughTheHeads) {
+  constexpr int kBudget = 8;
+  for (const char* name : kCases) {
+    SCOPED_TRACE(name);
+    const DsparkCase c(name);
+    const std::optional<DsparkHeads> heads = c.drafter->dsparkHeads();
+    DrafterWeights zeroed = loadDrafterWeights(c.dir / "drafter", c.drafter->config(), c.target->config().hiddenSize,
+                                               at::kFloat, at::kCPU);
+    zeroed.dspark->markovW2 = at::zeros_like(zeroed.dspark->markovW2);  // the loaded one maps the file read-only
+    const DsparkHeads unbiased(*zeroed.dspark, *c.drafter->config().dspark,
+                               zeroed.vocabulary ? &*zeroed.vocabulary : nullptr);
+    int branches = 0;
+    c.drafter->teacherForcedChunks(
+        c.sequence.features, c.sequence.ids, c.anchors, analysis::MaskVariant::Reference, 0,
+        [&](std::size_t first, const at::Tensor& logits, const at::Tensor& blockStates) {
+          for (std::int64_t j = 0; j < logits.size(0); ++j) {
+            const std::int64_t anchor = c.ids[static_cast<std::size_t>(c.anchors[first + static_cast<std::size_t>(j)])];
+            const analysis::DDTree tree = heads->tree(blockStates[j], logits[j], anchor, kBudget, kBudget);
+            ASSERT_EQ(static_cast<int>(tree.size()), kBudget + 1);
+            // The rank-0 children from the root: the greedy chain, as deep as the tree reaches.
+            const DsparkPath chain = heads->run(blockStates[j], logits[j], anchor, DsparkHeads::greedy());
+            std::int32_t node = 0;
+            for (std::size_t depth = 0; depth < chain.tokens.size(); ++depth) {
+              std::int32_t next = -1;
+              for (std::size_t i = 1; i < tree.size(); ++i)
+                if (tree.parents[i] == node && tree.ranks[i] == 0) next = static_cast<std::int32_t>(i);
+              if (next < 0) break;
+              EXPECT_EQ(tree.tokens[static_cast<std::size_t>(next)], chain.tokens[depth]) << "depth " << depth;
+              node = next;
+            }
+            branches += node > 0;
+            for (std::size_t i = 1; i < tree.size(); ++i)
+              EXPECT_LE(tree.logWeights[i], tree.logWeights[static_cast<std::size_t>(tree.parents[i])]);
+            // Zero bias: the factorised tree over the backbone's own top-k.
+            std::vector<analysis::SlotTopK> slots(static_cast<std::size_t>(logits.size(1)));
+            for (std::size_t slot = 0; slot < slots.size(); ++slot) {
+              std::vector<float> probs;
+              fillTopK(logits[j][static_cast<std::int64_t>(slot)].unsqueeze(0), kBudget, slots[slot].tokens, probs);
+              for (float p : probs) slots[slot].logProbs.push_back(std::log(p));
+            }
+            const analysis::DDTree factorised = analysis::buildDDTree(slots, kBudget, static_cast<std::int32_t>(anchor));
+            const analysis::DDTree plain = unbiased.tree(blockStates[j], logits[j], anchor, kBudget, kBudget);
+            EXPECT_EQ(plain.tokens, factorised.tokens);
+            EXPECT_EQ(plain.parents, factorised.parents);
+          }
+        });
+    EXPECT_EQ(branches, static_cast<int>(c.anchors.size()));
   }
 }
 
@@ -272,7 +395,7 @@ TEST(DsparkDrafter, MarkovHeadShapeAgainstMarkovRankIsRefusedByName) {
     ADD_FAILURE() << "loaded";
   } catch (const ValidationError& e) {
     const std::string what = e.what();
-    for (const std::string fragment : {bad.string(), std::string("markov_head.markov_w1.weight"), std::string("[64, 5]"),
+    for (const std::string& fragment : {bad.string(), std::string("markov_head.markov_w1.weight"), std::string("[64, 5]"),
                                        std::string("[64, 8]")})
       EXPECT_NE(what.find(fragment), std::string::npos) << what;
   }

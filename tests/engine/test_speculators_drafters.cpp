@@ -18,6 +18,7 @@
 
 #include <ATen/ATen.h>
 
+#include "dfi/analysis/position_metrics.h"
 #include "dfi/base/error.h"
 #include "dfi/modelspec/drafter_config.h"
 #include "dfi/tensorfile/safetensors_file.h"
@@ -33,6 +34,7 @@
 namespace dfi::engine {
 namespace {
 
+using test::layerOutputsDiff;
 using test::maxAbsDiff;
 using test::referenceTensor;
 using test::toVector;
@@ -112,11 +114,38 @@ TEST(SpeculatorsDrafter, ReducedVocabularyLogitsAreThePackagesAtTheirTargetIds) 
   std::cout << "reduced_vocab: " << c.anchors.size() << " anchors, logits max abs diff " << diff << "\n";
 }
 
-TEST(SpeculatorsDrafter, FullVocabularyLogitsAreThePackages) {
-  const SpeculatorsCase c("full_vocab");
-  const double diff = maxAbsDiff(c.engineLogits(), c.packageLogits());
-  EXPECT_LE(diff, kTolerance);
-  std::cout << "full_vocab: " << c.anchors.size() << " anchors, logits max abs diff " << diff << "\n";
+// Every layer's output and the logits, for each DFlash case. "sliding_causal" has a causal
+// sliding layer of window 5, which speculators trains counting from the anchor (the 5 positions
+// before it, every slot) and servers run counting back from each slot: the package's forward is
+// the engine's under diagnose's window-from:anchor, and the serving rule parts from it.
+TEST(SpeculatorsDrafter, LayersAndLogitsAreThePackages) {
+  for (const char* name : {"full_vocab", "reduced_vocab", "sliding_causal"}) {
+    SCOPED_TRACE(name);
+    const SpeculatorsCase c(name);
+    const bool sliding = std::string(name) == "sliding_causal";
+    const DrafterFiles files = openDrafter(c.dir / "drafter", c.target->config().numHiddenLayers);
+    const std::unique_ptr<DFlashDrafter> asTrained =
+        sliding ? variantDrafter({.kind = Hypothesis::Kind::WindowFrom, .fromAnchor = true}, files, *c.target) : nullptr;
+    const DFlashDrafter& drafter = asTrained ? *asTrained : *c.drafter;
+    const SequenceFeatures sequence = sequenceFeatures(*c.target, drafter, c.ids);
+    DrafterProbes probes{.wantLayerOutputs = true};
+    const at::Tensor logits =
+        drafter.teacherForced(sequence.features, sequence.ids, c.anchors, analysis::MaskVariant::Reference, 0, &probes);
+    const double layersDiff = layerOutputsDiff(probes.layerOutputs, c.reference);
+    EXPECT_LE(layersDiff, kTolerance);
+    double logitsDiff = 0, servedDiff = 0;
+    if (!c.reference.find("draft_to_target")) {  // the reduced vocabulary's logits: the test above
+      logitsDiff = maxAbsDiff(logits, c.packageLogits());
+      EXPECT_LE(logitsDiff, kTolerance);
+    }
+    if (sliding) {
+      EXPECT_FALSE(c.drafter->config().slidingWindowFromAnchor);  // served by the serving rule
+      servedDiff = maxAbsDiff(c.engineLogits(), c.packageLogits());
+      EXPECT_GT(servedDiff, 1e-2);
+    }
+    std::cout << name << ": " << c.anchors.size() << " anchors, layers max abs diff " << layersDiff << ", logits "
+              << logitsDiff << (sliding ? ", served by the serving rule " + std::to_string(servedDiff) : "") << "\n";
+  }
 }
 
 // speculators' DFlash2 (its convolutions around attention and MLP, z-lab's under the same names):
@@ -134,12 +163,16 @@ TEST(SpeculatorsDrafter, Dflash2LogitsAndSelectorScoresAreThePackages) {
   const int b = c.drafter->blockSize();
   const SequenceFeatures sequence = sequenceFeatures(*c.target, *c.drafter, c.ids);
   std::vector<at::Tensor> logitParts, stateParts;  // in anchor order, one part per forward
+  DrafterProbes probes{.wantLayerOutputs = true};
   c.drafter->teacherForcedChunks(sequence.features, sequence.ids, c.anchors, analysis::MaskVariant::Reference, 0,
                                  [&](std::size_t, const at::Tensor& l, const at::Tensor& s) {
                                    logitParts.push_back(l.clone());
                                    stateParts.push_back(s.clone());
-                                 });
+                                 },
+                                 &probes);
   const at::Tensor logits = at::cat(logitParts, 0), states = at::cat(stateParts, 0);
+  const double layersDiff = layerOutputsDiff(probes.layerOutputs, c.reference);
+  EXPECT_LE(layersDiff, kTolerance);
   const double logitsDiff = maxAbsDiff(logits, c.packageLogits());
   EXPECT_LE(logitsDiff, kTolerance);
 
@@ -159,8 +192,50 @@ TEST(SpeculatorsDrafter, Dflash2LogitsAndSelectorScoresAreThePackages) {
     }
   }
   EXPECT_LE(scoresDiff, kTolerance);
-  std::cout << "dflash2: " << c.anchors.size() << " anchors, logits max abs diff " << logitsDiff
+  std::cout << "dflash2: " << c.anchors.size() << " anchors, layers max abs diff " << layersDiff
+            << ", logits " << logitsDiff
             << ", selector scores max abs diff " << scoresDiff << "\n";
+}
+
+// DFlash2's training metrics (speculators' dflash2/metrics.py) from the engine's teacher-forced
+// records of the same blocks: the analytic accept_len of its unary logits block for block, the
+// selector's accepted run (its eal), the candidate recall and the top-k oracle path, each equal
+// to the package's metrics dict.
+TEST(SpeculatorsDrafter, Dflash2TrainingMetricsAreThePackages) {
+  const SpeculatorsCase c("dflash2");
+  const SequenceFeatures sequence = sequenceFeatures(*c.target, *c.drafter, c.ids);
+  const std::vector<session::StepRecord> steps =
+      teacherForcedSteps(sequence, *c.drafter, c.anchors, analysis::MaskVariant::Reference, 0);
+  const at::Tensor perBlock = referenceTensor(c.reference, "accept_len_per_block");
+  ASSERT_EQ(perBlock.numel(), static_cast<std::int64_t>(steps.size()));
+  session::RunRecord run;
+  run.blockSize = c.drafter->blockSize();
+  analysis::PositionTally tally(run);
+  double worst = 0;
+  for (std::size_t j = 0; j < steps.size(); ++j) {
+    worst = std::max(worst, std::abs(*analysis::analyticAcceptLength(steps[j]) -
+                                     perBlock[static_cast<std::int64_t>(j)].item<double>()));
+    tally.add(steps[j]);
+  }
+  EXPECT_LE(worst, kTolerance);
+  auto packageMean = [&](const std::string& name) {
+    return referenceTensor(c.reference, "metrics." + name + "_sum").item<double>() /
+           referenceTensor(c.reference, "metrics." + name + "_total").item<double>();
+  };
+  const analysis::PositionMetrics m = tally.finish().at(0);
+  EXPECT_NEAR(m.analyticAcceptLength->estimate, packageMean("accept_len"), kTolerance);
+  ASSERT_TRUE(m.selector.has_value());
+  double recalled = 0, scored = 0;
+  for (std::size_t i = 0; i < m.selector->candidateRecall.size(); ++i) {
+    recalled += m.selector->candidateRecall[i] * static_cast<double>(m.selector->recallSlots[i]);
+    scored += static_cast<double>(m.selector->recallSlots[i]);
+  }
+  EXPECT_NEAR(recalled / scored, packageMean("unary_candidate_recall"), 1e-9);
+  EXPECT_NEAR(m.selector->oracleAcceptLength, packageMean("unary_oracle_accepted_length"), 1e-9);
+  EXPECT_NEAR(m.selector->selectorAcceptLength, packageMean("eal"), 1e-9);
+  std::cout << "dflash2: analytic accept_len " << m.analyticAcceptLength->estimate << " (largest block difference "
+            << worst << "), candidate recall " << recalled / scored << ", oracle " << m.selector->oracleAcceptLength
+            << ", selector " << m.selector->selectorAcceptLength << "\n";
 }
 
 // diagnose's two hypotheses of a reduced vocabulary build drafters that draft as a server that

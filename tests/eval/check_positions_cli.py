@@ -7,7 +7,9 @@ and of `export --what positions` (JSON and CSV) are recomputed here from the raw
 - tau by anchor-position bin ([0,32), [32,64), [64,128), ...): the pooled mean length, its
   steps and prompts, and an interval around it;
 - calibration: the draft's top-k probability against draft == target (every slot of a
-  teacher-forced or DDTree step; the reached slots 0..accepted of a live step), in ten bins, ECE.
+  teacher-forced or DDTree step; the reached slots 0..accepted of a live step), in ten bins, ECE;
+- teacher-forced steps only: the mean of each slot's recorded overlap sum min(p, q), and the
+  analytic accept_len, the mean over steps of 1 + the sum of the overlaps' running products.
 
 Usage: check_positions_cli.py DFLASH_EVAL DEMO_DIR SCRATCH_DIR
 """
@@ -68,7 +70,21 @@ def expected_positions(steps, top_k):
         scored = sum(counts)
         ece = sum(abs(accepted[b] / counts[b] - prob_sums[b] / counts[b]) * counts[b] / scored
                   for b in range(10) if counts[b]) if scored else 0.0
-        out[key] = {"steps": len(group), "rates": rates, "tau_vllm": sum(lengths) / len(lengths),
+        overlaps = [s["slot_overlap"] for s in group if s["slot_overlap"]]
+        assert bool(overlaps) == (key[1] == "teacher-forced"), (key, len(overlaps))
+        widest = max((len(o) for o in overlaps), default=0)
+        slot_overlap = [sum(o[i] for o in overlaps if i < len(o)) / sum(1 for o in overlaps if i < len(o))
+                        for i in range(widest)]
+        analytic, reached = [], [0.0] * widest
+        for o in overlaps:
+            survival, length = 1.0, 1.0
+            for i, v in enumerate(o):
+                survival *= min(max(v, 0.0), 1.0)
+                length += survival
+                reached[i] += survival / len(overlaps)
+            analytic.append(length)
+        out[key] = {"slot_overlap": slot_overlap, "reached": reached, "analytic": sum(analytic) / len(analytic) if analytic else None,
+                    "steps": len(group), "rates": rates, "tau_vllm": sum(lengths) / len(lengths),
                     "tau_bins": tau_bins, "counts": counts, "scored": scored, "unscored": unscored, "ece": ece,
                     "accepted": [accepted[b] / counts[b] if counts[b] else 0.0 for b in range(10)]}
     return out
@@ -95,6 +111,16 @@ def check_json_figures(got, want, where):
     assert [r["slots"] for r in c["bins"]] == want["counts"], (where, c, want)
     assert all(close(r["accepted_fraction"], a) for r, a in zip(c["bins"], want["accepted"])), where
     assert close(c["ece"], want["ece"]), (where, c["ece"], want["ece"])
+    assert len(got["slot_overlap"]) == len(want["slot_overlap"]), where
+    assert all(close(a, b, 1e-5) for a, b in zip(got["slot_overlap"], want["slot_overlap"])), where
+    assert all(close(a, b, 1e-5) for a, b in zip(got["slot_overlap_survival"], want["reached"])), where
+    if want["analytic"] is not None:  # 1 + the reached chances is the analytic accept_len, as for tau(vllm)
+        assert close(1 + sum(got["slot_overlap_survival"]), want["analytic"], 1e-5), where
+    if want["analytic"] is None:
+        assert got["analytic_accept_len"] is None, where
+    else:
+        a = got["analytic_accept_len"]
+        assert close(a["estimate"], want["analytic"], 1e-5) and a["ci95"][0] <= a["estimate"] <= a["ci95"][1], (where, a)
 
 
 def main(binary, demo, scratch):
@@ -131,15 +157,26 @@ def main(binary, demo, scratch):
             assert int(row["count"]) == w["counts"][int(row["index"])], row
         elif row["table"] == "calibration_ece":
             assert close(float(row["value"]), w["ece"]), row
-    assert {r["table"] for r in table} == {"slot_acceptance", "tau_by_anchor_position", "reliability", "calibration_ece"}
+        elif row["table"] == "slot_overlap":
+            assert close(float(row["value"]), w["slot_overlap"][int(row["index"])], 1e-5), row
+        elif row["table"] == "slot_overlap_survival":
+            assert close(float(row["value"]), w["reached"][int(row["index"])], 1e-5), row
+        elif row["table"] == "analytic_accept_len":
+            assert close(float(row["value"]), w["analytic"], 1e-5), row
+    assert {r["table"] for r in table} == {"slot_acceptance", "tau_by_anchor_position", "reliability", "calibration_ece",
+                                           "slot_overlap", "slot_overlap_survival", "analytic_accept_len"}
 
     text = output(binary, "summary", session)
     for row in summary["positions"]:
         assert f"positions: {row['run']} ({row['mode']}, {row['steps']} steps" in text, text
         assert f"ECE {row['calibration']['ece']:.3f} over {row['calibration']['slots']} slots" in text, text
         assert "  ".join(f"{r:.3f}" for r in row["slot_acceptance"][:16]) in text, text
+        if row["analytic_accept_len"]:
+            assert f"accept_len at T=1 (speculators' analytic, from sum min(p,q)): {row['analytic_accept_len']['estimate']:.3f}" in text, text
     print("positions: summary (text, json) and export (json, csv) match the figures recomputed from the steps for",
-          ", ".join(f"{m} ({w['steps']} steps, ECE {w['ece']:.3f})" for (_, m), w in sorted(want.items())))
+          ", ".join(f"{m} ({w['steps']} steps, ECE {w['ece']:.3f}" +
+                    (f", analytic accept_len {w['analytic']:.3f})" if w["analytic"] else ")")
+                    for (_, m), w in sorted(want.items())))
 
 
 if __name__ == "__main__":

@@ -168,7 +168,9 @@ def check_draft(exe, demo: Path, work: Path):
     names = sorted(t["name"] for t in report["tensors"])
     assert names == ["anchors", "context.fc", "context.hidden_norm", "inference.layer.0", "inference.layer.1",
                      "inference.logits", "input_ids"], names
-    assert not report["unmatched_ours"] and not report["unmatched_theirs"]
+    # The training path's slots' overlap with the target (speculators' accept_rate) has no
+    # counterpart on the inference path.
+    assert not report["unmatched_ours"] and report["unmatched_theirs"] == ["training.slot_overlap"], report
     layer = next(t for t in report["tensors"] if t["name"] == "inference.layer.1")
     assert len(layer["positions"]["max_abs_diff"]) == 3  # one per anchor
 

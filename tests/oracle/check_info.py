@@ -125,6 +125,13 @@ def check_default_taps_from_target(binary, models):
         assert geometry["taps_by_format"] == {"zlab_target_layer_ids": [1, 3],
                                               "speculators_aux_hidden_state_layer_ids": [2, 4],
                                               "transformers_hidden_states": [2, 4]}, geometry["taps_by_format"]
+        # Every field two formats read differently, as stated here and as the other would take it.
+        conventions = {c["field"]: c for c in geometry["conventions"]}
+        assert {"taps", "mask", "drafts", "vocabulary", "rope", "block"} <= conventions.keys(), conventions
+        assert "target_layer_ids [1, 3]" in conventions["taps"]["stated"], conventions["taps"]
+        assert "aux_hidden_state_layer_ids [2, 4]" in conventions["taps"]["other_readers"], conventions["taps"]
+        rc, text, _ = info(binary, "--drafter", drafter, "--target", models / "target_qwen3")
+        assert rc == 0 and "conventions, as stated here" in text and "one layer earlier" in text, text
         assert pair["compatibility"]["compatible"], pair["compatibility"]
 
 

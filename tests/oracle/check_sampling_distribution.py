@@ -34,6 +34,11 @@ distributions, with scipy's chi-square tests at p > 0.01:
    without top-k (engine at 0.7), every class falls below 1e-3 (the first token's least: 2e-4).
 4. The record explains each step: per drafted slot the recorded p, q and u give the recorded
    accepted count (slot i accepted while float32 u * q < p).
+5. A DSpark drafter, built and saved by speculators 0.9.0 (tests/oracle/gen_speculators.py's
+   builder, a vanilla Markov head of full rank and the confidence head, over that script's tiny
+   target): each draft is drawn from the Markov-biased distribution after the draft before it,
+   which is also its q in the acceptance test; test 2 (the second and third generated tokens
+   against the target's own T = 1 distribution) and test 4 on it.
 
 Usage: check_sampling_distribution.py DFLASH_EVAL WORK_DIR
 """
@@ -212,9 +217,22 @@ def check_lossless(engine, work, target_dir, drafter_dir, target):
         order = np.argsort(-expected)  # fold the rare tokens together, expected >= 5 per bin
         table = merged_table([counts[order], expected[order] * LOSSLESS_RESPONSES], minimum=5 * 2)
         chi2, p = stats.chisquare(table[0], table[1] * table[0].sum() / table[1].sum())
-        print(f"lossless: generated token {position + 1} over {len(outputs)} responses against the target's "
+        print(f"lossless ({Path(drafter_dir).name}): generated token {position + 1} over {len(outputs)} responses against the target's "
               f"T=1 distribution: chi2 {chi2:.2f} over {table.shape[1]} bins, p {p:.3f}")
         assert p > ALPHA, f"generated token {position + 1} is not distributed as the target samples it (p = {p:.4g})"
+
+
+def dspark_pair(work):
+    """A speculators DSpark drafter (vanilla Markov head of full rank, confidence head) and the
+    tiny target it drafts for, both saved under `work`; the target as a transformers model."""
+    import gen_speculators as speculators  # speculators' own builder; its imports stand in the data pipeline
+    case = dict(vocab=16, draft_vocab=16, block=4, aux=[2, 3],
+                dspark=dict(markov_rank=16, markov_head_type="vanilla", sample_from_anchor=False))
+    target = speculators.make_target(case["vocab"], speculators.SEED + 200)
+    target.save_pretrained(work / "dspark_target", safe_serialization=True)
+    drafter = speculators.build_drafter(case, work / "dspark_target", speculators.SEED + 201)
+    drafter.save_pretrained(work / "dspark", safe_serialization=True)
+    return target, work / "dspark_target", work / "dspark"
 
 
 def target_sampling_probs(logits, setting):
@@ -320,6 +338,8 @@ def main():
     check_acceptance(engine, work, target_dir, drafters, target, stops)
     check_lossless(engine, work, target_dir, drafters["dflash"][0], target)
     check_lossless_conditionals(engine, work, target_dir, drafters["dflash"][0], target)
+    dspark_target, dspark_target_dir, dspark_dir = dspark_pair(work)
+    check_lossless(engine, work, dspark_target_dir, dspark_dir, dspark_target)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,12 @@ OUT/<case>/reference.safetensors:
   selector.candidates [N*B, k] (I64), selector.scores [N*B, k] (F32), selector.predecessors [N*B]
                            DFlash2 only: the package's score_candidates of each row's top-k by
                            logit, after the sequence's previous token (its _predecessor_ids)
+  metrics.<name>_sum, metrics.<name>_total [] (F32)  DFlash2 only: its training forward's metrics
+                           dict (eal, accept_len, unary_candidate_recall, unary_oracle_accepted_length:
+                           the top-k infixes dropped from the names)
+  accept_len_per_block [N] (F32)  DFlash2 and DSpark: the package's analytic accept_len (1 + the
+                           running products of 1 - TV over the draft slots) of each block alone, its
+                           targets the verifier's logits over the draft vocabulary
 
 DSpark cases (speculators' DSparkDraftModel: the DFlash backbone, a Markov head and a confidence
 head) add, from the package's own forward (its compute_metrics stood in by a recorder that
@@ -37,8 +43,11 @@ passes through):
   eal_per_block [N] (F32)        the package's compute_accepted_length_counts of each block alone
                                  (greedy acceptance plus the bonus, its argmaxes over draft ids)
   eal_sum, eal_total [] (F32)    the metrics dict's eal over all blocks
+  accept_len_sum, accept_len_total [] (F32)  the metrics dict's accept_len over all blocks
   target_in_draft_vocab [N] (I64)  1 where every slot's true next token is a draft id (where the
                                  package's draft-id argmax can agree with the verifier's)
+
+Every case adds layer.<i> [N*B, H] (F32): each decoder layer's output in the package's forward.
 
 Cases: "reduced_vocab" (40 draft ids of 64, the LM head randomised away from the target's rows
 so only the checkpoint's own head matches), "full_vocab" (draft_vocab_size = the target's: no
@@ -78,7 +87,9 @@ for _name in ("openai", "openai.types", "openai.types.chat", "openai.types.compl
 import speculators.models.dflash.core as dflash_core  # noqa: E402
 from speculators.models.dflash import DFlashDraftModel  # noqa: E402
 from speculators.models.dflash2 import DFlash2DraftModel  # noqa: E402
+import speculators.models.dflash2.core as dflash2_core  # noqa: E402
 import speculators.models.dspark.core as dspark_core  # noqa: E402
+import speculators.models.dspark.metrics as dspark_metrics  # noqa: E402
 from speculators.models.dspark import DSparkDraftModel  # noqa: E402
 from speculators.losses import resolve_loss_config  # noqa: E402
 from speculators.models.metrics import compute_accepted_length_counts  # noqa: E402
@@ -115,7 +126,19 @@ CASES.update({
     "dspark_rnn_anchor": dict(DSPARK, draft_vocab=64, aux=[1, 3],
                               dspark=dict(markov_rank=6, markov_head_type="rnn", sample_from_anchor=True,
                                           enable_confidence_head=False)),
+    # A sliding layer of window 4 before a full one, non-causal: speculators counts the window from
+    # the anchor (the 4 positions before it, every slot alike).
+    "dspark_sliding": dict(DSPARK, draft_vocab=64, aux=[1, 2],
+                           layers=dict(layer_types=["sliding_attention", "full_attention"], sliding_window=4,
+                                       use_sliding_window=True),
+                           window=dict(sliding_window_non_causal=True),
+                           dspark=dict(markov_rank=8, markov_head_type="vanilla", sample_from_anchor=False)),
 })
+# DFlash with a causal sliding layer (speculators' default causality for DFlash).
+CASES["sliding_causal"] = dict(vocab=64, draft_vocab=64, block=6, aux=[1, 3], prompt=[9, 30, 4, 51, 12, 7],
+                               continuation=30, anchors=[2, 6, 13, 21, 29],
+                               layers=dict(layer_types=["sliding_attention", "full_attention"], sliding_window=5,
+                                           use_sliding_window=True))
 LIVE = dict(vocab=16, draft_vocab=12, block=8, aux=[2, 3])
 # test_dflash_live's prompts and budget (it runs on this fixture through DFI_LIVE_DIR).
 LIVE_PROMPTS = [[3, 7, 1, 12, 5], [9, 9, 2, 4, 0, 11, 6, 8], [14, 2, 5], [1, 13, 10, 3, 7, 7]]
@@ -155,14 +178,14 @@ def build_drafter(case, target_dir, seed):
     layer_config = Qwen3Config(
         vocab_size=case["vocab"], hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, head_dim=8, max_position_embeddings=128, rope_theta=10000.0, rms_norm_eps=EPS,
-        tie_word_embeddings=False)
+        tie_word_embeddings=False, **case.get("layers", {}))
     reduced = case["draft_vocab"] < case["vocab"]
     d2t, t2d = vocab_mapping(case, gen) if reduced else (None, None)
     model_class = DFlash2DraftModel if "dflash2" in case else DSparkDraftModel if "dspark" in case else DFlashDraftModel
     model = model_class.from_training_args(
         layer_config, t2d=t2d, d2t=d2t, draft_vocab_size=case["draft_vocab"], block_size=case["block"],
         verifier_name_or_path=str(target_dir), target_layer_ids=case["aux"], mask_token_id=case["vocab"] - 1,
-        draft_attn_impl="eager", **case.get("dflash2", {}), **case.get("dspark", {}))
+        draft_attn_impl="eager", **case.get("dflash2", {}), **case.get("dspark", {}), **case.get("window", {}))
     # The embedding is the verifier's (not saved); a full vocabulary's LM head is the verifier's too.
     skip = ("embed_tokens", "verifier_lm_head", "verifier_norm") + (() if reduced else ("lm_head",))
     randomize(model, gen, skip)
@@ -173,23 +196,43 @@ def build_drafter(case, target_dir, seed):
     return model.eval()
 
 
-def package_forward(model, target, ids, anchors):
+def verifier_pass(target, seq):
+    """The verifier's forward as speculators' data pipeline records it: its hidden states, and its
+    last decoder layer's output before the final norm (the package's verifier_norm applies that;
+    transformers' hidden_states[-1] is already normed, and normed twice its logits are not the
+    verifier's)."""
+    last = []
+    hook = target.model.layers[-1].register_forward_hook(
+        lambda _m, _i, o: last.append(o[0] if isinstance(o, tuple) else o))
+    try:
+        with torch.no_grad():
+            out = target(seq, output_hidden_states=True)
+    finally:
+        hook.remove()
+    return out, last[0]
+
+
+def package_forward(model, target, ids, anchors, layer_outputs=None):
     """The package's own training forward at `anchors` (its select_anchors stood in by them):
-    the final-normed block rows, their logits and the rows' sequence positions."""
+    the final-normed block rows, their logits and the rows' sequence positions; each decoder
+    layer's output [N*B, H] appended to `layer_outputs` when given."""
     seq = torch.tensor([ids])
-    with torch.no_grad():
-        out = target(seq, output_hidden_states=True)
+    out, last = verifier_pass(target, seq)
     hidden = torch.cat([out.hidden_states[i] for i in model.target_layer_ids], dim=-1)
     anchor_tensor = torch.tensor(anchors)
     original = dflash_core.select_anchors
     dflash_core.select_anchors = lambda loss_mask, n, block: (anchor_tensor, torch.ones(n, dtype=torch.bool))
+    hooks = [] if layer_outputs is None else [
+        layer.register_forward_hook(lambda _m, _i, o: layer_outputs.append((o[0] if isinstance(o, tuple) else o)[0]))
+        for layer in model.layers]
     try:
         with torch.no_grad():
             states, logits, _, _, block_indices = model._backbone_forward(
-                hidden, seq, torch.ones_like(seq), out.hidden_states[-1], torch.zeros_like(seq),
-                max_anchors=len(anchors))
+                hidden, seq, torch.ones_like(seq), last, torch.zeros_like(seq), max_anchors=len(anchors))
     finally:
         dflash_core.select_anchors = original
+        for hook in hooks:
+            hook.remove()
     return states, logits, block_indices
 
 
@@ -197,45 +240,86 @@ def package_logits(model, target, ids, anchors):
     return package_forward(model, target, ids, anchors)[1][0]
 
 
-def dspark_reference(model, target, ids, anchors, draft_to_target):
-    """The package's DSpark forward at `anchors`: what it hands its compute_metrics (the biased
-    logits, the verifier's targets, the confidence logits) and the metrics it returns."""
+def run_package_metrics(model, target, ids, anchors, core):
+    """The package's training forward at `anchors` with `core`'s compute_metrics stood in by a
+    recorder that passes through: what the forward handed it (args and kwargs) and the metrics."""
     seq = torch.tensor([ids])
-    with torch.no_grad():
-        out = target(seq, output_hidden_states=True)
+    out, last = verifier_pass(target, seq)
     hidden = torch.cat([out.hidden_states[i] for i in model.target_layer_ids], dim=-1)
     seen = {}
-    original_metrics, original_anchors = dspark_core.compute_metrics, dflash_core.select_anchors
+    original_metrics, original_anchors = core.compute_metrics, dflash_core.select_anchors
 
-    def recorder(logits, targets, confidence_logits, *args, **kwargs):
-        seen.update(logits=logits, targets=targets, confidence=confidence_logits)
-        return original_metrics(logits, targets, confidence_logits, *args, **kwargs)
+    def recorder(*args, **kwargs):
+        seen.update(args=args, kwargs=kwargs)
+        return original_metrics(*args, **kwargs)
 
-    dspark_core.compute_metrics = recorder
+    core.compute_metrics = recorder
     dflash_core.select_anchors = lambda loss_mask, n, block: (torch.tensor(anchors), torch.ones(n, dtype=torch.bool))
     try:
         with torch.no_grad():
             # The package's eager losses (its fused ones need Triton on a GPU).
             _, _, metrics = model(hidden_states=hidden, input_ids=seq, loss_mask=torch.ones_like(seq),
-                                  verifier_last_hidden_states=out.hidden_states[-1],
+                                  verifier_last_hidden_states=last,
                                   document_ids=torch.zeros_like(seq), max_anchors=len(anchors),
                                   loss_config=resolve_loss_config("kl_div", "eager"),
                                   tv_loss_fn=resolve_loss_config("tv", "eager")["tv"][0])
     finally:
-        dspark_core.compute_metrics, dflash_core.select_anchors = original_metrics, original_anchors
+        core.compute_metrics, dflash_core.select_anchors = original_metrics, original_anchors
+    return seen, metrics
+
+
+def accept_len_per_block(logits, targets, loss_mask, block, sample_from_anchor):
+    """The package's analytic accept_len (dspark's compute_metrics, which DFlash2's unary metrics
+    are too) of each block alone: 1 + the running products of 1 - TV over its draft slots."""
+    lengths = []
+    with torch.no_grad():
+        for b in range(logits.shape[1] // block):
+            rows = slice(b * block, (b + 1) * block)
+            _, metrics = dspark_metrics.compute_metrics(
+                logits[:, rows], targets[:, rows], None, loss_mask[:, rows], block,
+                loss_config=resolve_loss_config("kl_div", "eager"),
+                tv_loss_fn=resolve_loss_config("tv", "eager")["tv"][0], sample_from_anchor=sample_from_anchor)
+            lengths.append(metrics["accept_len_sum"] / metrics["accept_len_total"])
+    return torch.stack(lengths).float()
+
+
+def dspark_reference(model, target, ids, anchors, draft_to_target):
+    """The package's DSpark forward at `anchors`: what it hands its compute_metrics (the biased
+    logits, the verifier's targets, the confidence logits) and the metrics it returns."""
+    seen, metrics = run_package_metrics(model, target, ids, anchors, dspark_core)
+    logits, targets, confidence, loss_mask = seen["args"][:4]
     block, start = model.block_size, 0 if model.config.sample_from_anchor else 1
-    correct = (seen["logits"][0].argmax(-1) == seen["targets"][0].argmax(-1)).view(len(anchors), block)[:, start:]
+    correct = (logits[0].argmax(-1) == targets[0].argmax(-1)).view(len(anchors), block)[:, start:]
     per_block = [compute_accepted_length_counts(row[None], torch.ones_like(row[None]))[0] for row in correct]
     vocab = set(draft_to_target.tolist())
     # Slot k of a block drafts position anchor + k + 1 - start.
     in_vocab = [all(ids[a + k + 1 - start] in vocab for k in range(start, block) if a + k + 1 - start < len(ids))
                 for a in anchors]
-    reference = {"markov_logits": seen["logits"][0].float().contiguous(),
+    reference = {"markov_logits": logits[0].float().contiguous(),
                  "eal_per_block": torch.stack(per_block).float(),
                  "eal_sum": metrics["eal_sum"].float().reshape(()), "eal_total": metrics["eal_total"].float().reshape(()),
+                 "accept_len_per_block": accept_len_per_block(logits, targets, loss_mask, block,
+                                                              model.config.sample_from_anchor),
+                 "accept_len_sum": metrics["accept_len_sum"].float().reshape(()),
+                 "accept_len_total": metrics["accept_len_total"].float().reshape(()),
                  "target_in_draft_vocab": torch.tensor(in_vocab, dtype=torch.long)}
-    if seen["confidence"] is not None:
-        reference["confidence"] = seen["confidence"][0].float().contiguous()
+    if confidence is not None:
+        reference["confidence"] = confidence[0].float().contiguous()
+    return reference
+
+
+def dflash2_metrics_reference(model, target, ids, anchors):
+    """DFlash2: the package's own training metrics at `anchors` (dflash2/metrics.py): the analytic
+    accept_len of its unary logits per block, its candidate recall and its top-k oracle path."""
+    seen, metrics = run_package_metrics(model, target, ids, anchors, dflash2_core)
+    k, block = model.candidate_selector.top_k, model.block_size
+    kw = seen["kwargs"]
+    reference = {"accept_len_per_block": accept_len_per_block(kw["unary_logits"], kw["targets"], kw["loss_mask"],
+                                                              block, model.config.sample_from_anchor)}
+    for name in ("eal", "accept_len", f"unary_candidate_recall_at_{k}", f"unary_top_{k}_oracle_accepted_length"):
+        short = name.replace(f"_at_{k}", "").replace(f"_top_{k}", "")
+        reference[f"metrics.{short}_sum"] = metrics[f"{name}_sum"].float().reshape(())
+        reference[f"metrics.{short}_total"] = metrics[f"{name}_total"].float().reshape(())
     return reference
 
 
@@ -285,8 +369,11 @@ def generate_case(name, case, out_dir, seed):
         learn_bigrams(model, ids)
     model.save_pretrained(case_dir / "drafter", safe_serialization=True)
     assert max(case["anchors"]) + case["block"] <= len(ids)
+    layers = []
+    logits = package_forward(model, target, ids, case["anchors"], layers)[1][0]
     reference = {"input_ids": torch.tensor(ids), "anchors": torch.tensor(case["anchors"]),
-                 "logits": package_logits(model, target, ids, case["anchors"]).float().contiguous()}
+                 "logits": logits.float().contiguous()}
+    reference.update({f"layer.{i}": output.float().contiguous() for i, output in enumerate(layers)})
     if model.d2t is not None:
         reference["draft_to_target"] = torch.arange(case["draft_vocab"]) + model.d2t
         # diagnose's lm-head:target: the package's final-normed block rows through the target's head.
@@ -295,6 +382,7 @@ def generate_case(name, case, out_dir, seed):
             reference["target_head_logits"] = (states @ target.lm_head.weight.T).float().contiguous()
     if "dflash2" in case:
         reference.update(selector_reference(model, target, ids, case["anchors"]))
+        reference.update(dflash2_metrics_reference(model, target, ids, case["anchors"]))
     if "dspark" in case:
         draft_to_target = reference.get("draft_to_target", torch.arange(case["draft_vocab"]))
         reference.update(dspark_reference(model, target, ids, case["anchors"], draft_to_target))

@@ -56,7 +56,7 @@ class TestModels : public QObject {
     model.setBlock(dfi::fixture::fixtureStep(0, 0, 1, 20, 7, 4), 4,
                    [](dfi::session::TokenId id) { return QStringLiteral("token-%1-with-a-long-name").arg(id); });
     std::unique_ptr<QTableView> table(newTokenTable(&model));
-    table->resize(900, 300);
+    table->resize(1200, 300);  // every column, the optional ones included
     table->show();
     QVERIFY(QTest::qWaitForWindowExposed(table.get()));
     const QModelIndex prob = model.index(6, TokenTableModel::DraftProbColumn);
@@ -149,6 +149,26 @@ class TestModels : public QObject {
     QCOMPARE(model.index(1, TokenTableModel::ConfidenceColumn).data().toString(), QStringLiteral("0.750 (0.750)"));
     QCOMPARE(model.index(3, TokenTableModel::ConfidenceColumn).data().toString(), QStringLiteral("0.250 (0.094)"));
     QVERIFY(model.index(0, TokenTableModel::ConfidenceColumn).data().toString().isEmpty());  // the anchor
+  }
+
+  // A teacher-forced step shows each slot's overlap (the chance sampling accepts it) and the
+  // product up to it, over the slots that recorded one; a reduced vocabulary's draft ids are in
+  // the draft's tooltip.
+  void tokenTableShowsTheOverlapAndTheDraftIds() {
+    TokenTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    StepRecord step = dfi::fixture::fixtureStep(0, 0, 1, 20, 3, 0);
+    auto text = [](dfi::session::TokenId id) { return QStringLiteral("tok%1").arg(id); };
+    model.setBlock(step, 0, text);
+    QVERIFY(!model.hasOverlap());
+    step.slotOverlap = {0.5f, 0.5f};  // the third slot past the sequence
+    step.draftVocabIds = {7, -1, 3};
+    model.setBlock(step, 0, text);
+    QVERIFY(model.hasOverlap());
+    QCOMPARE(model.index(2, TokenTableModel::OverlapColumn).data().toString(), QStringLiteral("0.500 (0.250)"));
+    QVERIFY(model.index(3, TokenTableModel::OverlapColumn).data().toString().isEmpty());
+    QVERIFY(model.index(1, TokenTableModel::DraftColumn).data(Qt::ToolTipRole).toString().contains(QStringLiteral("draft id 7")));
+    QVERIFY(model.index(2, TokenTableModel::DraftColumn).data(Qt::ToolTipRole).isNull());
   }
 
   // Each slot names the detectors that fired on it; the tooltip says what the pattern is and

@@ -291,10 +291,15 @@ class TestSessionPanels : public QObject {
   }
 
   // A drafter whose config says is_causal draws causal blocks in its full layers too (the
-  // per-type default would make them bidirectional), and the title says which.
+  // per-type default would make them bidirectional), and the title says which. The config is
+  // read by the engine's own reader, so it is a whole one.
   void maskFollowsTheDraftersIsCausal() {
     MainWindow window;
-    QVERIFY(showFixtureStep(window, QStringLiteral("causal.dfi"), {.drafterConfigJson = R"({"is_causal": true})"}));
+    const std::string config = R"({"model_type": "qwen3", "architectures": ["DFlashDraftModel"], "hidden_size": 32,
+        "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "head_dim": 8, "vocab_size": 64, "block_size": 4, "is_causal": true,
+        "dflash_config": {"target_layer_ids": [1], "mask_token_id": 63}})";
+    QVERIFY(showFixtureStep(window, QStringLiteral("causal.dfi"), {.drafterConfigJson = config}));
     MaskView* mask = window.maskView();
     QTRY_VERIFY(mask->maskLayout() && mask->maskLayout()->scene().spec.causal == std::optional<bool>(true));
     const std::int64_t slot1Column = mask->maskLayout()->contextColumns() + 1;

@@ -138,7 +138,8 @@ void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenT
   hasAcceptTest_ = slotCount > 0 && step.targetProbs.size() == slotCount && step.draftProbs.size() == slotCount &&
                    step.acceptUniforms.size() == slotCount;
   hasConfidence_ = slotCount > 0 && step.draftConfidence.size() == slotCount;
-  double survival = 1;
+  hasOverlap_ = !step.slotOverlap.empty();  // the slots with a known target, from the first
+  double survival = 1, overlapSurvival = 1;
   for (std::size_t i = 0; i < slotCount; ++i) {
     Row row;
     row.slot = static_cast<int>(i) + 1;
@@ -161,6 +162,12 @@ void TokenTableModel::setBlock(const session::StepRecord& step, int topK, TokenT
       survival *= static_cast<double>(step.draftConfidence[i]);
       row.survival = survival;
     }
+    if (i < step.slotOverlap.size()) {
+      row.overlap = step.slotOverlap[i];
+      overlapSurvival *= static_cast<double>(step.slotOverlap[i]);
+      row.overlapSurvival = overlapSurvival;
+    }
+    if (i < step.draftVocabIds.size() && step.draftVocabIds[i] >= 0) row.draftVocabId = step.draftVocabIds[i];
     if (haveTopK) {
       const session::TokenId* ids = step.topKIds.data() + i * static_cast<std::size_t>(topK);
       const float* probs = step.topKProbs.data() + i * static_cast<std::size_t>(topK);
@@ -207,6 +214,11 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
                                       .arg(static_cast<double>(*row.confidence), 0, 'f', 3)
                                       .arg(*row.survival, 0, 'f', 3)
                                 : QString();
+        case OverlapColumn:
+          return row.overlap ? QStringLiteral("%1 (%2)")
+                                   .arg(static_cast<double>(*row.overlap), 0, 'f', 3)
+                                   .arg(*row.overlapSurvival, 0, 'f', 3)
+                             : QString();
         case DraftProbColumn: return row.draftProb ? QString::number(double(*row.draftProb), 'f', 3) : QString();
         case TargetRankColumn:
           if (row.state == SlotState::Anchor || row.topK.isEmpty()) return {};
@@ -232,8 +244,16 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
         return tr("no draft recorded at slot %1: the run stops each block at its first rejected slot (a diagnosis "
                   "hypothesis), or the engine it was imported from did not record it")
             .arg(row.slot);
-      if (index.column() == DraftColumn || index.column() == DraftProbColumn || index.column() == TargetRankColumn)
-        return row.topK.isEmpty() ? QVariant() : QVariant(tr("draft top-%1 at slot %2:\n%3").arg(topK_).arg(row.slot).arg(row.topK));
+      if (index.column() == DraftColumn && row.draftVocabId && row.topK.isEmpty())
+        return tr("draft id %1 of the drafter's reduced vocabulary").arg(*row.draftVocabId);
+      if (index.column() == DraftColumn || index.column() == DraftProbColumn || index.column() == TargetRankColumn) {
+        if (row.topK.isEmpty()) return {};
+        const QString vocabulary =
+            index.column() == DraftColumn && row.draftVocabId
+                ? tr("draft id %1 of the drafter's reduced vocabulary\n").arg(*row.draftVocabId)
+                : QString();
+        return QVariant(vocabulary + tr("draft top-%1 at slot %2:\n%3").arg(topK_).arg(row.slot).arg(row.topK));
+      }
       return {};
     case Qt::BackgroundRole:
       if (index.column() == SelectorColumn && row.overruled) return QColor(255, 236, 179);  // amber: overruled
@@ -260,7 +280,8 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
 QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal) return {};
   static const char* names[] = {"Slot",   "Position", "Draft",    "Target",      "Verdict", "Tree path",
-                                "Garble", "Selector", "u·q < p", "Confidence", "p(draft)", "Target rank", "H top-k"};
+                                "Garble", "Selector", "u·q < p", "Confidence", "P(accept) T=1", "p(draft)",
+                                "Target rank", "H top-k"};
   if (role == Qt::DisplayRole && section == VerdictColumn && hasTreePath_) return tr("Chain verdict");
   if (role == Qt::DisplayRole && section >= 0 && section < ColumnCount) return tr(names[section]);
   if (role == Qt::ToolTipRole && section == VerdictColumn)
@@ -280,6 +301,10 @@ QVariant TokenTableModel::headerData(int section, Qt::Orientation orientation, i
     return tr("DSpark's confidence head: the slot's predicted acceptance rate, and in brackets the product up to "
               "this slot, its predicted chance that every draft so far is accepted (what a confidence-driven verify "
               "length thresholds)");
+  if (role == Qt::ToolTipRole && section == OverlapColumn)
+    return tr("Teacher-forced steps: the chance that sampling at temperature 1 accepts the slot after the true text, "
+              "sum min(p, q) of the target's and the drafter's distributions (speculators' accept_rate), and in "
+              "brackets the product up to this slot; 1 + the sum of the products is the step's analytic accept_len");
   if (role == Qt::ToolTipRole && section == GarbleColumn)
     return tr("The garble detectors that fired on this slot (repeats, the anchor proposed again, the mask token, "
               "ids outside the vocabulary). Red: part of what the drafter proposes; grey: the unreached tail after the first mismatch.");

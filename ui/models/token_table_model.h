@@ -27,7 +27,8 @@ class TokenTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column { SlotColumn, PositionColumn, DraftColumn, TargetColumn, VerdictColumn, TreePathColumn, GarbleColumn,
-                SelectorColumn, AcceptTestColumn, ConfidenceColumn, DraftProbColumn, TargetRankColumn, EntropyColumn, ColumnCount };
+                SelectorColumn, AcceptTestColumn, ConfidenceColumn, OverlapColumn, DraftProbColumn, TargetRankColumn,
+                EntropyColumn, ColumnCount };
   enum class SlotState { Anchor, Accepted, FirstMismatch, NotReached };  // NotReached: after the first mismatch
   static constexpr int SlotStateRole = Qt::UserRole + 1;
   static constexpr int GarbleRole = Qt::UserRole + 2;  // uint: the slot's garble detector bits
@@ -49,6 +50,7 @@ class TokenTableModel : public QAbstractTableModel {
   bool hasSelector() const { return hasSelector_; }        // a DFlash2 step: candidates recorded
   bool hasAcceptTest() const { return hasAcceptTest_; }    // a sampled step: p, q and u recorded
   bool hasConfidence() const { return hasConfidence_; }    // a DSpark step: the confidence head's output
+  bool hasOverlap() const { return hasOverlap_; }          // a teacher-forced step: sum min(p, q) per slot
   void clear();
 
   static QColor stateColour(SlotState state);
@@ -80,6 +82,9 @@ class TokenTableModel : public QAbstractTableModel {
     QString acceptTest, acceptTip;  // sampled: u * q against p
     std::optional<float> confidence;   // DSpark: the slot's predicted acceptance rate...
     std::optional<double> survival;    // ...and the product up to it (the prefix's predicted survival)
+    std::optional<float> overlap;          // teacher-forced: sum min(p, q), the chance sampling accepts it...
+    std::optional<double> overlapSurvival; // ...and the product up to it
+    std::optional<session::TokenId> draftVocabId;  // a reduced draft vocabulary: the draft's own id
   };
   static void describeSelection(const session::StepRecord& step, std::size_t i, const TokenText& text, Row& row);
   static void describeAcceptTest(const session::StepRecord& step, std::size_t i, Row& row);
@@ -90,6 +95,7 @@ class TokenTableModel : public QAbstractTableModel {
   bool hasSelector_ = false;
   bool hasAcceptTest_ = false;
   bool hasConfidence_ = false;
+  bool hasOverlap_ = false;
 };
 
 // The chain's verdict is session::chainAcceptedCount (records.h).

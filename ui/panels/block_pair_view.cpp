@@ -46,7 +46,7 @@ BlockPairView::BlockPairView(SessionContext* context, QWidget* parent)
     side.table = newTokenTable(side.tokens);
     // What the two sides are compared on; the token panel has the rest.
     for (int c : {TokenTableModel::PositionColumn, TokenTableModel::TreePathColumn, TokenTableModel::TargetRankColumn,
-                  TokenTableModel::EntropyColumn, TokenTableModel::ConfidenceColumn})
+                  TokenTableModel::EntropyColumn, TokenTableModel::ConfidenceColumn, TokenTableModel::OverlapColumn})
       side.table->setColumnHidden(c, true);
     side.pictureCaption = new QLabel;
     side.pictureCaption->setWordWrap(true);

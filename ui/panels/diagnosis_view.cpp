@@ -70,7 +70,13 @@ struct DiagnosisView::Result {
       }
       for (const session::StepSummary& s : it->second) visit(s);
     };
-    diagnoses = analysis::readDiagnoses(runs, scan);
+    // The baseline's own steps, whole, for what their arrays show (a DFlash2 selector's findings).
+    const analysis::StepScan steps = [&](session::RunId run,
+                                         const std::function<void(const session::StepRecord&)>& visit) {
+      for (const session::PromptRecord& prompt : source.prompts(run))
+        for (const session::StepRecord& step : source.steps(run, prompt.promptId)) visit(step);
+    };
+    diagnoses = analysis::readDiagnoses(runs, scan, steps);
     if (diagnoses.empty()) return;
     // The compare view lists the same series of the same runs, in this order.
     const std::vector<analysis::ComparedSeries> series = analysis::loadComparedSeries(runs, scan);

@@ -2,14 +2,13 @@
 
 #include <QCursor>
 #include <QHBoxLayout>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLabel>
 #include <QPushButton>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include "session/run_drafter_config.h"
 #include "session/session_context.h"
 #include "dfi/base/error.h"
 #include "dfi/base/log.h"
@@ -152,6 +151,7 @@ MaskScene MaskView::currentScene() const {
   scene.anchor = step_->anchorPosition;
   scene.spec.blockSize = runBlockSize_;
   scene.spec.causal = runCausal_;
+  scene.spec.windowFromAnchor = runWindowFromAnchor_;
   if (scene.layout == MaskLayoutKind::Training && !responseAnchors_.empty()) {
     // The response as one training sequence, with every step's anchor as a training anchor.
     scene.sequenceLength = responseLength();
@@ -186,8 +186,11 @@ void MaskView::rebuild() {
   QString title = QStringLiteral("%1 layout, %2").arg(training ? tr("training") : tr("inference"),
                                                       variantName(scene.spec.variant));
   if (scene.diffAgainst) title += tr(" vs %1").arg(variantName(*scene.diffAgainst));
-  title += scene.spec.layer == analysis::LayerAttention::Sliding ? tr(", sliding window %1").arg(scene.spec.slidingWindow)
-                                                                 : tr(", full attention");
+  if (scene.spec.layer != analysis::LayerAttention::Sliding)
+    title += tr(", full attention");
+  else
+    title += (scene.spec.windowFromAnchor ? tr(", sliding window %1 before the anchor") : tr(", sliding window %1"))
+                 .arg(scene.spec.slidingWindow);
   title += analysis::isCausal(scene.spec) ? tr(", causal block") : tr(", bidirectional block");
   // No-break spaces: a title wrapped to fit keeps "T = 1024" on one line.
   title += training ? tr(", T\u00a0=\u00a0%1, %2\u00a0anchors, B\u00a0=\u00a0%3")
@@ -326,13 +329,12 @@ void MaskView::onSelectionChanged(const Selection& selection) {
   if (!step_) return;
   const std::optional<session::RunRecord> run = context_->run(step_->runId);
   runBlockSize_ = run && run->blockSize > 0 ? run->blockSize : static_cast<int>(step_->draftTokens.size()) + 1;
+  // The drafter's causality as the engine read its config (z-lab's is_causal, speculators'
+  // sliding_window_non_causal).
   runCausal_.reset();
-  if (run) {
-    const QJsonValue causal = QJsonDocument::fromJson(QByteArray::fromStdString(run->drafter.configJson))
-                                  .object()
-                                  .value(QStringLiteral("is_causal"));
-    if (causal.isBool()) runCausal_ = causal.toBool();
-  }
+  runWindowFromAnchor_ = run && run->hypothesis == "window-from:anchor";  // the mask that ran
+  if (run)
+    if (const std::optional<modelspec::DrafterConfig> drafter = runDrafterConfig(*run)) runCausal_ = drafter->isCausal;
   if (loadedResponse_.run != step_->runId || loadedResponse_.prompt != step_->promptId)
     loadResponse({step_->runId, step_->promptId, 0});
   // The run's typed variant is the mask that ran; a step read without its run falls back on

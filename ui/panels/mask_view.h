@@ -90,9 +90,11 @@ class MaskView : public QWidget, public SessionViewer, public ExportableView {
   // The selected block and its response, when a session is open.
   std::optional<session::StepRecord> step_;
   int runBlockSize_ = 0;
-  // The run's drafter's top-level is_causal (dflash 0.1.0 reads it there): absent, a block is
-  // causal exactly in sliding layers; present, in every layer (true) or none (false).
+  // The run's drafter's causality as the engine reads its config (DrafterConfig::isCausal: z-lab's
+  // is_causal, speculators' sliding_window_non_causal): absent, a block is causal exactly in
+  // sliding layers; present, in every layer (true) or none (false).
   std::optional<bool> runCausal_;
+  bool runWindowFromAnchor_ = false;  // a diagnose window-from:anchor run: the window as speculators trains
   Selection loadedResponse_;  // run and prompt of sequence_
   analysis::ResponseSequence sequence_;
   std::vector<std::int64_t> responseAnchors_;

@@ -1,6 +1,7 @@
 #include "panels/position_view.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -54,7 +55,10 @@ PositionView::PositionView(SessionContext* context, QWidget* parent)
   status_->setWordWrap(true);
   status_->setTextFormat(Qt::PlainText);
   slotPlot_->setToolTip(tr("For draft slot i, the fraction of steps whose slot i was accepted (all slots before it "
-                           "accepted too): vLLM's per-position acceptance rate. 1 + the sum over slots is \u03c4 (vLLM)."));
+                           "accepted too): vLLM's per-position acceptance rate. 1 + the sum over slots is \u03c4 (vLLM). Dashed, "
+                           "for teacher-forced runs: the same at T=1, the mean running product of each slot's "
+                           "sum min(p, q) (its chance to be accepted by sampling after the true text); 1 + its sum is "
+                           "the accept_len speculators' training log reports."));
   anchorPlot_->setToolTip(tr("Mean acceptance length of the steps whose anchor lies in each bin of positions, with "
                              "its 95% bootstrap interval over prompts: a fall where a sliding window or a long "
                              "context starts to hurt."));
@@ -300,24 +304,41 @@ void PositionView::redraw() {
 
 void PositionView::drawSlots(const std::vector<Series>& series) {
   slotPlot_->clearGraphs();
-  slotData_ = {{tr("run"), tr("slot"), tr("steps"), tr("acceptance_rate")}, {}};
+  slotData_ = {{tr("run"), tr("quantity"), tr("slot"), tr("steps"), tr("rate")}, {}};
   int slotCount = 1;
-  for (std::size_t i = 0; i < series.size(); ++i) {
+  // Per run the measured acceptance by slot (solid: the fraction of steps reaching and accepting
+  // it) and, for teacher-forced steps that recorded their overlap, the same at T=1 from it (dashed:
+  // the mean running product of sum min(p, q), named with the accept_len speculators' training
+  // log would report, which is 1 + its sum as tau(vLLM) is the solid's). With dashed curves on the
+  // plot every curve says which it is; without, a run's name is enough.
+  const bool overlap = std::ranges::any_of(series, [](const Series& s) { return s.metrics.analyticAcceptLength.has_value(); });
+  auto draw = [&](std::size_t i, const std::vector<double>& rates, bool analytic) {
+    if (rates.empty()) return;
     const analysis::PositionMetrics& m = series[i].metrics;
     QCPGraph* graph = slotPlot_->addGraph();
-    graph->setName(series[i].label);
-    graph->setPen(QPen(TauTableModel::seriesColour(static_cast<int>(i)), 2));
-    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 5));
-    for (std::size_t slot = 0; slot < m.slotAcceptance.size(); ++slot) {
-      graph->addData(static_cast<double>(slot + 1), m.slotAcceptance[slot]);
+    const QString what = analytic ? tr("T=1 from sum min(p,q), accept_len %1").arg(m.analyticAcceptLength->estimate, 0, 'f', 2)
+                                  : tr("accepted, \u03c4 (vLLM) %1").arg(1 + std::accumulate(rates.begin(), rates.end(), 0.0), 0, 'f', 2);
+    const QString& label = series[i].label;
+    graph->setName(!overlap ? label : label.isEmpty() ? what : tr("%1, %2").arg(label, what));
+    graph->setPen(QPen(TauTableModel::seriesColour(static_cast<int>(i)), 2, analytic ? Qt::DashLine : Qt::SolidLine));
+    graph->setScatterStyle(QCPScatterStyle(analytic ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssCircle, 5));
+    const QString quantity = analytic ? QStringLiteral("reached_t1") : QStringLiteral("accepted");
+    for (std::size_t slot = 0; slot < rates.size(); ++slot) {
+      graph->addData(static_cast<double>(slot + 1), rates[slot]);
       slotData_.rows.push_back(
-          {series[i].name, QString::number(slot + 1), QString::number(m.steps), number(m.slotAcceptance[slot])});
+          {series[i].name, quantity, QString::number(slot + 1), QString::number(m.steps), number(rates[slot])});
     }
-    slotCount = std::max(slotCount, static_cast<int>(m.slotAcceptance.size()));
+    slotCount = std::max(slotCount, static_cast<int>(rates.size()));
+  };
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    draw(i, series[i].metrics.slotAcceptance, false);
+    if (series[i].metrics.analyticAcceptLength) draw(i, series[i].metrics.slotOverlapSurvival, true);
   }
   slotPlot_->xAxis->setRange(0.5, slotCount + 0.5);
   slotPlot_->yAxis->setRange(0, 1.02);
-  slotPlot_->legend->setVisible(series.size() > 1);
+  slotPlot_->yAxis->setLabel(overlap ? tr("accepted (solid); chance at T=1 (dashed)")
+                                   : tr("fraction of steps accepting it"));
+  slotPlot_->legend->setVisible(series.size() > 1 || overlap);
   slotPlot_->replot(QCustomPlot::rpQueuedReplot);
 }
 
@@ -413,7 +434,9 @@ void PositionView::drawReliability(const std::vector<Series>& series) {
 CsvTable PositionView::exportData() {
   CsvTable table{{tr("plot"), tr("run"), tr("x_from"), tr("x_to"), tr("count"), tr("y"), tr("y_low"), tr("y_high")}, {}};
   for (const QStringList& r : slotData_.rows)
-    table.rows.push_back({QStringLiteral("slot_acceptance"), r[0], r[1], r[1], r[2], r[3], r[3], r[3]});
+    table.rows.push_back({r[1] == QStringLiteral("reached_t1") ? QStringLiteral("slot_overlap_survival")
+                                                                : QStringLiteral("slot_acceptance"),
+                          r[0], r[2], r[2], r[3], r[4], r[4], r[4]});
   for (const QStringList& r : anchorData_.rows)
     table.rows.push_back({QStringLiteral("tau_by_anchor_position"), r[0], r[1], r[2], r[3], r[5], r[6], r[7]});
   for (const QStringList& r : reliabilityData_.rows)

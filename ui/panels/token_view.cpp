@@ -162,12 +162,14 @@ void TokenView::loadResponse(session::RunId run, session::PromptId promptId) {
 }
 
 // The tree path for DDTree steps, the selector for DFlash2 steps, the acceptance test for
-// sampled steps: hidden where the step has none.
+// sampled steps, the confidence of DSpark steps, the overlap of teacher-forced steps: hidden
+// where the step has none.
 void TokenView::showOptionalColumns() {
   table_->setColumnHidden(TokenTableModel::TreePathColumn, !model_->hasTreePath());
   table_->setColumnHidden(TokenTableModel::SelectorColumn, !model_->hasSelector());
   table_->setColumnHidden(TokenTableModel::AcceptTestColumn, !model_->hasAcceptTest());
   table_->setColumnHidden(TokenTableModel::ConfidenceColumn, !model_->hasConfidence());
+  table_->setColumnHidden(TokenTableModel::OverlapColumn, !model_->hasOverlap());
 }
 
 void TokenView::showStep(const std::optional<session::StepRecord>& step) {

@@ -8,6 +8,7 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include "session/run_drafter_config.h"
 #include "session/session_context.h"
 #include "dfi/analysis/tree_layout.h"
 #include "models/token_table_model.h"
@@ -122,10 +123,14 @@ void TreeView::onSelectionChanged(const Selection& selection) {
   if (!step_) return;
   const std::optional<session::RunRecord> run = context_->run(step_->runId);
   topK_ = run ? run->topK : 0;
+  const std::optional<modelspec::DrafterConfig> drafter = run ? runDrafterConfig(*run) : std::nullopt;
+  markov_ = drafter && drafter->dspark && drafter->dspark->markovRank > 0;
   recordedTree_ = context_->tree(step_->stepId);
   const QSignalBlocker block(recorded_);
-  recorded_->setEnabled(recordedTree_.has_value());
+  recorded_->setEnabled(recordedTree_.has_value() && !markov_);
   recorded_->setChecked(recordedTree_.has_value());
+  slider_->setEnabled(!markov_);
+  budget_->setEnabled(!markov_);
   rebuild();
 }
 
@@ -135,7 +140,15 @@ void TreeView::rebuild() {
     headline_->setText(tr("Select a step to see its DDTree."));
     return;
   }
-  const bool showRecorded = recorded_->isChecked() && recordedTree_;
+  if (markov_ && !recordedTree_) {
+    canvas_->clear();
+    headline_->setText(tr("Prompt %1, step %2: this drafter's Markov head makes each slot depend on the branch above "
+                          "it, so its tree cannot be rebuilt from the step's top-k; select a step of its DDTree run")
+                           .arg(step_->promptId)
+                           .arg(step_->stepIndex));
+    return;
+  }
+  const bool showRecorded = (recorded_->isChecked() || markov_) && recordedTree_;
   analysis::TreeLayout layout = showRecorded ? analysis::TreeLayout::fromRecord(*recordedTree_) : analysis::TreeLayout::build(*step_, topK_, budget());
   std::vector<QString> texts;
   texts.reserve(layout.nodes.size());

@@ -52,6 +52,9 @@ class TreeView : public QWidget, public SessionViewer, public ExportableView {
   std::optional<session::StepRecord> step_;
   std::optional<session::TreeRecord> recordedTree_;
   int topK_ = 0;
+  // The step's drafter has a Markov head (DSpark): each slot's distribution depends on the
+  // branch above it, so a tree rebuilt from the step's per-slot top-k would not be its tree.
+  bool markov_ = false;
 };
 
 }  // namespace dfi::ui

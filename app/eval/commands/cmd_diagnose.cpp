@@ -27,6 +27,8 @@ marks a candidate cause. Names are stable (the JSON and the GUI use them):
   thinking:<on|off>, chat-template:off   the prompt formatting
   target-dtype:<bf16|fp32>, gdn:<chunked|recurrent>   the numerics of the target's taps
   window:full              sliding-window layers attending to the whole context
+  window-from:anchor       the sliding window as speculators trains it (the W positions before the
+                           anchor, every slot), not counted back from each slot as servers run it
   rope:theta=<x>           the drafter's RoPE base replaced by the target's (where they differ)
   rope:partial=<f>         another fraction of each head rotated (1 where the config rotates less,
                            the target's where the config rotates all)

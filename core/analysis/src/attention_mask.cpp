@@ -9,8 +9,10 @@ bool causalWithinBlock(const MaskSpec& spec) {
   return spec.variant == MaskVariant::BlockCausal || isCausal(spec);
 }
 
+bool windowed(const MaskSpec& spec) { return spec.layer == LayerAttention::Sliding && spec.slidingWindow > 0; }
+
 bool outsideWindow(const MaskSpec& spec, std::int64_t queryPosition, std::int64_t keyPosition) {
-  if (spec.layer != LayerAttention::Sliding || spec.slidingWindow <= 0) return false;
+  if (!windowed(spec)) return false;
   if (keyPosition <= queryPosition - spec.slidingWindow) return true;
   return !isCausal(spec) && keyPosition >= queryPosition + spec.slidingWindow;  // symmetric
 }
@@ -22,14 +24,16 @@ MaskCell contextCell(const MaskSpec& spec, std::int64_t anchor, std::int64_t que
   if (position > anchor) return {false, MaskReason::ContextAfterAnchor};
   const bool isAnchor = position == anchor;
   if (isAnchor && spec.variant != MaskVariant::AnchorVisible) return {false, MaskReason::AnchorFeature};
-  if (outsideWindow(spec, queryPosition, position)) return {false, MaskReason::OutsideWindow};
+  const bool outside = spec.windowFromAnchor ? windowed(spec) && position < anchor - spec.slidingWindow
+                                             : outsideWindow(spec, queryPosition, position);
+  if (outside) return {false, MaskReason::OutsideWindow};
   return {true, isAnchor ? MaskReason::AnchorFeature : MaskReason::ContextBeforeAnchor};
 }
 
 // A key in the query's own block.
 MaskCell ownBlockCell(const MaskSpec& spec, std::int64_t anchor, int querySlot, int keySlot) {
   if (causalWithinBlock(spec) && keySlot > querySlot) return {false, MaskReason::OwnBlockLater};
-  if (outsideWindow(spec, blockSlotPosition(spec.variant, anchor, querySlot),
+  if (!spec.windowFromAnchor && outsideWindow(spec, blockSlotPosition(spec.variant, anchor, querySlot),
                     blockSlotPosition(spec.variant, anchor, keySlot)))
     return {false, MaskReason::OutsideWindow};
   return {true, MaskReason::OwnBlock};

@@ -54,43 +54,50 @@ std::int32_t DDTree::child(std::int32_t node, std::int32_t token) const {
 }
 
 DDTree buildDDTree(std::span<const SlotTopK> slots, int budget, std::int32_t rootToken) {
+  return buildDDTree([&](const DDTree& tree, std::int32_t parent) -> const SlotTopK& {
+    return slots[static_cast<std::size_t>(tree.depths[static_cast<std::size_t>(parent)])];
+  }, static_cast<int>(slots.size()), budget, rootToken);
+}
+
+DDTree buildDDTree(const ChildCandidates& children, int depths, int budget, std::int32_t rootToken) {
   DDTree tree;
   tree.tokens = {rootToken};
   tree.parents = {-1};
   tree.depths = {0};
   tree.ranks = {0};
   tree.logWeights = {0.0};
-  const auto depthLimit = static_cast<std::int32_t>(slots.size());
-  if (budget <= 0 || depthLimit == 0 || slots[0].tokens.empty()) return tree;
+  if (budget <= 0 || depths <= 0 || children(tree, 0).tokens.empty()) return tree;
 
-  auto candidatesAt = [&](std::int32_t depth) {
-    return std::min<std::size_t>(static_cast<std::size_t>(budget), slots[depth - 1].tokens.size());
+  // A candidate's rank among its parent's children, and its log-probability there.
+  auto candidatesOf = [&](std::int32_t parent) -> const SlotTopK& { return children(tree, parent); };
+  auto candidatesAt = [&](std::int32_t parent) {
+    return std::min<std::size_t>(static_cast<std::size_t>(budget), candidatesOf(parent).tokens.size());
   };
-  auto logProb = [&](std::int32_t depth, std::int32_t rank) {
-    return static_cast<double>(slots[depth - 1].logProbs[rank]);
+  auto logProb = [&](std::int32_t parent, std::int32_t rank) {
+    return static_cast<double>(candidatesOf(parent).logProbs[static_cast<std::size_t>(rank)]);
   };
 
   std::priority_queue<Candidate, std::vector<Candidate>, PopsFirst> frontier;
-  frontier.push({logProb(1, 0), {0}, 0, 1, 0});
+  frontier.push({logProb(0, 0), {0}, 0, 1, 0});
   while (!frontier.empty() && static_cast<int>(tree.size()) - 1 < budget) {
     Candidate c = frontier.top();
     frontier.pop();
     const auto index = static_cast<std::int32_t>(tree.size());
-    tree.tokens.push_back(slots[c.depth - 1].tokens[c.rank]);
+    tree.tokens.push_back(candidatesOf(c.parent).tokens[static_cast<std::size_t>(c.rank)]);
     tree.parents.push_back(c.parent);
     tree.depths.push_back(c.depth);
     tree.ranks.push_back(c.rank);
     tree.logWeights.push_back(c.logWeight);
 
-    if (static_cast<std::size_t>(c.rank) + 1 < candidatesAt(c.depth)) {
+    if (static_cast<std::size_t>(c.rank) + 1 < candidatesAt(c.parent)) {
       Candidate sibling = c;
       sibling.rank = c.rank + 1;
       sibling.path.back() = sibling.rank;
-      sibling.logWeight = c.logWeight - logProb(c.depth, c.rank) + logProb(c.depth, sibling.rank);
+      sibling.logWeight = c.logWeight - logProb(c.parent, c.rank) + logProb(c.parent, sibling.rank);
       frontier.push(std::move(sibling));
     }
-    if (c.depth < depthLimit && !slots[c.depth].tokens.empty()) {
-      Candidate firstChild{c.logWeight + logProb(c.depth + 1, 0), c.path, index, c.depth + 1, 0};
+    if (c.depth < depths && !candidatesOf(index).tokens.empty()) {
+      Candidate firstChild{c.logWeight + logProb(index, 0), c.path, index, c.depth + 1, 0};
       firstChild.path.push_back(0);
       frontier.push(std::move(firstChild));
     }

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <iterator>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
+#include "dfi/analysis/selector_metrics.h"
 #include "dfi/base/error.h"
 
 namespace dfi::analysis {
@@ -129,8 +131,22 @@ std::optional<DiagnosisPlan> diagnosisPlan(const std::string& settingsJson) {
   }
 }
 
+std::vector<LintFinding> measuredFindings(const session::RunRecord& baseline, const StepScan& steps) {
+  SelectorTally tally;
+  steps(baseline.runId, [&](const session::StepRecord& step) { tally.add(step); });
+  const std::optional<SelectorMetrics> selector = tally.finish();
+  if (!selector || selector->effective()) return {};
+  const std::string train = "train the selector longer or with more weight (speculators' selector_loss_alpha)";
+  const std::string action = selector->chainsKnown && selector->argmaxAcceptLength > selector->selectorAcceptLength
+                                 ? "serve the drafter's argmax, whose chain accepts more, and " + train
+                                 : train;
+  return {{LintSeverity::Warning, "selector-not-effective",
+           std::filesystem::path(baseline.drafter.path).filename().string() + ": the DFlash2 candidate selector",
+           selector->verdict() + ". What to do: " + action + "."}};
+}
+
 std::vector<Diagnosis> readDiagnoses(const std::vector<session::RunRecord>& runs, const StepSummaryScan& scan,
-                                     int resamples) {
+                                     const StepScan& steps, int resamples) {
   std::vector<Diagnosis> out;
   for (std::size_t b = 0; b < runs.size(); ++b) {
     const session::RunRecord& baselineRun = runs[b];
@@ -140,6 +156,7 @@ std::vector<Diagnosis> readDiagnoses(const std::vector<session::RunRecord>& runs
     diagnosis.baseline = baselineRun.runId;
     diagnosis.drafter = std::filesystem::path(baselineRun.drafter.path).filename().string();
     if (plan) diagnosis.lint = plan->lint;
+    if (steps) std::ranges::move(measuredFindings(baselineRun, steps), std::back_inserter(diagnosis.lint));
     std::vector<session::StepSummary> baselineSteps;
     scan(baselineRun.runId, [&](const session::StepSummary& s) { baselineSteps.push_back(s); });
     const bool baselineMeasured = !baselineSteps.empty();

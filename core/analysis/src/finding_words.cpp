@@ -118,6 +118,12 @@ std::optional<FindingWords> findingWords(const PlannedHypothesis& hypothesis) {
                             ", which its config does not say.",
                         "Set sample_from_anchor in the drafter's config.json to what training used (speculators: "
                         "DFlash defaults to false, DSpark to true)."};
+  if (is("window-from"))
+    return FindingWords{"This drafter drafts better with its sliding window counted from the anchor, as speculators "
+                        "trains, than counted back from each slot, as servers run it: slot i sees i + 1 context "
+                        "positions fewer served than trained.",
+                        "Retrain with the serving rule's window (SpecForge's or z-lab's mask), or serve with "
+                        "full attention on the sliding layers if window:full costs nothing."};
   if (is("lm-head"))
     return FindingWords{"This drafter drafts better through the target's full LM head than through its own "
                         "reduced one: the reduced head or its mapping is probably not the one trained.",

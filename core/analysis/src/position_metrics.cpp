@@ -34,7 +34,40 @@ void PositionTally::add(const StepRecord& step) {
   steps += 1;
   addCalibration(step, tally);
   addConfidence(step, tally);
+  addOverlap(step, tally);
   tally.selector.add(step);
+}
+
+std::optional<double> analyticAcceptLength(const StepRecord& step) {
+  if (step.slotOverlap.empty()) return std::nullopt;
+  double survival = 1, length = 1;
+  for (float overlap : step.slotOverlap) {
+    survival *= std::clamp(static_cast<double>(overlap), 0.0, 1.0);
+    length += survival;
+  }
+  return length;
+}
+
+void PositionTally::addOverlap(const StepRecord& step, ModeTally& tally) {
+  const std::optional<double> length = analyticAcceptLength(step);
+  if (!length) return;
+  if (tally.overlapSum.size() < step.slotOverlap.size()) {
+    tally.overlapSum.resize(step.slotOverlap.size(), 0.0);
+    tally.survivalSum.resize(step.slotOverlap.size(), 0.0);
+    tally.overlapCount.resize(step.slotOverlap.size(), 0);
+  }
+  double survival = 1;
+  for (std::size_t s = 0; s < step.slotOverlap.size(); ++s) {
+    const double overlap = std::clamp(static_cast<double>(step.slotOverlap[s]), 0.0, 1.0);
+    survival *= overlap;
+    tally.overlapSum[s] += overlap;
+    tally.survivalSum[s] += survival;
+    ++tally.overlapCount[s];
+  }
+  ++tally.overlapSteps;
+  auto& [lengthSum, steps] = tally.analytic[step.promptId];
+  lengthSum += *length;
+  steps += 1;
 }
 
 void PositionTally::ReliabilityTally::add(double probability, bool accepted) {
@@ -151,6 +184,19 @@ std::vector<PositionMetrics> PositionTally::finish(double confidence, int resamp
       b.prompts = static_cast<std::int64_t>(byPrompt.size());
       b.meanLength = bootstrapRatio(sums, counts, confidence, resamples);
       m.anchorBins.push_back(b);
+    }
+
+    for (std::size_t i = 0; i < tally.overlapSum.size(); ++i) {
+      m.slotOverlap.push_back(tally.overlapSum[i] / static_cast<double>(tally.overlapCount[i]));
+      m.slotOverlapSurvival.push_back(tally.survivalSum[i] / static_cast<double>(tally.overlapSteps));
+    }
+    if (!tally.analytic.empty()) {
+      std::vector<double> sums, counts;  // per prompt, in prompt order
+      for (const auto& [prompt, sumAndSteps] : tally.analytic) {
+        sums.push_back(sumAndSteps.first);
+        counts.push_back(sumAndSteps.second);
+      }
+      m.analyticAcceptLength = bootstrapRatio(sums, counts, confidence, resamples);
     }
 
     m.calibration = tally.draftProbability.finish();

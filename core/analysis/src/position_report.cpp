@@ -87,7 +87,19 @@ std::string formatPositionSection(const PositionMetrics& m, const std::string& r
     slots[0].push_back(std::to_string(i + 1));
     slots[1].push_back(fixed(m.slotAcceptance[i], 3));
   }
+  if (!m.slotOverlap.empty()) {
+    slots.push_back({"sum min(p,q)"});
+    slots.push_back({"reached T=1"});
+    for (std::size_t i = 0; i < m.slotAcceptance.size(); ++i) {
+      slots[slots.size() - 2].push_back(i < m.slotOverlap.size() ? fixed(m.slotOverlap[i], 3) : "-");
+      slots.back().push_back(i < m.slotOverlapSurvival.size() ? fixed(m.slotOverlapSurvival[i], 3) : "-");
+    }
+  }
   out += transposedTable(slots, 16);
+  if (m.analyticAcceptLength)
+    out += "    accept_len at T=1 (speculators' analytic, from sum min(p,q)): " +
+           fixed(m.analyticAcceptLength->estimate, 3) + " [" + fixed(m.analyticAcceptLength->low, 3) + ", " +
+           fixed(m.analyticAcceptLength->high, 3) + "]\n";
 
   std::vector<std::vector<std::string>> bins{{"anchor at"}, {"steps"}, {"tau"}, {"95% CI"}};
   for (const AnchorBinTau& b : m.anchorBins) {
@@ -111,6 +123,12 @@ std::string formatPositionSection(const PositionMetrics& m, const std::string& r
 std::string positionSectionsLegend() {
   return "positions, per run and mode (dfi/analysis/position_metrics.h):\n"
          "  accepted: fraction of steps whose draft slot i was accepted (vLLM's per-position acceptance rate)\n"
+         "  sum min(p,q) (teacher-forced): the mean overlap of the slot's draft and target distributions, the\n"
+         "    chance sampling at T=1 accepts it after the true text (speculators' accept_rate); reached T=1: the\n"
+         "    mean of their running products, the chance at T=1 the slot is reached and accepted (as accepted is,\n"
+         "    greedy); accept_len at T=1: 1 + the sum of reached T=1 (speculators' accept_len), with its\n"
+         "    95% bootstrap interval over prompts; a reduced draft vocabulary's training log reads it higher (its\n"
+         "    target distribution renormalized over the draft ids)\n"
          "  anchor at: anchor positions in the context; tau: the bin's mean acceptance length, with its 95%\n"
          "    bootstrap interval over prompts\n"
          "  P(draft): the drafter's top-k probability of its draft; accepted: the fraction of those drafts equal\n"
@@ -163,6 +181,12 @@ nlohmann::json positionMetricsJson(const PositionMetrics& m) {
           {"block_size", m.blockSize},
           {"steps", m.steps},
           {"slot_acceptance", m.slotAcceptance},
+          {"slot_overlap", m.slotOverlap},
+          {"slot_overlap_survival", m.slotOverlapSurvival},
+          {"analytic_accept_len",
+           m.analyticAcceptLength ? nlohmann::json{{"estimate", m.analyticAcceptLength->estimate},
+                                                   {"ci95", {m.analyticAcceptLength->low, m.analyticAcceptLength->high}}}
+                                  : nlohmann::json(nullptr)},
           {"tau_by_anchor_position", bins},
           {"calibration", calibrationJson(m.calibration)},
           {"confidence_calibration", calibrationJson(m.confidenceCalibration)},
@@ -201,6 +225,14 @@ void exportPositionMetrics(session::Reader& reader, session::ExportFormat format
       for (std::size_t i = 0; i < m.slotAcceptance.size(); ++i)
         line("slot_acceptance", i, static_cast<double>(i), static_cast<double>(i + 1), m.steps, m.slotAcceptance[i],
              m.slotAcceptance[i], m.slotAcceptance[i], 0);
+      for (std::size_t i = 0; i < m.slotOverlap.size(); ++i) {
+        line("slot_overlap", i, static_cast<double>(i), static_cast<double>(i + 1), m.steps, m.slotOverlap[i],
+             m.slotOverlap[i], m.slotOverlap[i], 0);
+        line("slot_overlap_survival", i, static_cast<double>(i), static_cast<double>(i + 1), m.steps,
+             m.slotOverlapSurvival[i], m.slotOverlapSurvival[i], m.slotOverlapSurvival[i], 0);
+      }
+      if (const auto& a = m.analyticAcceptLength)
+        line("analytic_accept_len", 0, 0, 0, m.steps, a->estimate, a->low, a->high, 0);
       for (std::size_t i = 0; i < m.anchorBins.size(); ++i) {
         const AnchorBinTau& b = m.anchorBins[i];
         line("tau_by_anchor_position", i, static_cast<double>(b.begin), static_cast<double>(b.end), b.steps,

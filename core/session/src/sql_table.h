@@ -75,15 +75,18 @@ struct SqlTable<StepRecord> {
   static constexpr std::string_view integerKey = fieldName(&StepRecord::stepId);
   // Before schema 3 every step counted its accepted drafts and the bonus.
   // Before schema 4 every step was greedy and no drafter had a candidate selector; before
-  // schema 6 none had a confidence head.
-  static constexpr std::array<AddedColumn, 8> added{{{"counted_length", 3, "0"},
+  // schema 6 none had a confidence head; before schema 7 no step recorded its slots' overlap or
+  // its drafts' ids in a reduced draft vocabulary.
+  static constexpr std::array<AddedColumn, 10> added{{{"counted_length", 3, "0"},
                                                      {"target_probs", 4, "x''"},
                                                      {"draft_probs", 4, "x''"},
                                                      {"accept_uniforms", 4, "x''"},
                                                      {"candidate_ids", 4, "x''"},
                                                      {"candidate_scores", 4, "x''"},
                                                      {"chosen_candidates", 4, "x''"},
-                                                     {"draft_confidence", 6, "x''"}}};
+                                                     {"draft_confidence", 6, "x''"},
+                                                     {"slot_overlap", 7, "x''"},
+                                                     {"draft_vocab_ids", 7, "x''"}}};
 };
 
 template <>

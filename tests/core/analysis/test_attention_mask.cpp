@@ -172,3 +172,30 @@ TEST(AttentionMask, EveryAttentionStyleIsThePackagesRule) {
   EXPECT_EQ(inferenceCell(symmetric, anchor, 0, anchor + 3).reason, MaskReason::OutsideWindow);
   EXPECT_TRUE(inferenceCell(symmetric, anchor, 0, anchor + 2).allowed);
 }
+
+// speculators counts the window from the anchor (its attention.py: a context key is seen when
+// anchor - W <= key < anchor, by every slot; the block is not windowed), training layout and
+// inference alike.
+TEST(AttentionMask, WindowFromTheAnchorIsSpeculatorsRule) {
+  const std::int64_t anchor = 10;
+  for (const bool causal : {false, true}) {
+    const MaskSpec spec{.layer = LayerAttention::Sliding, .blockSize = 4, .slidingWindow = 3,
+                        .windowFromAnchor = true, .causal = causal};
+    for (int q = 0; q < spec.blockSize; ++q) {
+      for (std::int64_t k = 0; k < anchor; ++k) {
+        const MaskCell cell = inferenceCell(spec, anchor, q, k);
+        EXPECT_EQ(cell.allowed, k >= anchor - 3) << "slot " << q << " key " << k;
+        if (!cell.allowed) EXPECT_EQ(cell.reason, MaskReason::OutsideWindow);
+      }
+      for (int key = 0; key < spec.blockSize; ++key)
+        EXPECT_EQ(inferenceCell(spec, anchor, q, anchor + key).allowed, !causal || key <= q);
+    }
+    const std::vector<std::int64_t> anchors{4, anchor};
+    for (std::int64_t row = 4; row < 8; ++row)  // the second block: anchor 10
+      for (std::int64_t k = 0; k < 14; ++k)
+        EXPECT_EQ(trainingCell(spec, anchors, 14, row, k).allowed, k >= anchor - 3 && k < anchor);
+  }
+  // Counted back from each slot instead (dflash 0.1.0), slot 2 at position 12 sees no context.
+  const MaskSpec fromSlot{.layer = LayerAttention::Sliding, .blockSize = 4, .slidingWindow = 3};
+  EXPECT_FALSE(inferenceCell(fromSlot, anchor, 2, anchor - 1).allowed);
+}

@@ -90,7 +90,7 @@ class Diagnoses : public ::testing::Test {
   static std::vector<Diagnosis> read() {
     session::Reader reader(path_);
     return readDiagnoses(reader.runs(), [&](session::RunId run, const auto& visit) { reader.forEachStepSummary(run, visit); },
-                         500);
+                         {}, 500);
   }
 
   // mean over prompts of tau(hypothesis) - tau(baseline), both per prompt, lengths capped at `cap`.

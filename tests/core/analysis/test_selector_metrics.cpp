@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "dfi/analysis/diagnosis.h"
 #include "dfi/analysis/selector_metrics.h"
 
 using namespace dfi::analysis;
@@ -79,6 +80,32 @@ TEST(SelectorMetrics, LiveStepsScoreReachedSlotsOnly) {
   EXPECT_DOUBLE_EQ(m->candidateRecall[0], 1.0);
   EXPECT_NE(m->verdict().find("needs teacher-forced steps"), std::string::npos);
   EXPECT_FALSE(selectorMetricsJson(*m).contains("oracle_accept_length"));
+}
+
+// The diagnosis names an ineffective selector among its findings, with what to do; an effective
+// one, or a drafter without a selector, adds nothing.
+TEST(SelectorMetrics, DiagnosisFindsAnIneffectiveSelector) {
+  dfi::session::RunRecord baseline;
+  baseline.runId = 7;
+  baseline.drafter.path = "/ckpt/dflash2-step-4000";
+  auto scanOf = [](std::vector<StepRecord> steps) {
+    return [steps](dfi::session::RunId run, const std::function<void(const StepRecord&)>& visit) {
+      EXPECT_EQ(run, 7);
+      for (const StepRecord& s : steps) visit(s);
+    };
+  };
+  // Overrules slot 0 wrongly: its chain accepts 0, the argmax's 2.
+  const auto hurts = measuredFindings(baseline, scanOf({step(TF, 0, {4, 6, 9}, {3, 6, 10}, {3, 4, 6, 0, 9, 11}, {1, 0, 0})}));
+  ASSERT_EQ(hurts.size(), 1u);
+  EXPECT_EQ(hurts[0].code, "selector-not-effective");
+  EXPECT_EQ(hurts[0].subject, "dflash2-step-4000: the DFlash2 candidate selector");
+  EXPECT_NE(hurts[0].message.find("never helped"), std::string::npos) << hurts[0].message;
+  EXPECT_NE(hurts[0].message.find("serve the drafter's argmax"), std::string::npos) << hurts[0].message;
+  const auto helps = measuredFindings(baseline, scanOf({step(TF, 3, {1, 5, 7}, {1, 5, 7}, {1, 2, 4, 5, 7, 8}, {0, 1, 0})}));
+  EXPECT_TRUE(helps.empty());
+  StepRecord plain;
+  plain.draftTokens = {1, 2};
+  EXPECT_TRUE(measuredFindings(baseline, scanOf({plain})).empty());
 }
 
 TEST(SelectorMetrics, StepsWithoutCandidatesGiveNone) {

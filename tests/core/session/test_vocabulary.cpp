@@ -24,6 +24,10 @@ namespace {
 
 using testutil::freshPath;
 
+// What a file written before schema 7 lacks: the steps' slot overlap and draft-vocabulary ids.
+const std::string kDropSchema7 =
+    "ALTER TABLE steps DROP COLUMN slot_overlap; ALTER TABLE steps DROP COLUMN draft_vocab_ids; ";
+
 template <typename R>
 std::set<std::string_view> namesOf() {
   std::set<std::string_view> names;
@@ -33,7 +37,7 @@ std::set<std::string_view> namesOf() {
 
 TEST(SessionVocabulary, EveryTableNamesEachFieldOnce) {
   EXPECT_EQ(namesOf<RunRecord>().size(), 25u);
-  EXPECT_EQ(namesOf<StepRecord>().size(), 23u);
+  EXPECT_EQ(namesOf<StepRecord>().size(), 25u);
   namesOf<PromptRecord>();
   namesOf<TreeRecord>();
   namesOf<StatisticRecord>();
@@ -121,8 +125,8 @@ std::string writeVersion1Session(const std::string& name) {
           "ALTER TABLE steps DROP COLUMN accept_uniforms; ALTER TABLE steps DROP COLUMN candidate_ids; "
           "ALTER TABLE steps DROP COLUMN candidate_scores; ALTER TABLE steps DROP COLUMN chosen_candidates; "
           "ALTER TABLE steps DROP COLUMN draft_confidence; "
-          "ALTER TABLE runs DROP COLUMN hypothesis; ALTER TABLE runs DROP COLUMN origin; "
-          "PRAGMA user_version=1;");
+          "ALTER TABLE runs DROP COLUMN hypothesis; ALTER TABLE runs DROP COLUMN origin; " +
+              kDropSchema7 + "PRAGMA user_version=1;");
   return path;
 }
 
@@ -195,8 +199,8 @@ TEST(SessionVocabulary, SampledRunsAndStepsRoundTripAndOlderOnesAreGreedy) {
           "ALTER TABLE steps DROP COLUMN accept_uniforms; ALTER TABLE steps DROP COLUMN candidate_ids; "
           "ALTER TABLE steps DROP COLUMN candidate_scores; ALTER TABLE steps DROP COLUMN chosen_candidates; "
           "ALTER TABLE steps DROP COLUMN draft_confidence; "
-          "ALTER TABLE runs DROP COLUMN hypothesis; ALTER TABLE runs DROP COLUMN origin; "
-          "PRAGMA user_version=3;");
+          "ALTER TABLE runs DROP COLUMN hypothesis; ALTER TABLE runs DROP COLUMN origin; " +
+              kDropSchema7 + "PRAGMA user_version=3;");
   Reader older(path);
   const RunRecord back = older.runs().at(0);
   EXPECT_EQ(back.temperature, 0.0);
@@ -227,7 +231,7 @@ TEST(SessionVocabulary, DiagnosisAndImportFieldsRoundTripAndOlderRunsHaveNone) {
   }
   execSql(path,
           "ALTER TABLE runs DROP COLUMN hypothesis; ALTER TABLE runs DROP COLUMN origin; "
-          "ALTER TABLE steps DROP COLUMN draft_confidence; PRAGMA user_version=4;");
+          "ALTER TABLE steps DROP COLUMN draft_confidence; " + kDropSchema7 + "PRAGMA user_version=4;");
   {
     Reader older(path);
     EXPECT_EQ(older.runs().at(0).hypothesis, "");
@@ -244,39 +248,53 @@ TEST(SessionVocabulary, DiagnosisAndImportFieldsRoundTripAndOlderRunsHaveNone) {
   EXPECT_EQ(migrated.runs().at(1).hypothesis, run.hypothesis);
 }
 
-// Schema 6 added DSpark's per-slot confidence; a version 5 file's steps carry none, and appending
-// to it migrates it.
-TEST(SessionVocabulary, DraftConfidenceRoundTripsAndOlderStepsHaveNone) {
-  const std::string path = testutil::freshPath("v5.dfi");
-  StepRecord step;
-  RunId id = 0;
-  {
-    Writer writer(path, {.mode = OpenMode::Overwrite});
-    id = writer.addRun(synthetic::run("dspark"));
-    writer.addPrompt(synthetic::prompt(id, 0));
-    step = synthetic::step(id, 0, 0);
-    step.draftConfidence = {0.875f, 0.5f, 1e-3f};
-    step.stepId = writer.addStep(step);
-    writer.close();
+// Schema 6 added DSpark's per-slot confidence, schema 7 the slots' overlap and the drafts' ids in
+// a reduced draft vocabulary; an older file's steps carry none of them, and appending to it
+// migrates it.
+TEST(SessionVocabulary, PerSlotFieldsRoundTripAndOlderStepsHaveNone) {
+  struct Older {
+    int version;
+    std::string drop;
+  };
+  for (const Older& older : {Older{5, "ALTER TABLE steps DROP COLUMN draft_confidence; " + kDropSchema7},
+                             Older{6, kDropSchema7}}) {
+    SCOPED_TRACE(older.version);
+    const std::string path = testutil::freshPath("v" + std::to_string(older.version) + ".dfi");
+    auto filled = [](StepRecord step) {
+      step.draftConfidence = {0.875f, 0.5f, 1e-3f};
+      step.slotOverlap = {0.75f, 0.25f, 0.0f};
+      step.draftVocabIds = {4, 0, 17};
+      return step;
+    };
+    StepRecord step;
+    RunId id = 0;
+    {
+      Writer writer(path, {.mode = OpenMode::Overwrite});
+      id = writer.addRun(synthetic::run("dspark"));
+      writer.addPrompt(synthetic::prompt(id, 0));
+      step = filled(synthetic::step(id, 0, 0));
+      step.stepId = writer.addStep(step);
+      writer.close();
+    }
+    {
+      Reader reader(path);
+      reader.forEachStep(id, [&](const StepRecord& s) { EXPECT_EQ(s, step); });
+    }
+    execSql(path, older.drop + "PRAGMA user_version=" + std::to_string(older.version) + ";");
+    StepRecord later = filled(synthetic::step(id, 0, 1));
+    {
+      Writer writer(path, {.mode = OpenMode::Append});
+      later.stepId = writer.addStep(later);
+      writer.close();
+    }
+    Reader migrated(path);
+    std::vector<StepRecord> steps;
+    migrated.forEachStep(id, [&](const StepRecord& s) { steps.push_back(s); });
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_EQ(steps[0].draftConfidence.empty(), older.version < 6);
+    EXPECT_TRUE(steps[0].slotOverlap.empty() && steps[0].draftVocabIds.empty());
+    EXPECT_EQ(steps[1], later);
   }
-  {
-    Reader reader(path);
-    reader.forEachStep(id, [&](const StepRecord& s) { EXPECT_EQ(s, step); });
-  }
-  execSql(path, "ALTER TABLE steps DROP COLUMN draft_confidence; PRAGMA user_version=5;");
-  {
-    Writer writer(path, {.mode = OpenMode::Append});
-    StepRecord later = synthetic::step(id, 0, 1);
-    later.draftConfidence = {0.25f};
-    writer.addStep(later);
-    writer.close();
-  }
-  Reader migrated(path);
-  std::vector<StepRecord> steps;
-  migrated.forEachStep(id, [&](const StepRecord& s) { steps.push_back(s); });
-  ASSERT_EQ(steps.size(), 2u);
-  EXPECT_TRUE(steps[0].draftConfidence.empty());
-  EXPECT_EQ(steps[1].draftConfidence, (std::vector<float>{0.25f}));
 }
 
 TEST(SessionVocabulary, Version1FilesReadTheirRunsTyped) {

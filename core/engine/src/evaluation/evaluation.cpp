@@ -48,11 +48,6 @@ struct RunKey {
 
 // Live decoding runs with the reference mask only: other variants need features the live
 // loop does not have (the anchor's own) or change positions; they are measured teacher-forced.
-// DSpark's Markov head: each slot's distribution depends on the draft before it.
-bool conditionsSlotsOnDrafts(const DFlashDrafter& drafter) {
-  return drafter.config().dspark && drafter.config().dspark->markovRank > 0;
-}
-
 std::vector<RunKey> runKeys(const EvaluationSettings& settings) {
   std::vector<RunKey> keys;
   for (EvaluationMode mode : settings.modes) {
@@ -95,20 +90,7 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
   });
   c10::InferenceMode inference;
   const bool wantsTrees = std::ranges::count(settings.modes, EvaluationMode::DDTree) > 0;
-  // A tree from per-slot top-k assumes each slot's distribution does not depend on the branch
-  // above it; a Markov head's does, so the tree's off-path nodes would be scored wrongly: such a
-  // drafter gets no DDTree run, and says so.
   const auto keys = runKeys(settings);
-  const bool onlyTrees = std::ranges::all_of(keys, [](const RunKey& k) { return k.mode == EvaluationMode::DDTree; });
-  for (const LoadedDrafter& d : models.drafters) {
-    if (!wantsTrees || !conditionsSlotsOnDrafts(*d.model)) continue;
-    const std::string why = d.dir.string() + ": no DDTree run: its Markov head (DSpark, markov_rank " +
-                            std::to_string(d.model->config().dspark->markovRank) +
-                            ") conditions every slot on the token drafted before it, and a tree built from per-slot "
-                            "top-k would score each branch with the drafted path's bias";
-    if (onlyTrees) throw UsageError(why + "; run it live or teacher-forced");
-    logText("engine", LogLevel::Warn, why);
-  }
   const int k = std::max(settings.topK, wantsTrees ? settings.ddtreeBudget : 0);
   const auto stops = stopTokens(models);
   const std::string settingsJson = settings::settingsJson(settings);  // every run of the evaluation shares them
@@ -125,7 +107,6 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
     const LoadedDrafter& drafter = *pass;
     std::vector<EvaluatedRun> runs;
     for (const RunKey& key : keys) {
-      if (key.mode == EvaluationMode::DDTree && conditionsSlotsOnDrafts(*drafter.model)) continue;
       session::RunRecord run = runRecordOf(models, drafter, settings);
       run.name = runName(drafter.dir, key.mode, key.variant, settings, repeat);
       run.mode = key.mode;
@@ -185,6 +166,7 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
                         static_cast<std::int32_t>(live.tokens.size() - ids.size())});
         std::vector<session::StepRecord> steps;
         const std::vector<std::vector<session::StatisticRecord>>* statistics = nullptr;
+        const std::vector<analysis::DDTree>* trees = nullptr;  // built in the pass (a Markov drafter's)
         if (run.mode == EvaluationMode::Live) {
           steps = live.steps;
         } else {
@@ -192,9 +174,11 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
           if (fresh) {
             t0 = Clock::now();
             if (!sequence) sequence = sequenceFeatures(*models.target, *drafter.model, live.tokens);
-            it->second = runTeacherForcedPass(
-                *sequence, *drafter.model, anchors, run.variant,
-                {.topK = k, .parity = settings.parityCheck, .hiddenStatistics = settings.hiddenStatistics});
+            it->second = runTeacherForcedPass(*sequence, *drafter.model, anchors, run.variant,
+                                              {.topK = k,
+                                               .parity = settings.parityCheck,
+                                               .hiddenStatistics = settings.hiddenStatistics,
+                                               .treeBudget = wantsTrees ? settings.ddtreeBudget : 0});
             teacherForcedSeconds += seconds(Clock::now() - t0);
             for (std::int64_t anchor : it->second.parityFlaggedAnchors)
               logText("engine", LogLevel::Warn,
@@ -204,6 +188,7 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
           }
           steps = it->second.steps;
           statistics = &it->second.statistics;
+          if (!it->second.trees.empty()) trees = &it->second.trees;
           // DDTree runs share the pass; count its flags once, on the teacher-forced run.
           if (run.mode == EvaluationMode::TeacherForced)
             run.parityFlagged += static_cast<std::int64_t>(it->second.parityFlaggedAnchors.size());
@@ -215,8 +200,10 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
           step.runId = run.runId;
           step.promptId = prompt.id;
           step.garbleFlags = analysis::detectGarble(step.draftTokens, garble, step.anchorToken);
+          if (const DraftVocabulary* vocabulary = drafter.model->draftVocabulary())
+            step.draftVocabIds = vocabulary->draftIdsOf(step.draftTokens);
           if (run.mode == EvaluationMode::DDTree) {
-            auto [treeStep, tree] = ddtreeStep(step, k, settings.ddtreeBudget);
+            auto [treeStep, tree] = trees ? ddtreeStep(step, (*trees)[s]) : ddtreeStep(step, k, settings.ddtreeBudget);
             tree.stepId = sink.addStep(treeStep);
             sink.addTree(tree);
             book.note(tree.nodeTokens);

@@ -154,7 +154,7 @@ std::optional<CandidateSelector> DFlashDrafter::selector() const {
 
 std::optional<DsparkHeads> DFlashDrafter::dsparkHeads() const {
   if (!weights_.dspark) return std::nullopt;
-  return DsparkHeads(*weights_.dspark, *config_.dspark, weights_.vocabulary ? &*weights_.vocabulary : nullptr);
+  return DsparkHeads(*weights_.dspark, *config_.dspark, draftVocabulary());
 }
 
 at::Tensor DFlashDrafter::teacherForced(const at::Tensor& features, const at::Tensor& tokens,
@@ -507,6 +507,7 @@ analysis::MaskSpec DFlashDrafter::maskSpec(MaskVariant variant, LayerAttention k
           .layer = kind,
           .blockSize = blockSize(),
           .slidingWindow = kind == LayerAttention::Sliding ? config_.slidingWindow.value_or(0) : 0,
+          .windowFromAnchor = config_.slidingWindowFromAnchor,
           .causal = config_.isCausal};
 }
 

@@ -100,6 +100,8 @@ class DFlashDrafter {
   std::optional<CandidateSelector> selector() const;
   // DSpark's Markov and confidence heads; nullopt for other drafters.
   std::optional<DsparkHeads> dsparkHeads() const;
+  // A reduced draft vocabulary (speculators' d2t); null when the drafter drafts target ids.
+  const DraftVocabulary* draftVocabulary() const { return weights_.vocabulary ? &*weights_.vocabulary : nullptr; }
 
   // Teacher-forced drafting of a whole sequence: `features` [T, F*Ht] and `tokens` [T] (int64)
   // of positions 0..T-1, `anchors` in [0, T). Returns [N, g, V] logits. All anchors go

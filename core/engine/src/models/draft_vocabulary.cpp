@@ -1,5 +1,6 @@
 #include "models/draft_vocabulary.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -61,7 +62,19 @@ DraftVocabulary loadDraftVocabulary(const WeightLoader& loader, const modelspec:
   const at::Tensor ids = targetIdsOf(loader, draftVocab, targetVocab);
   checkMembership(loader, ids, targetVocab);
   return {.lmHead = loader.load("lm_head.weight", {draftVocab, config.hiddenSize}, device),
-          .targetIds = ids.to(device)};
+          .targetIds = ids.to(device),
+          .hostTargetIds = {ids.data_ptr<std::int64_t>(), ids.data_ptr<std::int64_t>() + ids.numel()}};
+}
+
+std::vector<session::TokenId> DraftVocabulary::draftIdsOf(std::span<const session::TokenId> targetIds) const {
+  std::vector<session::TokenId> out;
+  out.reserve(targetIds.size());
+  for (const session::TokenId id : targetIds) {
+    const auto it = std::ranges::lower_bound(hostTargetIds, static_cast<std::int64_t>(id));
+    const bool found = id >= 0 && it != hostTargetIds.end() && *it == id;
+    out.push_back(found ? static_cast<session::TokenId>(it - hostTargetIds.begin()) : -1);
+  }
+  return out;
 }
 
 void scatterToTargetVocabulary(const at::Tensor& draftLogits, const DraftVocabulary& vocabulary, at::Tensor out) {

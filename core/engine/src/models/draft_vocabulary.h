@@ -7,10 +7,13 @@
 // in vLLM (which maps draft ids through d2t before verification).
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 
 #include "dfi/modelspec/drafter_config.h"
+#include "dfi/session/records.h"
 
 namespace dfi::engine {
 
@@ -19,6 +22,11 @@ class WeightLoader;
 struct DraftVocabulary {
   at::Tensor lmHead;     // [Vd, H] in the compute dtype
   at::Tensor targetIds;  // [Vd] int64: the target id of each draft id, strictly increasing
+  std::vector<std::int64_t> hostTargetIds;  // the same on the host, for the records
+
+  // The draft id of each target id (StepRecord::draftVocabIds): -1 for -1 (no draft) and for a
+  // target id the draft vocabulary cannot express.
+  std::vector<session::TokenId> draftIdsOf(std::span<const session::TokenId> targetIds) const;
 };
 
 // Reads lm_head.weight, d2t and t2d and checks the mapping: every target id inside the target

@@ -20,6 +20,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "dfi/analysis/ddtree.h"
 #include "dfi/engine/sampling.h"
 #include "dfi/modelspec/drafter_config.h"
 #include "dfi/session/records.h"
@@ -52,7 +53,31 @@ class DsparkHeads {
   DsparkPath run(const at::Tensor& blockStates, const at::Tensor& logits, std::int64_t anchorToken,
                  const Chooser& choose, std::span<const std::int64_t> text = {}) const;
 
+  // DDTree-`budget` over the block (its inputs as run's): DDTree's best-first construction with
+  // each node's children the top-k of the next slot's logits biased after that node's token,
+  // the rnn state carried along the node's path. No published code builds a DSpark tree: with a
+  // bias that does not depend on the path this is DDTree itself (analysis::buildDDTree), and the
+  // greedy chain run() drafts is its first branch.
+  analysis::DDTree tree(const at::Tensor& blockStates, const at::Tensor& logits, std::int64_t anchorToken, int k,
+                        int budget) const;
+
  private:
+  // One row of the heads: its Markov bias after `previous` (undefined without a Markov head), the
+  // rnn state after the row (the one given, for the other heads), the confidence head's input.
+  struct Row {
+    at::Tensor bias, rnnState, confidenceFeature;
+  };
+  Row row(const at::Tensor& h, std::int64_t previous, const at::Tensor& rnnState) const;
+  at::Tensor biased(const at::Tensor& logits, const Row& row) const;  // a slot's logits [Vt] plus the bias
+  // A block's states in the heads' dtype and device, its first drafting row, the rnn's start.
+  struct Block {
+    at::Tensor states;
+    std::int64_t first = 0;
+    at::Tensor rnnStart;
+  };
+  Block block(const at::Tensor& blockStates, const at::Tensor& logits) const;
+  bool stepsOverAnchorRow() const;  // the rnn steps over the anchor's row before the first draft
+
   const DsparkWeights& w_;
   modelspec::DsparkConfig config_;
   const DraftVocabulary* vocabulary_;  // null for the full vocabulary

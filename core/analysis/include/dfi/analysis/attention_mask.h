@@ -33,8 +33,15 @@ struct MaskSpec {
   LayerAttention layer = LayerAttention::Full;
   int blockSize = 16;
   // Sliding layers only: a query at position p sees keys at positions in (p - W, p], and, when
-  // the layer is non-causal, also in [p, p + W) (a symmetric window; dflash 0.1.0).
+  // the layer is non-causal, also in [p, p + W) (a symmetric window; dflash 0.1.0, and SpecForge's
+  // training mask: "the current draft token occupies one slot in the window").
   int slidingWindow = 0;
+  // speculators 0.9.0 trains with the window counted from the anchor instead
+  // (models/dflash/attention.py): every slot of a block sees the W context positions
+  // [anchor - W, anchor) and its own block as the causality allows, unwindowed. Slot i so sees
+  // i + 1 context positions more than the serving rule above gives it (diagnose's
+  // window-from:anchor measures what serving costs such a drafter).
+  bool windowFromAnchor = false;
   // Whether a block slot sees only the slots up to itself: the drafter's is_causal. Absent:
   // the per-type default of dflash 0.1.0, vLLM and SGLang, causal exactly for sliding layers.
   // With the layer kinds this gives vLLM's four drafter attention styles: all non-causal full,

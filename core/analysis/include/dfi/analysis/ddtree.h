@@ -5,6 +5,7 @@
 // GUI can rebuild a tree from stored top-k when the user moves the budget slider.
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -35,6 +36,17 @@ struct DDTree {
 // `budget` = non-root nodes (DDTree-N). Only the stored top-k can be used, so a slot offers
 // min(budget, its k) candidates; with k >= budget this is exactly the reference tree.
 DDTree buildDDTree(std::span<const SlotTopK> slots, int budget, std::int32_t rootToken);
+
+// The candidates for the children of node `parent` of the tree built so far (at depth
+// tree.depths[parent] + 1), most probable first. Under DDTree's factorised distribution they are
+// the same for every parent, its slot's top-k; a drafter whose slots depend on the tokens before
+// them (DSpark's Markov head) gives each parent its own. The reference must stay valid while the
+// tree is built.
+using ChildCandidates = std::function<const SlotTopK&(const DDTree& tree, std::int32_t parent)>;
+// The same best-first construction, `depths` deep, each node's children from `children`. Not the
+// published algorithm where the candidates differ between parents: its generalisation, and the
+// published tree exactly where they do not.
+DDTree buildDDTree(const ChildCandidates& children, int depths, int budget, std::int32_t rootToken);
 
 // Greedy verification: from the root, follow the child that carries the target's next greedy
 // token while one exists. Returns the node indices of the accepted path, root included; its

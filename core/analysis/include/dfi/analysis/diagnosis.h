@@ -7,6 +7,7 @@
 // its tau against the baseline's over the same prompts, with a 95% bootstrap interval, ranked.
 // One implementation for the CLI's report and JSON, the export and the GUI's Diagnosis panel.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,15 +75,25 @@ struct Diagnosis {
   std::vector<HypothesisResult> hypotheses;
 };
 
+// Reads every step of a run with its token arrays (what a step summary leaves out).
+using StepScan =
+    std::function<void(session::RunId run, const std::function<void(const session::StepRecord&)>& visit)>;
+
+// Findings the baseline's own steps show, beside the lint (which is found before any compute):
+// a DFlash2 candidate selector that never overrules the drafter's argmax, or never helps it
+// ("selector-not-effective", with the accepted lengths of both chains and of the best path).
+std::vector<LintFinding> measuredFindings(const session::RunRecord& baseline, const StepScan& steps);
+
 // How many changed blocks each hypothesis keeps per direction.
 inline constexpr int kDiagnosisBlocksKept = 20;
 
 // Every diagnosis among `runs` (one per baseline run, in run order). A hypothesis run belongs to
 // the nearest baseline before it with the same drafter. The baseline's acceptance lengths are
 // capped at a `block-size:<n>` hypothesis's block size, so that it is compared on the slots both
-// draft. Passes on the scan's dfi::Error.
+// draft. With `steps`, the baseline's measuredFindings join its lint. Passes on the scans'
+// dfi::Error.
 std::vector<Diagnosis> readDiagnoses(const std::vector<session::RunRecord>& runs, const StepSummaryScan& scan,
-                                     int resamples = kBootstrapResamples);
+                                     const StepScan& steps = {}, int resamples = kBootstrapResamples);
 
 // The report as `diagnose --json` prints it: {"lint": [...], "hypotheses": [{"name", "delta_tau",
 // "ci": [low, high], "applicable", ...}, ...]} for one diagnosis.

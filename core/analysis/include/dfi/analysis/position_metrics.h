@@ -90,6 +90,11 @@ inline constexpr double kVerifyThresholds[] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7
 // (the product of draft_confidence up to them) is at least `threshold`; 0 without confidence.
 int confidenceVerifyLength(const session::StepRecord& step, double threshold);
 
+// A step's acceptance length at temperature 1 from its slots' overlap (speculators' accept_len
+// of one block): 1 plus the sum over its slots of the overlaps' running product; nullopt for a
+// step without slot_overlap.
+std::optional<double> analyticAcceptLength(const session::StepRecord& step);
+
 // One per (run, step mode) present, as RunMetrics: live, teacher-forced and DDTree steps of a
 // run are not mixed.
 struct PositionMetrics {
@@ -111,6 +116,18 @@ struct PositionMetrics {
   std::vector<VerifyLengthWhatIf> verifyLengths;  // one per kVerifyThresholds; empty without confidence
   double fixedVerifiedDrafts = 0;                 // per step, the drafts a fixed block verifies
   std::optional<SelectorMetrics> selector;        // DFlash2 drafters: their candidate selector
+  // Teacher-forced steps that recorded their slots' overlap with the target (slot_overlap): the
+  // acceptance speculative sampling at temperature 1 would have, as speculators reports it while
+  // training (models/dspark/metrics.py): per slot the mean overlap (its accept_rate by slot),
+  // and its accept_len, per step 1 plus the sum of the overlaps' running products (a slot past
+  // the sequence ends the product), averaged over the steps, with the percentile-bootstrap
+  // interval over prompts. Empty / nullopt without overlap.
+  std::vector<double> slotOverlap;
+  // Per slot the mean over those steps of the overlaps' running product up to it (0 past a step's
+  // last known slot): the chance at T=1 that the slot is reached and accepted, the counterpart of
+  // slotAcceptance, so that 1 + its sum is the analytic accept_len as 1 + slotAcceptance's is tau.
+  std::vector<double> slotOverlapSurvival;
+  std::optional<Interval> analyticAcceptLength;
 };
 
 // Adds a run's steps one at a time (any order, any mode) and returns its metrics per mode; keeps
@@ -144,9 +161,16 @@ class PositionTally {
     std::int64_t confidenceSteps = 0;
     double drafts = 0;
     SelectorTally selector;
+    // Steps with slot_overlap: per slot the overlap's sum and count; per prompt the sum of the
+    // steps' analytic lengths and the steps.
+    std::vector<double> overlapSum, survivalSum;
+    std::vector<std::int64_t> overlapCount;
+    std::int64_t overlapSteps = 0;
+    std::map<session::PromptId, std::pair<double, double>> analytic;
   };
   void addCalibration(const session::StepRecord& step, ModeTally& tally) const;
   static void addConfidence(const session::StepRecord& step, ModeTally& tally);
+  static void addOverlap(const session::StepRecord& step, ModeTally& tally);
 
   session::RunId runId_;
   std::int32_t blockSize_;

@@ -12,7 +12,10 @@
 // - a verdict in plain words, "not effective" when it never overrules or never helps.
 // Live steps score recall on the slots the verifier reached only (past the first mismatch the
 // target continues a rejected draft), and have no argmax or oracle chain (those drafts were never
-// verified). Our own definitions (no published code computes them); torch-free.
+// verified). Teacher-forced, the recall, the selector's chain and the oracle path are what
+// speculators' DFlash2 training reports (dflash2/metrics.py: unary_candidate_recall_at_k, eal,
+// unary_top_k_oracle_accepted_length; test_speculators_drafters holds them equal); the overrule
+// rate, the argmax chain and the verdict are our own. Torch-free.
 
 #include <cstdint>
 #include <optional>

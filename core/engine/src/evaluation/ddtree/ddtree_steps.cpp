@@ -10,10 +10,15 @@ namespace dfi::engine {
 // The target's greedy tokens after the anchor decide the accepted path, exactly as tree
 // verification with a greedy target would.
 std::pair<session::StepRecord, session::TreeRecord> ddtreeStep(const session::StepRecord& tf, int k, int budget) {
-  const analysis::DDTree tree = analysis::stepTree(tf, k, budget);
+  return ddtreeStep(tf, analysis::stepTree(tf, k, budget));
+}
+
+std::pair<session::StepRecord, session::TreeRecord> ddtreeStep(const session::StepRecord& tf,
+                                                               const analysis::DDTree& tree) {
   const auto path = analysis::acceptedPath(tree, tf.targetTokens);
   session::StepRecord step = tf;
   step.mode = session::EvaluationMode::DDTree;
+  step.slotOverlap.clear();  // the chain's chance under sampling, not the tree's: the teacher-forced step keeps it
   step.acceptedCount = static_cast<std::int32_t>(path.size()) - 1;
   // The bonus is the target's token after the path. A path through non-top-1 candidates can
   // reach the last slot where the chain did not: the target's token after the block is not in

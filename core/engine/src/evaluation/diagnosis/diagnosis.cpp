@@ -50,13 +50,16 @@ std::string hypothesisRunName(const fs::path& drafter, const std::string& hypoth
   return drafter.filename().string() + "/diagnose/" + hypothesis;
 }
 
-// Writes a run's steps of one prompt, as the evaluation does (garble flags, token strings).
+// Writes a run's steps of one prompt, as the evaluation does (garble flags, token strings, the
+// drafts' ids in `vocabulary`: the live and baseline runs', whose drafter is the checkpoint's).
 void writeSteps(RecordSink& sink, TokenStringBook& book, session::RunId run, session::PromptId prompt,
-                std::vector<session::StepRecord> steps, const analysis::GarbleContext& garble) {
+                std::vector<session::StepRecord> steps, const analysis::GarbleContext& garble,
+                const DraftVocabulary* vocabulary = nullptr) {
   for (session::StepRecord& step : steps) {
     step.runId = run;
     step.promptId = prompt;
     step.garbleFlags = analysis::detectGarble(step.draftTokens, garble, step.anchorToken);
+    if (vocabulary) step.draftVocabIds = vocabulary->draftIdsOf(step.draftTokens);
     sink.addStep(step);
     noteStep(book, step);
   }
@@ -189,7 +192,7 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
         sink.addPrompt({run, prompt.id, prompt.dataset, 0,
                         models.tokenizer ? models.tokenizer->decode(promptTokens) : std::string(), promptTokens,
                         static_cast<std::int32_t>(live.tokens.size() - ids.size())});
-      writeSteps(sink, book, liveRun, prompt.id, live.steps, garble);
+      writeSteps(sink, book, liveRun, prompt.id, live.steps, garble, drafter.model->draftVocabulary());
 
       const auto t1 = Clock::now();
       const at::Tensor sequence = at::tensor(pass.tokens, at::kLong);
@@ -202,7 +205,7 @@ DiagnosisOutcome runDiagnosis(const DiagnosisSettings& settings, RecordSink& sin
       const SequenceFeatures baseline = featuresOf(sequence, pass.predictions, hypothesisTaps(none, states, taps, 0));
       writeSteps(sink, book, baselineRun, prompt.id,
                  teacherForcedSteps(baseline, *drafter.model, pass.anchors, analysis::MaskVariant::Reference, topK),
-                 garble);
+                 garble, drafter.model->draftVocabulary());
       const auto t3 = Clock::now();
       const std::uint64_t seed = settings.noiseSeed() ^ (static_cast<std::uint64_t>(prompt.id) * 0x9E3779B97F4A7C15ULL);
       // The hypotheses that change only the taps share one drafter forward.

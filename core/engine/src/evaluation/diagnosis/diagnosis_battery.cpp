@@ -174,6 +174,13 @@ std::vector<Hypothesis> planHypotheses(const BatteryInputs& in) {
   window.planned = {"window:full", "the drafter's sliding-window layers attend to the whole context"};
   const bool sliding = std::ranges::count(d.layerTypes, modelspec::LayerType::SlidingAttention) > 0;
   out.push_back(sliding ? window : notApplicable(window, "the drafter has no sliding-window layers"));
+  // The window as speculators trains it, counted from the anchor (the W positions before it,
+  // every slot alike), where servers, dflash 0.1.0 and SpecForge count back from each slot.
+  Hypothesis windowFrom{.kind = K::WindowFrom, .fromAnchor = true};
+  windowFrom.planned = {"window-from:anchor",
+                        "every slot's sliding window holds the W positions before the anchor, as speculators trains "
+                        "(served: counted back from each slot, i + 1 positions fewer for slot i)"};
+  out.push_back(sliding ? windowFrom : notApplicable(windowFrom, "the drafter has no sliding-window layers"));
 
   // The drafter's RoPE as a training that took the target's, or ignored partial_rotary_factor,
   // would have had it (its own RoPE is what the engine runs).

@@ -34,6 +34,7 @@ struct Hypothesis {
     RopeTheta,        // rope:theta=<x> (the drafter's RoPE base replaced by the target's)
     RopePartial,      // rope:partial=<f> (another fraction of each head rotated)
     SampleFromAnchor, // sample-from-anchor:<on|off> (speculators' field read the other way)
+    WindowFrom,       // window-from:anchor (the sliding window as speculators trains it)
   };
   Kind kind = Kind::Mask;
   analysis::PlannedHypothesis planned;
@@ -46,7 +47,8 @@ struct Hypothesis {
   std::string dtype;   // TargetDtype
   bool recurrent = false;  // DeltaRuleForm
   double rope = 0;         // RopeTheta: the base; RopePartial: the rotated fraction
-  bool fromAnchor = false;  // SampleFromAnchor: every slot drafts (on) or slots 1..B-1 (off)
+  bool fromAnchor = false;  // SampleFromAnchor: every slot drafts (on) or slots 1..B-1 (off);
+                            // WindowFrom: the window counted from the anchor
 
   // Changes only the taps the drafter reads: the drafter, mask and tokens stay the baseline's.
   bool tapsOnly() const { return kind == Kind::TapShift || kind == Kind::TapAblate || kind == Kind::TapNoise; }

@@ -84,6 +84,9 @@ std::unique_ptr<DFlashDrafter> variantDrafter(const Hypothesis& h, const Drafter
     case K::SampleFromAnchor:
       config.sampleFromAnchor = h.fromAnchor;
       return loadDrafterAs(files.checkpoint, target, std::move(config));
+    case K::WindowFrom:
+      config.slidingWindowFromAnchor = h.fromAnchor;
+      return loadDrafterAs(files.checkpoint, target, std::move(config));
     case K::TargetLmHead:  // without its vocabulary the drafter drafts through the target's head
       return loadDrafterAs(files.checkpoint, target, std::move(config), [](DrafterWeights& w) { w.vocabulary.reset(); });
     case K::VocabIdentity:

@@ -1,5 +1,7 @@
 #include "dfi/engine/draft_pass.h"
 
+#include <algorithm>
+#include <limits>
 #include <string>
 
 #include <ATen/ATen.h>
@@ -68,6 +70,19 @@ void writeDsparkPath(tensorfile::SafetensorsWriter& writer, const std::vector<se
   if (!confidence.empty()) addTensor(writer, "dspark.confidence", at::tensor(confidence, at::kFloat).view({n, -1}));
 }
 
+// Every anchor's slots against the target's distribution (training path, StepRecord::slotOverlap)
+// [N, g]: speculators' accept_rate of the same rows; NaN where the sequence has no target token.
+void writeOverlap(tensorfile::SafetensorsWriter& writer, const std::vector<session::StepRecord>& steps, int drafts) {
+  const auto n = static_cast<std::int64_t>(steps.size());
+  at::Tensor overlap = at::full({n, drafts}, std::numeric_limits<float>::quiet_NaN(), at::kFloat);
+  float* row = overlap.data_ptr<float>();
+  for (const session::StepRecord& step : steps) {
+    std::ranges::copy(step.slotOverlap, row);
+    row += drafts;
+  }
+  addTensor(writer, "training.slot_overlap", overlap);
+}
+
 }  // namespace
 
 DraftPath parseDraftPath(const std::string& text) {
@@ -119,9 +134,11 @@ DraftPassSummary runDraftPass(const DraftPassRequest& request) {
     writeLayers(writer, "training", probes, blocks);
   }
 
-  if (drafter.selector() || drafter.dsparkHeads()) {
+  const bool training = request.path != DraftPath::Inference;
+  if (training || drafter.selector() || drafter.dsparkHeads()) {
     const std::vector<session::StepRecord> steps =
         teacherForcedSteps(sequence, drafter, request.anchors, request.trainingVariant.value_or(request.variant), 0);
+    if (training) writeOverlap(writer, steps, drafter.draftsPerBlock());
     if (drafter.selector()) writeSelection(writer, steps);
     if (drafter.dsparkHeads()) writeDsparkPath(writer, steps);
   }

@@ -1,6 +1,10 @@
 #include "evaluation/live/draft_distribution.h"
 
+#include <stdexcept>
+
 #include <ATen/ops/logsumexp.h>
+#include <ATen/ops/minimum.h>
+#include <ATen/ops/softmax.h>
 #include <ATen/ops/topk.h>
 
 namespace dfi::engine {
@@ -13,6 +17,15 @@ void fillTopK(const at::Tensor& logits, int k, std::vector<session::TokenId>& id
   const at::Tensor i = indices.to(at::kCPU, at::kInt).contiguous();
   ids.assign(i.data_ptr<std::int32_t>(), i.data_ptr<std::int32_t>() + i.numel());
   probs.assign(p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
+}
+
+std::vector<float> distributionOverlap(const at::Tensor& targetLogits, const at::Tensor& draftLogits) {
+  if (targetLogits.sizes() != draftLogits.sizes())
+    throw std::logic_error("distributionOverlap: target and draft logits differ in shape");
+  const at::Tensor p = at::softmax(targetLogits.to(at::kFloat), -1);
+  const at::Tensor q = at::softmax(draftLogits.to(at::kFloat), -1);
+  const at::Tensor overlap = at::minimum(p, q).sum(-1).to(at::kCPU).contiguous();
+  return {overlap.data_ptr<float>(), overlap.data_ptr<float>() + overlap.numel()};
 }
 
 }  // namespace dfi::engine

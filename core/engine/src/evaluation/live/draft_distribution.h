@@ -16,4 +16,10 @@ namespace dfi::engine {
 void fillTopK(const at::Tensor& logits, int k, std::vector<session::TokenId>& ids,
               std::vector<float>& probs);
 
+// Per row of the target's and the drafter's logits [rows, V] (any dtype, one device):
+// sum_v min(p_v, q_v) of their float32 softmaxes, the chance that speculative sampling at
+// temperature 1 accepts a draft from q where the target samples from p (1 - TV(p, q), what
+// speculators' tv_loss and accept_rate compute).
+std::vector<float> distributionOverlap(const at::Tensor& targetLogits, const at::Tensor& draftLogits);
+
 }  // namespace dfi::engine

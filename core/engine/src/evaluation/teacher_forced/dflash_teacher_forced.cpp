@@ -60,6 +60,14 @@ class StepMaker {
     return step;
   }
 
+  // The leading slots of a step whose target token is known (the target predicted their
+  // position).
+  int knownSlots(std::int64_t anchor) const {
+    int n = 0;
+    while (n < slots_ && target(anchor, n) != kUnknownToken) ++n;
+    return n;
+  }
+
   // After the drafts are final (DFlash2's selector and DSpark's heads may replace them).
   void accept(session::StepRecord& step) const {
     const auto slots = static_cast<std::size_t>(slots_);
@@ -97,6 +105,10 @@ SequenceFeatures sequenceFeatures(const TargetModel& target, const DFlashDrafter
   for (const ExpertRouting& r : full.routing)
     out.routing.push_back(r.experts.defined() ? ExpertRouting{r.experts[0], r.weights[0]} : ExpertRouting{});
   out.features = concatenatedTaps(full.taps);
+  if (predictFrom < length) {
+    out.finalHidden = full.finalHidden[0];
+    out.lmHead = [&target](const at::Tensor& hidden) { return target.lmHead(hidden); };
+  }
   // predictions[p]: the target's greedy token for position p+1 given positions 0..p.
   out.predictions = at::full({length}, static_cast<std::int64_t>(kUnknownToken), at::kLong);
   if (predictFrom < length)
@@ -123,6 +135,31 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
   steps.reserve(anchors.size());
   const std::optional<CandidateSelector> selector = drafter.selector();
   const std::optional<DsparkHeads> dspark = drafter.dsparkHeads();
+  // Each step's slots against the target's distribution at their positions: one LM head over
+  // the chunk's rows. `draftRows[j]`: the distribution step `steps[from + j]` drafted from.
+  auto recordOverlap = [&](std::size_t from, const std::vector<at::Tensor>& draftRows) {
+    if (!sequence.lmHead) return;
+    std::vector<std::int64_t> positions;
+    std::vector<at::Tensor> drafted;
+    for (std::size_t j = 0; j < draftRows.size(); ++j) {
+      const std::int64_t anchor = steps[from + j].anchorPosition;
+      const int known = make.knownSlots(anchor);
+      for (int i = 0; i < known; ++i) positions.push_back(anchor + i);  // slot i's distribution
+      drafted.push_back(draftRows[j].narrow(0, 0, known));
+    }
+    if (positions.empty()) return;
+    const at::Tensor target = sequence.lmHead(sequence.finalHidden.index_select(
+        0, at::tensor(positions, at::kLong).to(sequence.finalHidden.device())));
+    // Anchor by anchor: two float32 copies of a block's rows, not of the chunk's.
+    std::int64_t offset = 0;
+    for (std::size_t j = 0; j < draftRows.size(); ++j) {
+      const std::int64_t known = drafted[j].size(0);
+      if (known == 0) continue;
+      steps[from + j].slotOverlap =
+          distributionOverlap(target.narrow(0, offset, known), drafted[j].to(target.device()));
+      offset += known;
+    }
+  };
   // logits [n, g, V] of the drafted rows, blockStates [n, B, H] of every row.
   auto record = [&](std::size_t first, const at::Tensor& logits, const at::Tensor& blockStates) {
     const at::Tensor drafts = argmaxLastDim(logits).to(at::kCPU, at::kLong).contiguous();
@@ -132,6 +169,8 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
     std::vector<float> topProbs;
     if (topK > 0 && !dspark) fillTopK(logits, topK, topIds, topProbs);
     const auto perAnchor = static_cast<std::ptrdiff_t>(g) * topK;
+    const std::size_t from = steps.size();
+    std::vector<at::Tensor> draftRows;
     for (std::int64_t j = 0; j < logits.size(0); ++j) {
       session::StepRecord step = make(static_cast<std::int32_t>(steps.size()),
                                       anchors[first + static_cast<std::size_t>(j)], draft + j * g);
@@ -147,6 +186,9 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
                                             make.textAfter(step.anchorPosition, g));
         recordDsparkPath(path, step);
         if (topK > 0) fillTopK(path.logits, topK, step.topKIds, step.topKProbs);
+        draftRows.push_back(path.logits);
+      } else {
+        draftRows.push_back(logits[j]);  // DFlash2 too: its unary logits, as speculators' accept_len
       }
       make.accept(step);
       if (topK > 0 && !dspark) {
@@ -156,6 +198,7 @@ std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequ
       }
       steps.push_back(std::move(step));
     }
+    recordOverlap(from, draftRows);
     if (alsoSee) alsoSee(first, logits, blockStates);
   };
   drafter.teacherForcedChunks(sequence.features, sequence.ids, anchors, variant, kAnchorsPerForward, record, probes);
@@ -172,6 +215,7 @@ std::vector<std::vector<session::StepRecord>> stepsUntilRejected(const SequenceF
     for (const at::Tensor& features : featureSets) {
       SequenceFeatures set = sequence;
       set.features = features;
+      set.lmHead = nullptr;  // acceptance alone: no overlap
       perSet.push_back(teacherForcedSteps(set, drafter, anchors, variant, 0));
     }
     return perSet;

@@ -6,6 +6,7 @@
 // accept on the same sequence, at a fraction of the cost.
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -28,6 +29,12 @@ struct SequenceFeatures {
   at::Tensor predictions;  // [T] int64, CPU: the target's greedy token after each position
   // Per target_layer_ids entry: the router's choice, [T, k] (undefined tensors for a dense layer).
   std::vector<ExpertRouting> routing;
+  // The target's whole distribution where its argmax is not enough (the slots' overlap): its
+  // final-normed hidden state at each position, [T, H], and its LM head over rows of them.
+  // Undefined / empty when the forward predicted nothing, or for a caller that wants acceptance
+  // alone.
+  at::Tensor finalHidden;
+  std::function<at::Tensor(const at::Tensor&)> lmHead;
 };
 
 // The target's forward over `sequence`: its taps for the drafter, and its predictions from
@@ -37,7 +44,8 @@ SequenceFeatures sequenceFeatures(const TargetModel& target, const DFlashDrafter
                                   std::span<const std::int64_t> sequence, std::int64_t predictFrom = 0);
 
 // One TeacherForced record per anchor (anchors in [0, T)), with the per-slot top-k of the
-// draft distribution when topK > 0. `alsoSee`, if given, gets each drafter forward's logits
+// draft distribution when topK > 0, and each slot's overlap with the target's distribution
+// (StepRecord::slotOverlap) where `sequence` carries the target's LM head. `alsoSee`, if given, gets each drafter forward's logits
 // (DFlashDrafter::teacherForcedChunks) after their records are made; `probes` the drafter's
 // intermediate tensors.
 std::vector<session::StepRecord> teacherForcedSteps(const SequenceFeatures& sequence, const DFlashDrafter& drafter,

@@ -1,6 +1,7 @@
 #include "evaluation/teacher_forced/teacher_forced_pass.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include <ATen/ATen.h>
@@ -9,6 +10,7 @@
 #include "dfi/session/hidden_statistics.h"
 #include "evaluation/teacher_forced/dflash_parity.h"
 #include "evaluation/teacher_forced/hidden_stats.h"
+#include "models/dspark_heads.h"
 
 namespace dfi::engine {
 namespace {
@@ -56,8 +58,21 @@ TeacherForcedPass runTeacherForcedPass(const SequenceFeatures& sequence, const D
     const std::vector<BlockParity> chunk = compareDraftPaths(inference, training);
     parity.insert(parity.end(), chunk.begin(), chunk.end());
   };
+  // A Markov drafter's trees, forward by forward, while its block states are at hand.
+  const std::optional<DsparkHeads> heads = drafter.dsparkHeads();
+  const bool trees = options.treeBudget > 0 && heads && drafter.config().dspark->markovRank > 0;
+  auto grow = [&](std::size_t first, const at::Tensor& logits, const at::Tensor& blockStates) {
+    const std::int64_t* ids = sequence.ids.data_ptr<std::int64_t>();
+    for (std::int64_t j = 0; j < logits.size(0); ++j)
+      pass.trees.push_back(heads->tree(blockStates[j], logits[j], ids[anchors[first + static_cast<std::size_t>(j)]],
+                                       options.topK, options.treeBudget));
+  };
+  auto alsoSee = [&](std::size_t first, const at::Tensor& logits, const at::Tensor& blockStates) {
+    if (options.parity) compare(first, logits, blockStates);
+    if (trees) grow(first, logits, blockStates);
+  };
   pass.steps = teacherForcedSteps(sequence, drafter, anchors, variant, options.topK,
-                                  options.parity ? DFlashDrafter::ChunkLogitsSink(compare) : nullptr,
+                                  options.parity || trees ? DFlashDrafter::ChunkLogitsSink(alsoSee) : nullptr,
                                   options.hiddenStatistics ? &probes : nullptr);
   pass.statistics.resize(pass.steps.size());
   if (anchors.empty()) return pass;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dfi/analysis/attention_mask.h"
+#include "dfi/analysis/ddtree.h"
 #include "dfi/session/records.h"
 #include "evaluation/teacher_forced/dflash_teacher_forced.h"
 
@@ -18,10 +19,15 @@ struct TeacherForcedPassOptions {
   int topK = 0;
   bool parity = true;
   bool hiddenStatistics = false;
+  // DDTree-N trees built during the pass, for a drafter whose slots depend on the drafts before
+  // them (DSpark's Markov head: DsparkHeads::tree over `topK` candidates a node); 0: none. Other
+  // drafters' trees come from the steps' top-k afterwards (ddtreeStep).
+  int treeBudget = 0;
 };
 
 struct TeacherForcedPass {
   std::vector<session::StepRecord> steps;
+  std::vector<analysis::DDTree> trees;  // per step, when the options asked for them
   // Per step (same order): statistic records with run and step ids left for the caller.
   std::vector<std::vector<session::StatisticRecord>> statistics;
   std::vector<std::int64_t> parityFlaggedAnchors;

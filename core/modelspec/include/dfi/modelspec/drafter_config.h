@@ -86,6 +86,11 @@ struct DrafterConfig : DecoderGeometry {
   // Top-level "is_causal" (dflash 0.1.0 reads it there): absent -> a layer is causal exactly
   // when it is a sliding one; present -> every layer causal (true) or non-causal (false).
   std::optional<bool> isCausal;
+  // Evaluate the sliding window as speculators trains it: the W context positions before the
+  // anchor, for every slot (analysis::MaskSpec::windowFromAnchor). Off, the serving rule, which
+  // dflash 0.1.0 and SpecForge train with too: counted back from each slot's own position. No
+  // config sets it: diagnose's window-from:anchor does, to measure the difference.
+  bool slidingWindowFromAnchor = false;
   // dflash 0.1.0's fields, read from dflash_config, else the top level (its _draft_value):
   double inputEmbeddingScale = 1.0;  // the block's token embeddings are multiplied by it
   double outputMultiplier = 1.0;     // the drafter's logits are multiplied by it...

@@ -11,7 +11,7 @@ namespace dfi::session {
 inline constexpr std::int32_t kApplicationId = 0x44464953;
 // PRAGMA user_version: the schema version this build writes and the newest it reads (1: the
 // first; 2: runs gain mode, mask_variant and sliding_window as columns).
-inline constexpr std::int32_t kSchemaVersion = 6;
+inline constexpr std::int32_t kSchemaVersion = 7;
 
 enum class FileKind { Session, NotSqlite, OtherSqliteDatabase, Unreadable };
 

@@ -148,7 +148,15 @@ struct FieldTable<session::StepRecord> {
                {.unit = "int32[]"}),
       field<R>("draft_confidence", &R::draftConfidence,
                "DSpark: per slot the confidence head's predicted acceptance rate (empty otherwise)",
-               {.unit = "float32[]"})};
+               {.unit = "float32[]"}),
+      field<R>("slot_overlap", &R::slotOverlap,
+               "teacher-forced, per slot with a known target: sum min(p, q) at temperature 1, the chance sampling "
+               "accepts the slot after the true text (speculators' accept_rate, 1 - TV)",
+               {.unit = "float32[]"}),
+      field<R>("draft_vocab_ids", &R::draftVocabIds,
+               "reduced draft vocabulary: per slot the draft's id in the drafter's vocabulary (draft_tokens holds "
+               "its target id); empty otherwise",
+               {.unit = "int32[]"})};
 };
 
 template <>

@@ -118,6 +118,16 @@ struct StepRecord {
   // DSpark drafters with a confidence head, per drafted slot (empty otherwise): the head's
   // predicted acceptance rate of the slot, in (0, 1).
   std::vector<float> draftConfidence;
+  // Teacher-forced steps, per drafted slot whose target token is known: the chance that
+  // speculative sampling at temperature 1 accepts the slot's draft after the true text,
+  // sum_v min(p_v, q_v) = 1 - TV(p, q) of the target's (p) and the drafter's (q) distributions
+  // over the target's vocabulary (speculators' accept_rate; its accept_len is 1 plus the sum of
+  // their running products over a block).
+  std::vector<float> slotOverlap;
+  // A reduced draft vocabulary (speculators' d2t), per drafted slot: the draft's id in the
+  // drafter's own vocabulary, draft_tokens holding its target id (-1 where no draft); empty
+  // for a drafter that drafts in the target's vocabulary.
+  std::vector<TokenId> draftVocabIds;
 
   // The step's acceptance length: its accepted drafts and the bonus, as counted.
   std::int32_t acceptLength() const { return countedLength > 0 ? countedLength : acceptedCount + 1; }
