@@ -35,10 +35,11 @@ distributions, with scipy's chi-square tests at p > 0.01:
 4. The record explains each step: per drafted slot the recorded p, q and u give the recorded
    accepted count (slot i accepted while float32 u * q < p).
 5. A DSpark drafter, built and saved by speculators 0.9.0 (tests/oracle/gen_speculators.py's
-   builder, a vanilla Markov head of full rank and the confidence head, over that script's tiny
-   target): each draft is drawn from the Markov-biased distribution after the draft before it,
-   which is also its q in the acceptance test; test 2 (the second and third generated tokens
-   against the target's own T = 1 distribution) and test 4 on it.
+   builder, a vanilla Markov head of full rank, scaled up so its bias matters, and the confidence
+   head, over that script's tiny target): each draft is drawn from the Markov-biased distribution
+   after the draft before it, which is also its q in the acceptance test; test 2 (the second and
+   third generated tokens against the target's own T = 1 distribution) and test 4 on it. Taking q
+   from the logits before the bias fails test 2.
 
 Usage: check_sampling_distribution.py DFLASH_EVAL WORK_DIR
 """
@@ -231,6 +232,8 @@ def dspark_pair(work):
     target = speculators.make_target(case["vocab"], speculators.SEED + 200)
     target.save_pretrained(work / "dspark_target", safe_serialization=True)
     drafter = speculators.build_drafter(case, work / "dspark_target", speculators.SEED + 201)
+    with torch.no_grad():  # a bias strong enough that a q taken without it shows in the test
+        drafter.markov_head.markov_w2.weight.mul_(6.0)
     drafter.save_pretrained(work / "dspark", safe_serialization=True)
     return target, work / "dspark_target", work / "dspark"
 
