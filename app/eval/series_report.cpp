@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "dfi/analysis/checkpoint_series.h"
+#include "dfi/analysis/position_metrics.h"
 #include "dfi/analysis/recorded_summary.h"
 #include "dfi/session/reader.h"
 
@@ -34,7 +35,14 @@ std::vector<analysis::SeriesMember> seriesMembers(const std::string& sessionPath
     if (dir.parent_path() != root || !seen.insert(run.drafter.path).second) continue;
     const auto step = steps.contains(dir) ? std::optional(steps.at(dir)) : analysis::stepFromName(dir.filename().string());
     if (!step) continue;
-    members.push_back({.drafter = labels.at(run.drafter.path), .step = *step, .blockSize = run.blockSize});
+    analysis::SeriesMember member{.drafter = labels.at(run.drafter.path), .step = *step, .blockSize = run.blockSize};
+    // The analytic accept_len of its teacher-forced run, where that recorded slot_overlap.
+    for (const session::RunRecord& other : runs)
+      if (!member.analytic && other.drafter.path == run.drafter.path && other.hypothesis.empty() &&
+          other.mode == session::EvaluationMode::TeacherForced && other.maskVariant == session::MaskVariant::Reference)
+        for (const analysis::PositionMetrics& m : analysis::computePositionMetrics(reader, other))
+          if (m.mode == session::EvaluationMode::TeacherForced) member.analytic = m.analyticAcceptLength;
+    members.push_back(std::move(member));
   }
   return members;
 }

@@ -10,7 +10,8 @@ SpecForge's convention: accepted drafts without the bonus token). Then:
 - run --drafter-series evaluates the two drafters in step order and names the skipped state;
 - summary --series: each point's tau equals the z-lab mean over prompts computed here from the
   exported steps, the logged value is the log's accept_len at that step + 1, the gap their
-  difference, the best checkpoint the higher tau, best - last the paired mean difference over
+  difference, the analytic accept_len at T=1 the mean over steps of 1 + the running products of
+  their slot_overlap (no logged counterpart: SpecForge's accept_len is greedy), the best checkpoint the higher tau, best - last the paired mean difference over
   prompts; per-slot acceptance equals the fraction of steps accepting that slot;
 - watch --once evaluates a complete checkpoint, waits on a half-written one, evaluates it once
   complete and never evaluates one twice; Ctrl-C on a waiting watch exits 130 and the session
@@ -75,6 +76,15 @@ def main():
     for s in steps:
         per_prompt[Path(runs[s["run_id"]]["drafter_path"]).name][s["prompt_id"]].append(s["accepted_count"] + 1)
     prompt_tau = {d: {p: sum(v) / len(v) for p, v in by.items()} for d, by in per_prompt.items()}
+    # The analytic accept_len at T=1: per step 1 + the running products of its slots' overlap.
+    analytic_lengths = defaultdict(list)
+    for s in steps:
+        survival, length = 1.0, 1.0
+        for v in s["slot_overlap"]:
+            survival *= v
+            length += survival
+        analytic_lengths[Path(runs[s["run_id"]]["drafter_path"]).name].append(length)
+    analytic = {d: sum(v) / len(v) for d, v in analytic_lengths.items()}
     tau = {d: sum(t.values()) / len(t) for d, t in prompt_tau.items()}
     block = 16
     slots = {d: [sum(1 for s in steps if Path(runs[s["run_id"]]["drafter_path"]).name == d and s["accepted_count"] > k)
@@ -101,6 +111,9 @@ def main():
         if p["logged_step"] != p["step"] or abs(p["logged"] - want_logged) > 1e-6 \
                 or abs(p["gap"] - (p["tau"] - p["logged"])) > 1e-9:
             failures.append(f"{name}: logged {p['logged']} at {p['logged_step']}, gap {p['gap']}; want {want_logged}")
+        # Beside it the analytic accept_len; this SpecForge-style log has no counterpart for it.
+        if p["analytic"] is None or abs(p["analytic"] - analytic[name]) > 1e-5 or p["logged_analytic"] is not None:
+            failures.append(f"{name}: analytic {p['analytic']} (logged {p['logged_analytic']}) != {analytic[name]}")
         got_slots = p["slot_acceptance"]
         if len(got_slots) != len(slots[name]) or any(abs(a - b) > 1e-9 for a, b in zip(got_slots, slots[name])):
             failures.append(f"{name}: slots {got_slots[:4]} != {slots[name][:4]}")

@@ -72,15 +72,24 @@ SeriesSummary summarizeSeries(std::span<const SummaryRun> runs, std::span<const 
                           .step = member.step,
                           .prompts = static_cast<std::int64_t>(promptTaus(run->responses).prompts.size()),
                           .tau = row.tau,
-                          .slotAcceptance = slotRates(*run, member.blockSize)});
+                          .slotAcceptance = slotRates(*run, member.blockSize),
+                          .analytic = member.analytic});
   }
-  if (log) out.logTag = loggedAcceptance(*log);
-  if (out.logTag) {
-    const std::int64_t window = logWindow >= 0 ? logWindow : defaultWindow(out.points);
-    for (SeriesPoint& p : out.points)
+  if (log) {
+    out.logTag = loggedAcceptance(*log);
+    out.analyticLogTag = loggedAnalyticAcceptance(*log);
+  }
+  const std::int64_t window = logWindow >= 0 ? logWindow : defaultWindow(out.points);
+  for (SeriesPoint& p : out.points) {
+    if (out.logTag)
       if (const auto logged = loggedAt(*log, out.logTag->tag, p.step, window)) {
         p.logged = logged->value + out.logTag->toTau;
         p.loggedStep = logged->step;
+      }
+    if (out.analyticLogTag)
+      if (const auto logged = loggedAt(*log, out.analyticLogTag->tag, p.step, window)) {
+        p.loggedAnalytic = logged->value + out.analyticLogTag->toTau;
+        p.loggedAnalyticStep = logged->step;
       }
   }
   for (std::size_t i = 1; i < out.points.size(); ++i)
@@ -108,6 +117,23 @@ std::string formatSeries(const SeriesSummary& s) {
     out += line;
   }
   if (s.logTag) out += "gap: tau measured here minus the logged acceptance at the nearest logged step\n";
+  if (std::ranges::any_of(s.points, [](const SeriesPoint& p) { return p.analytic || p.loggedAnalytic; })) {
+    out += "at T=1: the analytic accept_len measured here (teacher-forced, from sum min(p,q)) against " +
+           (s.analyticLogTag ? "the log's " + s.analyticLogTag->tag + " (" + s.analyticLogTag->convention + ")"
+                             : std::string("no logged counterpart (speculators logs it as accept_len)")) +
+           ":\n";
+    std::snprintf(line, sizeof line, "%10s  %-22s %8s %8s\n", "step", "here [95% CI]", "logged", "gap");
+    out += line;
+    for (const SeriesPoint& p : s.points) {
+      const std::string here =
+          p.analytic ? fixed(p.analytic->estimate) + " [" + fixed(p.analytic->low) + ", " + fixed(p.analytic->high) + "]"
+                     : std::string("-");
+      std::snprintf(line, sizeof line, "%10lld  %-22s %8s %8s\n", static_cast<long long>(p.step), here.c_str(),
+                    p.loggedAnalytic ? fixed(*p.loggedAnalytic).c_str() : "-",
+                    p.analyticGap() ? fixed(*p.analyticGap(), 3).c_str() : "-");
+      out += line;
+    }
+  }
   const SeriesPoint& best = s.points[s.best];
   if (s.bestMinusLast) {
     const Interval& d = s.bestMinusLast->difference;
@@ -138,6 +164,10 @@ nlohmann::json seriesJson(const SeriesSummary& s) {
                          {"tau_ci95", {p.tau.low, p.tau.high}},
                          {"slot_acceptance", p.slotAcceptance}};
     point["logged"] = p.logged ? nlohmann::json(*p.logged) : nlohmann::json(nullptr);
+    point["analytic"] = p.analytic ? nlohmann::json(p.analytic->estimate) : nlohmann::json(nullptr);
+    point["analytic_ci95"] = p.analytic ? nlohmann::json{p.analytic->low, p.analytic->high} : nlohmann::json(nullptr);
+    point["logged_analytic"] = p.loggedAnalytic ? nlohmann::json(*p.loggedAnalytic) : nlohmann::json(nullptr);
+    point["logged_analytic_step"] = p.loggedAnalyticStep ? nlohmann::json(*p.loggedAnalyticStep) : nlohmann::json(nullptr);
     point["logged_step"] = p.loggedStep ? nlohmann::json(*p.loggedStep) : nlohmann::json(nullptr);
     point["gap"] = p.gap() ? nlohmann::json(*p.gap()) : nlohmann::json(nullptr);
     points.push_back(std::move(point));
@@ -145,6 +175,7 @@ nlohmann::json seriesJson(const SeriesSummary& s) {
   nlohmann::json out{{"mode", s.mode}, {"mask_variant", s.variant}, {"points", points},
                      {"best", s.points[s.best].drafter}};
   out["log_tag"] = s.logTag ? nlohmann::json(s.logTag->tag) : nlohmann::json(nullptr);
+  out["analytic_log_tag"] = s.analyticLogTag ? nlohmann::json(s.analyticLogTag->tag) : nlohmann::json(nullptr);
   if (s.bestMinusLast)
     out["best_minus_last"] = {{"estimate", s.bestMinusLast->difference.estimate},
                               {"ci95", {s.bestMinusLast->difference.low, s.bestMinusLast->difference.high}},

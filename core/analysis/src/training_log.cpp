@@ -242,15 +242,39 @@ TrainingLog readTrainingLog(const fs::path& fileOrFolder) {
   return log;
 }
 
+namespace {
+
+// A speculators log: it has an eal, and its accept_len is the analytic one, not SpecForge's.
+bool isSpeculatorsLog(const TrainingLog& log) {
+  return std::ranges::any_of(std::array{"val/eal_epoch", "train/eal", "eal"},
+                             [&](const char* tag) { return log.scalars.contains(tag); });
+}
+
+}  // namespace
+
 std::optional<LoggedAcceptance> loggedAcceptance(const TrainingLog& log) {
-  // Validation before training numbers, each package's name for it.
+  // Validation before training numbers, each package's name for it; speculators' eal before any
+  // accept_len, which in its log is the analytic figure (loggedAnalyticAcceptance), not SpecForge's.
   static const std::array<LoggedAcceptance, 6> known{{
       {"val/eal_epoch", 0, "speculators' validation eal (accepted drafts + the bonus token)"},
       {"eval/simulated_acc_len", 1, "SpecForge's simulated_acc_len (accepted drafts; + 1 for tau)"},
       {"train/eal", 0, "speculators' training eal (accepted drafts + the bonus token)"},
+      {"eal", 0, "eal (accepted drafts + the bonus token, as speculators counts it)"},
       {"train/accept_len", 1, "SpecForge's accept_len (accepted drafts; + 1 for tau)"},
       {"accept_len", 1, "accept_len (accepted drafts, as SpecForge counts it; + 1 for tau)"},
-      {"eal", 0, "eal (accepted drafts + the bonus token, as speculators counts it)"},
+  }};
+  const bool speculators = isSpeculatorsLog(log);
+  for (const LoggedAcceptance& candidate : known)
+    if (log.scalars.contains(candidate.tag) && !(speculators && candidate.toTau == 1)) return candidate;
+  return std::nullopt;
+}
+
+std::optional<LoggedAcceptance> loggedAnalyticAcceptance(const TrainingLog& log) {
+  if (!isSpeculatorsLog(log)) return std::nullopt;
+  static const std::array<LoggedAcceptance, 3> known{{
+      {"val/accept_len_epoch", 0, "speculators' validation accept_len (T=1, from 1 - TV; the bonus counted)"},
+      {"train/accept_len", 0, "speculators' training accept_len (T=1, from 1 - TV; the bonus counted)"},
+      {"accept_len", 0, "speculators' accept_len (T=1, from 1 - TV; the bonus counted)"},
   }};
   for (const LoggedAcceptance& candidate : known)
     if (log.scalars.contains(candidate.tag)) return candidate;

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "dfi/analysis/checkpoint_series.h"
+#include "dfi/analysis/series_summary.h"
+#include "dfi/analysis/training_log.h"
 #include "dfi/base/error.h"
 
 namespace dfi::analysis {
@@ -144,6 +146,53 @@ TEST_F(CheckpointSeries, AFolderWithoutCheckpointsIsRefusedByName) {
     EXPECT_NE(std::string(e.what()).find(root_.string()), std::string::npos) << e.what();
   }
   EXPECT_THROW(discoverCheckpoints(root_ / "missing"), IoError);
+}
+
+// speculators logs eal and, beside it, its analytic accept_len (at T=1, the bonus counted);
+// SpecForge logs accept_len as greedy accepted drafts. The same name never reads as the other's.
+TEST(TrainingLogTags, SpeculatorsAcceptLenIsTheAnalyticOneNeverSpecForges) {
+  TrainingLog speculators;
+  speculators.scalars["eal"] = {{100, 3.5, 0}};
+  speculators.scalars["accept_len"] = {{100, 2.25, 0}};
+  ASSERT_TRUE(loggedAcceptance(speculators).has_value());
+  EXPECT_EQ(loggedAcceptance(speculators)->tag, "eal");  // not accept_len + 1
+  ASSERT_TRUE(loggedAnalyticAcceptance(speculators).has_value());
+  EXPECT_EQ(loggedAnalyticAcceptance(speculators)->tag, "accept_len");
+  EXPECT_EQ(loggedAnalyticAcceptance(speculators)->toTau, 0);
+  TrainingLog specforge;
+  specforge.scalars["train/accept_len"] = {{100, 2.5, 0}};
+  EXPECT_EQ(loggedAcceptance(specforge)->toTau, 1);
+  EXPECT_FALSE(loggedAnalyticAcceptance(specforge).has_value());
+}
+
+// The series puts each checkpoint's analytic accept_len beside the one speculators logged at its
+// step, and the gap between them.
+TEST(SeriesSummary, AnalyticAcceptLengthBesideTheLoggedOne) {
+  auto run = [](const std::string& drafter, std::vector<int> lengths) {
+    SummaryRun r{.drafter = drafter, .mode = "teacher-forced", .variant = "reference"};
+    r.responses.push_back({.promptId = 0, .dataset = "p", .acceptance = {.stepAcceptLengths = std::move(lengths)}});
+    return r;
+  };
+  const std::vector<SummaryRun> runs{run("ckpt-1000", {2, 3}), run("ckpt-2000", {4, 4})};
+  const std::vector<SeriesMember> members{
+      {.drafter = "ckpt-2000", .step = 2000, .blockSize = 4, .analytic = Interval{1.75, 1.5, 2.0}},
+      {.drafter = "ckpt-1000", .step = 1000, .blockSize = 4, .analytic = Interval{1.25, 1.0, 1.5}}};
+  TrainingLog log;
+  log.scalars["train/eal"] = {{1000, 2.5, 0}, {2000, 4.0, 0}};
+  log.scalars["train/accept_len"] = {{1000, 1.5, 0}, {2000, 1.625, 0}};
+  const SeriesSummary series = summarizeSeries(runs, members, &log);
+  ASSERT_EQ(series.points.size(), 2u);
+  EXPECT_EQ(series.logTag->tag, "train/eal");
+  EXPECT_EQ(series.analyticLogTag->tag, "train/accept_len");
+  EXPECT_DOUBLE_EQ(*series.points[0].logged, 2.5);
+  EXPECT_DOUBLE_EQ(series.points[0].analytic->estimate, 1.25);
+  EXPECT_DOUBLE_EQ(*series.points[0].loggedAnalytic, 1.5);
+  EXPECT_DOUBLE_EQ(*series.points[0].analyticGap(), -0.25);
+  EXPECT_DOUBLE_EQ(*series.points[1].analyticGap(), 0.125);
+  const std::string text = formatSeries(series);
+  EXPECT_NE(text.find("at T=1: the analytic accept_len measured here"), std::string::npos) << text;
+  EXPECT_NE(text.find("-0.250"), std::string::npos) << text;
+  EXPECT_EQ(seriesJson(series)["points"][1]["logged_analytic"], 1.625);
 }
 
 }  // namespace

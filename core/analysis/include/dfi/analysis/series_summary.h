@@ -1,9 +1,9 @@
 #pragma once
 // A drafter's training run seen through its checkpoints: tau of each checkpoint by training step
 // (the summary's interval), the acceptance the trainer logged at that step in tau's convention
-// (dfi/analysis/training_log.h) and the gap between them, per-slot acceptance by step, and the
-// best checkpoint with its paired difference to the last one. What a trainer reads to see where
-// training and serving part.
+// (dfi/analysis/training_log.h) and the gap between them, the analytic accept_len at T=1 beside
+// the one speculators logs, per-slot acceptance by step, and the best checkpoint with its paired
+// difference to the last one. What a trainer reads to see where training and serving part.
 
 #include <cstdint>
 #include <optional>
@@ -23,6 +23,9 @@ struct SeriesMember {
   std::string drafter;  // the summary's label (SummaryRun::drafter)
   std::int64_t step = 0;
   int blockSize = 0;
+  // Its teacher-forced run's analytic accept_len at T=1 (reference mask), where the run recorded
+  // slot_overlap (PositionMetrics::analyticAcceptLength).
+  std::optional<Interval> analytic;
 };
 
 struct SeriesPoint {
@@ -33,12 +36,21 @@ struct SeriesPoint {
   std::optional<double> logged;         // the trainer's acceptance at loggedStep, in tau's convention
   std::optional<std::int64_t> loggedStep;
   std::vector<double> slotAcceptance;   // [i]: fraction of steps whose draft slot i + 1 was accepted
+  // The same at T=1: the checkpoint's analytic accept_len (SeriesMember::analytic) against the
+  // trainer's own (speculators' accept_len), at loggedAnalyticStep.
+  std::optional<Interval> analytic;
+  std::optional<double> loggedAnalytic;
+  std::optional<std::int64_t> loggedAnalyticStep;
   std::optional<double> gap() const { return logged ? std::optional(tau.estimate - *logged) : std::nullopt; }
+  std::optional<double> analyticGap() const {
+    return analytic && loggedAnalytic ? std::optional(analytic->estimate - *loggedAnalytic) : std::nullopt;
+  }
 };
 
 struct SeriesSummary {
   std::string mode, variant;                 // the runs compared (live and reference when recorded)
   std::optional<LoggedAcceptance> logTag;    // absent: no training log, or none of its tags known
+  std::optional<LoggedAcceptance> analyticLogTag;  // speculators' accept_len, when the log has one
   std::vector<SeriesPoint> points;           // ascending step
   std::size_t best = 0;                      // index of the highest tau
   std::optional<TauComparison> bestMinusLast;  // paired, when the best is not the last

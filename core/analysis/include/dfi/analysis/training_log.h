@@ -7,7 +7,8 @@
 //
 // The acceptance the trainer logged is found by its tag and its convention: speculators' eal
 // counts the bonus token (vLLM's convention, tau's), SpecForge's accept_len and
-// simulated_acc_len count accepted drafts only, so tau = logged + 1 there.
+// simulated_acc_len count accepted drafts only, so tau = logged + 1 there; speculators'
+// accept_len is another figure (at T=1, from 1 - TV), compared with its own counterpart.
 
 #include <cstdint>
 #include <filesystem>
@@ -43,6 +44,12 @@ struct LoggedAcceptance {
   std::string convention;  // in words, for the summary
 };
 std::optional<LoggedAcceptance> loggedAcceptance(const TrainingLog& log);
+
+// speculators' analytic accept_len (per block 1 + the running products of 1 - TV at T=1, the
+// bonus counted), which its trainer logs beside eal: the figure the evaluation's analytic
+// accept_len (PositionMetrics::analyticAcceptLength) measures, not tau. Only in a speculators log
+// (one with an eal): SpecForge's accept_len, under the same name, counts greedy accepted drafts.
+std::optional<LoggedAcceptance> loggedAnalyticAcceptance(const TrainingLog& log);
 
 // The value of `tag` nearest `step` (the earlier of two equally near), if one lies within
 // `window` steps: a trainer logs every few steps and saves a checkpoint at its own cadence.
