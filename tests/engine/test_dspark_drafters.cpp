@@ -265,8 +265,10 @@ TEST(DsparkDrafter, LiveLoopIsLosslessGreedyAndRecordsConfidence) {
 
 // DDTree through the heads (DsparkHeads::tree; no published code to hold it to): every node's
 // weight is its parent's plus its log-probability among its parent's children, its first branch
-// is the greedy chain the heads draft, and with the Markov bias zeroed it is the factorised
-// DDTree over the backbone's top-k (analysis::buildDDTree, held to the authors' code elsewhere).
+// is the greedy chain the heads draft, each node of it weighted by the chain's own biased
+// distribution (the rnn state carried down that path), and with the Markov bias zeroed it is the
+// factorised DDTree over the backbone's top-k (analysis::buildDDTree, held to the authors' code
+// elsewhere).
 // The evaluation's DDTree run takes these trees.
 TEST(DsparkDrafter, TreesThroughTheHeads) {
   constexpr int kBudget = 8;
@@ -296,6 +298,13 @@ TEST(DsparkDrafter, TreesThroughTheHeads) {
                 if (tree.parents[i] == node && tree.ranks[i] == 0) next = static_cast<std::int32_t>(i);
               if (next < 0) break;
               EXPECT_EQ(tree.tokens[static_cast<std::size_t>(next)], chain.tokens[depth]) << "depth " << depth;
+              // Its probability under the chain's own biased distribution (the rnn state of that path).
+              const double logP = at::log_softmax(chain.logits[static_cast<std::int64_t>(depth)].to(at::kFloat), -1)
+                                      [chain.tokens[depth]]
+                                          .item<double>();
+              EXPECT_NEAR(tree.logWeights[static_cast<std::size_t>(next)] - tree.logWeights[static_cast<std::size_t>(node)],
+                          logP, 1e-5)
+                  << "depth " << depth;
               node = next;
             }
             branches += node > 0;
