@@ -108,6 +108,13 @@ std::string attentionStyle(const DrafterConfig& c) {
   return std::string(causality(true)) + " sliding + " + causality(false) + " full";
 }
 
+// The taps as speculators and transformers' hidden_states number them: the embedding output is 0.
+std::vector<int> hiddenStateIds(const DrafterConfig& c) {
+  std::vector<int> ids;
+  for (int tap : c.targetLayerIds) ids.push_back(tap + 1);
+  return ids;
+}
+
 std::string intList(const std::vector<int>& values) {
   std::string out = "[";
   for (std::size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
@@ -122,8 +129,7 @@ json conventionsJson(const DrafterConfig& c) {
   auto add = [&](const std::string& field, const std::string& stated, const std::string& elsewhere) {
     out.push_back({{"field", field}, {"stated", stated}, {"other_readers", elsewhere}});
   };
-  std::vector<int> hiddenStates;
-  for (int tap : c.targetLayerIds) hiddenStates.push_back(tap + 1);
+  const std::vector<int> hiddenStates = hiddenStateIds(c);
   if (c.format == DrafterFormat::Speculators)
     add("taps", "aux_hidden_state_layer_ids " + intList(hiddenStates) + " (hidden_states; 0 is the embedding output)",
         "z-lab and SpecForge state these as dflash_config.target_layer_ids " + intList(c.targetLayerIds) +
@@ -222,8 +228,7 @@ json drafterJson(const DrafterConfig& c) {
   // The same taps as each format's file states them: z-lab names the layer whose output is
   // tapped, speculators (and transformers' output_hidden_states) count the embedding as 0. A
   // tap one layer off between training export and serving is this difference misread.
-  std::vector<int> hiddenStates;
-  for (int tap : c.targetLayerIds) hiddenStates.push_back(tap + 1);
+  const std::vector<int> hiddenStates = hiddenStateIds(c);
   j["taps_by_format"] = {{"zlab_target_layer_ids", c.targetLayerIds},
                          {"speculators_aux_hidden_state_layer_ids", hiddenStates},
                          {"transformers_hidden_states", hiddenStates}};

@@ -29,6 +29,13 @@ QString stateName(TokenTableModel::SlotState state) {
   return {};
 }
 
+// A slot's predicted chance and, in brackets, the product of the chances up to it (the prefix's):
+// DSpark's confidence, a teacher-forced slot's overlap with the target.
+QString chanceText(const std::optional<float>& chance, const std::optional<double>& product) {
+  return chance ? QStringLiteral("%1 (%2)").arg(static_cast<double>(*chance), 0, 'f', 3).arg(*product, 0, 'f', 3)
+                : QString();
+}
+
 }  // namespace
 
 TokenTableModel::TokenTableModel(QObject* parent) : QAbstractTableModel(parent) {}
@@ -209,16 +216,8 @@ QVariant TokenTableModel::data(const QModelIndex& index, int role) const {
         case GarbleColumn: return QString::fromStdString(analysis::garbleFlagNames(row.garble));
         case SelectorColumn: return row.selector;
         case AcceptTestColumn: return row.acceptTest;
-        case ConfidenceColumn:
-          return row.confidence ? QStringLiteral("%1 (%2)")
-                                      .arg(static_cast<double>(*row.confidence), 0, 'f', 3)
-                                      .arg(*row.survival, 0, 'f', 3)
-                                : QString();
-        case OverlapColumn:
-          return row.overlap ? QStringLiteral("%1 (%2)")
-                                   .arg(static_cast<double>(*row.overlap), 0, 'f', 3)
-                                   .arg(*row.overlapSurvival, 0, 'f', 3)
-                             : QString();
+        case ConfidenceColumn: return chanceText(row.confidence, row.survival);
+        case OverlapColumn: return chanceText(row.overlap, row.overlapSurvival);
         case DraftProbColumn: return row.draftProb ? QString::number(double(*row.draftProb), 'f', 3) : QString();
         case TargetRankColumn:
           if (row.state == SlotState::Anchor || row.topK.isEmpty()) return {};

@@ -197,11 +197,7 @@ std::vector<EvaluatedRun> runEvaluation(const EvaluationSettings& settings, Reco
         response.acceptance.completionTokens = static_cast<int>(live.tokens.size() - ids.size());
         for (std::size_t s = 0; s < steps.size(); ++s) {
           session::StepRecord step = steps[s];
-          step.runId = run.runId;
-          step.promptId = prompt.id;
-          step.garbleFlags = analysis::detectGarble(step.draftTokens, garble, step.anchorToken);
-          if (const DraftVocabulary* vocabulary = drafter.model->draftVocabulary())
-            step.draftVocabIds = vocabulary->draftIdsOf(step.draftTokens);
+          stampStep(step, run.runId, prompt.id, garble, drafter.model->draftVocabulary());
           if (run.mode == EvaluationMode::DDTree) {
             auto [treeStep, tree] = trees ? ddtreeStep(step, (*trees)[s]) : ddtreeStep(step, k, settings.ddtreeBudget);
             tree.stepId = sink.addStep(treeStep);

@@ -72,6 +72,14 @@ analysis::GarbleContext garbleContextOf(const LoadedModels& models, const DFlash
   return garble;
 }
 
+void stampStep(session::StepRecord& step, session::RunId run, session::PromptId prompt,
+               const analysis::GarbleContext& garble, const DraftVocabulary* vocabulary) {
+  step.runId = run;
+  step.promptId = prompt;
+  step.garbleFlags = analysis::detectGarble(step.draftTokens, garble, step.anchorToken);
+  if (vocabulary) step.draftVocabIds = vocabulary->draftIdsOf(step.draftTokens);
+}
+
 void TokenStringBook::note(std::span<const session::TokenId> ids) {
   for (session::TokenId id : ids)
     if (id >= 0 && known_.insert(id).second) pending_.push_back(stringOf(id));

@@ -42,6 +42,12 @@ session::RunRecord runRecordOf(const LoadedModels& models, const LoadedDrafter& 
 // tokenizer has.
 analysis::GarbleContext garbleContextOf(const LoadedModels& models, const DFlashDrafter& drafter);
 
+// What every recorded step carries beside the drafter's output, for `run` and `diagnose` alike:
+// its run and prompt, the garble detectors' flags and, with a reduced draft vocabulary, its
+// drafts' draft ids.
+void stampStep(session::StepRecord& step, session::RunId run, session::PromptId prompt,
+               const analysis::GarbleContext& garble, const DraftVocabulary* vocabulary);
+
 // Adds the strings of token ids the session has not seen yet, so a reader needs no tokenizer.
 class TokenStringBook {
  public:

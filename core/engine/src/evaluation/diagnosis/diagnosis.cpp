@@ -56,10 +56,7 @@ void writeSteps(RecordSink& sink, TokenStringBook& book, session::RunId run, ses
                 std::vector<session::StepRecord> steps, const analysis::GarbleContext& garble,
                 const DraftVocabulary* vocabulary = nullptr) {
   for (session::StepRecord& step : steps) {
-    step.runId = run;
-    step.promptId = prompt;
-    step.garbleFlags = analysis::detectGarble(step.draftTokens, garble, step.anchorToken);
-    if (vocabulary) step.draftVocabIds = vocabulary->draftIdsOf(step.draftTokens);
+    stampStep(step, run, prompt, garble, vocabulary);
     sink.addStep(step);
     noteStep(book, step);
   }
